@@ -1,0 +1,105 @@
+import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import { keyPathText, type Expr, type KeyPath, type PolicyDecl } from "@vigil/syntax";
+import { displayValue, keyPathDisplay, keyPathId, valueKey, type Signature } from "@vigil/trace";
+
+/**
+ * Reports the symbols of a policy that the trace's signature Σ = (A, K, V) does not contain. By the
+ * closed world (Section 5.1), such a symbol denotes the empty set and a condition on it is false;
+ * that is legal but usually a misspelling, so actions and keys get a warning with the nearest known
+ * name, and values an informational note.
+ */
+export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, diagnostics: Diagnostic[]): void {
+  const keyNames = [...signature.keys.values()].map((info) => keyPathDisplay(info.segments));
+  for (const item of policy.items) {
+    const roots = item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
+    for (const root of roots) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics));
+  }
+}
+
+function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnostics: Diagnostic[]): void {
+  switch (expr.kind) {
+    case "ActionIn":
+      for (const action of expr.actions) {
+        if (signature.actions.has(action.value)) continue;
+        const suggestion = closestName(action.value, signature.actions);
+        const replacement = suggestion === undefined ? undefined : /^[A-Za-z_][A-Za-z0-9_]*$/.test(suggestion) && !action.quoted ? suggestion : JSON.stringify(suggestion);
+        diagnostics.push(
+          diagnostic("V1101", `the action \`${action.value}\` does not occur in the trace, so it matches no event`, {
+            span: action.span,
+            help:
+              suggestion !== undefined
+                ? `did you mean \`${suggestion}\`?`
+                : "under the closed world a symbol outside the trace's signature denotes the empty set",
+            ...(replacement !== undefined
+              ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: action.span, newText: replacement }] } }
+              : {}),
+          }),
+        );
+      }
+      return;
+    case "KeyIn":
+    case "KeyMatch":
+    case "KeyBind": {
+      const info = signature.keys.get(keyPathId(expr.key.segments.map((s) => s.name)));
+      if (info === undefined) {
+        reportUnknownKey(expr.key, keyNames, diagnostics);
+        return;
+      }
+      if (expr.kind !== "KeyIn") return;
+      for (const literal of expr.values) {
+        if (info.values.has(valueKey(literal.value))) continue;
+        // The most common slip is a value of the wrong JSON type: `"6"` where the trace has 6.
+        const sameText = [...info.values.values()].find((v) => v !== null && typeof v !== "object" && String(v) === String(literal.value));
+        diagnostics.push(
+          diagnostic("V1103", `the value ${literal.raw} never occurs under \`${keyPathText(expr.key)}\` in the trace`, {
+            span: literal.span,
+            help:
+              sameText !== undefined
+                ? `the trace has ${displayValue(sameText)}: values compare as JSON values, so ${literal.raw} and ${displayValue(sameText)} differ`
+                : "under the closed world such a value matches no event",
+            ...(sameText !== undefined
+              ? { fix: { title: `replace with ${displayValue(sameText)}`, edits: [{ span: literal.span, newText: displayValue(sameText) }] } }
+              : {}),
+          }),
+        );
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnostic[]): void {
+  const written = keyPathText(key);
+  const suggestion = closestName(written, keyNames);
+  diagnostics.push(
+    diagnostic("V1102", `no event of the trace has an argument \`${written}\`, so a condition on it is false`, {
+      span: key.span,
+      help: suggestion !== undefined ? `did you mean \`${suggestion}\`?` : "under the closed world a condition on an argument an event lacks is false",
+      ...(suggestion !== undefined ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: key.span, newText: suggestion }] } } : {}),
+    }),
+  );
+}
+
+/** Visits every expression node of a tree, parents first. */
+export function walkExpr(expr: Expr, visit: (expr: Expr) => void): void {
+  visit(expr);
+  switch (expr.kind) {
+    case "And":
+    case "Or":
+      for (const operand of expr.operands) walkExpr(operand, visit);
+      return;
+    case "Not":
+    case "Once":
+    case "Eventually":
+      walkExpr(expr.operand, visit);
+      return;
+    case "Implies":
+      walkExpr(expr.left, visit);
+      walkExpr(expr.right, visit);
+      return;
+    default:
+      return;
+  }
+}

@@ -1,0 +1,291 @@
+import { diagnostic, type Diagnostic, type Span } from "@vigil/diagnostics";
+import {
+  printExpr,
+  type Expr,
+  type PatternDecl,
+  type PolicyDecl,
+  type RuleDecl,
+  type SourceFile,
+  type Statement,
+} from "@vigil/syntax";
+import type { Signature } from "@vigil/trace";
+import { checkAgainstSignature } from "./check-signature.js";
+import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedStatement, Formula } from "./ir.js";
+import { lowerExpr, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
+
+export interface CheckOptions {
+  /** The signature Σ of a trace. When given, symbols outside it are reported (as warnings). */
+  readonly signature?: Signature;
+}
+
+export interface CheckResult {
+  readonly program: CheckedProgram;
+  readonly diagnostics: Diagnostic[];
+}
+
+/**
+ * Checks a parsed file: names, pattern cycles, arities, bounds, wildcards, the variable discipline,
+ * and (given a signature) the symbols against Σ. Reports every problem at once and never throws on
+ * user input. Only statements without errors enter the returned program.
+ */
+export function checkSourceFile(file: SourceFile, options: CheckOptions = {}): CheckResult {
+  const diagnostics: Diagnostic[] = [];
+  const policies: CheckedPolicy[] = [];
+  const seenPolicies = new Map<string, PolicyDecl>();
+  for (const policy of file.policies) {
+    if (policy.name.recovered !== true) {
+      const first = seenPolicies.get(policy.name.text);
+      if (first !== undefined) {
+        diagnostics.push(
+          diagnostic("V1005", `the policy \`${policy.name.text}\` is declared twice in this file`, {
+            span: policy.name.span,
+            related: [{ message: "first declared here", span: first.name.span }],
+            help: "rename one of the policies or merge their rules",
+          }),
+        );
+      } else seenPolicies.set(policy.name.text, policy);
+    }
+    policies.push(checkPolicy(policy, options, diagnostics));
+  }
+  return { program: { policies }, diagnostics };
+}
+
+function checkPolicy(policy: PolicyDecl, options: CheckOptions, diagnostics: Diagnostic[]): CheckedPolicy {
+  const patterns = new Map<string, PatternDecl>();
+  const rules = new Map<string, RuleDecl>();
+  for (const item of policy.items) {
+    if (item.name.recovered === true) continue;
+    const table: Map<string, PatternDecl | RuleDecl> = item.kind === "PatternDecl" ? patterns : rules;
+    const first = table.get(item.name.text);
+    if (first !== undefined) {
+      const what = item.kind === "PatternDecl" ? "pattern" : "rule";
+      diagnostics.push(
+        diagnostic(item.kind === "PatternDecl" ? "V1003" : "V1002", `the ${what} \`${item.name.text}\` is declared twice in the policy \`${policy.name.text}\``, {
+          span: item.name.span,
+          related: [{ message: "first declared here", span: first.name.span }],
+          help: `give each ${what} its own name`,
+        }),
+      );
+    } else table.set(item.name.text, item);
+  }
+
+  const context: LowerContext = {
+    patterns,
+    diagnostics,
+    resolved: new Map(),
+    resolving: new Set(),
+    used: new Set(),
+  };
+  // Resolve every pattern declaration once, so that cycles and errors inside unused patterns are
+  // reported too, each exactly once.
+  for (const pattern of patterns.values()) resolvePatternDecl(pattern, context);
+
+  const statements: CheckedStatement[] = [];
+  for (const item of policy.items) {
+    if (item.kind !== "RuleDecl" || rules.get(item.name.text) !== item) continue;
+    const before = diagnostics.length;
+    const statement = checkStatement(policy, item, context);
+    const hasErrors = diagnostics.slice(before).some((d) => d.severity === "error");
+    if (statement !== undefined && !hasErrors && item.statement.recovered !== true) statements.push(statement);
+  }
+
+  for (const pattern of patterns.values()) {
+    if (!context.used.has(pattern.name.text)) {
+      diagnostics.push(
+        diagnostic("V1104", `the pattern \`${pattern.name.text}\` is never used`, {
+          span: pattern.name.span,
+          help: "use it in a rule or remove it",
+        }),
+      );
+    }
+  }
+
+  if (options.signature !== undefined) checkAgainstSignature(policy, options.signature, diagnostics);
+
+  return {
+    name: policy.name.text,
+    ...(policy.doc !== undefined ? { doc: policy.doc.text } : {}),
+    span: policy.span,
+    statements,
+  };
+}
+
+
+const arity: Record<Statement["form"], number> = { abs: 1, prec: 2, resp: 2, bresp: 2, rslv: 2, until: 3, always: 1 };
+
+function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContext): CheckedStatement | undefined {
+  const statement = rule.statement;
+  const { diagnostics } = context;
+  const expected = arity[statement.form];
+  if (statement.operands.length !== expected) {
+    const noun = expected === 1 ? "one pattern" : expected === 2 ? "two patterns" : "three patterns (trigger, resolution, bad)";
+    diagnostics.push(
+      diagnostic("V1011", `\`${statement.form}\` takes ${noun}, but ${statement.operands.length} ${statement.operands.length === 1 ? "is" : "are"} given`, {
+        span: statement.span,
+      }),
+    );
+    return undefined;
+  }
+
+  let bound: number | undefined;
+  if (statement.form === "bresp") {
+    const literal = statement.bound;
+    if (literal === undefined) {
+      diagnostics.push(
+        diagnostic("V1009", "`bresp` needs a bound: the number of events within which the response must come", {
+          span: statement.formSpan,
+          help: "write it in brackets, e.g. `bresp[3](ψ, ψ')`",
+          fix: { title: "add a bound of 1", edits: [{ span: emptySpanAtEnd(statement.formSpan), newText: "[1]" }] },
+        }),
+      );
+    } else if (literal.value === undefined || !Number.isSafeInteger(literal.value) || literal.value < 1) {
+      diagnostics.push(
+        diagnostic("V1009", `the bound of \`bresp\` must be a positive integer, not \`${literal.text}\``, {
+          span: literal.span,
+          help: "`bresp[ℓ]` requires the response within the next ℓ events, ℓ ≥ 1",
+        }),
+      );
+    } else bound = literal.value;
+  }
+
+  const common = {
+    policy: policy.name.text,
+    name: rule.name.text,
+    ...(rule.doc !== undefined ? { doc: rule.doc.text } : {}),
+    span: rule.span,
+  };
+
+  if (statement.form === "always") {
+    const body = lowerExpr(statement.operands[0]!, context, { temporal: true });
+    if (body === undefined || !checkBindingPositions(body, statement.operands[0]!, "always", diagnostics)) return undefined;
+    return { ...common, form: "always", variables: [], body };
+  }
+
+  const operands: (CheckedPattern | undefined)[] = statement.operands.map((operand) => {
+    const formula = lowerExpr(operand, context, { temporal: false });
+    if (formula === undefined || !checkBindingPositions(formula, operand, statement.form, diagnostics)) return undefined;
+    return { formula, bindings: collectBindings(formula, operand, diagnostics), span: operand.span };
+  });
+  if (operands.some((p) => p === undefined)) return undefined;
+  const patterns = operands as CheckedPattern[];
+
+  if (statement.form === "abs") {
+    return { ...common, form: "abs", variables: [], pattern: patterns[0]! };
+  }
+
+  const variables = [...new Set(patterns.flatMap((p) => [...p.bindings.keys()]))].sort();
+  if (statement.form === "until") {
+    const [trigger, resolve, bad] = patterns as [CheckedPattern, CheckedPattern, CheckedPattern];
+    for (const variable of variables) {
+      if (!trigger.bindings.has(variable)) {
+        diagnostics.push(
+          diagnostic("V1012", `the variable \`$${variable}\` of \`until\` is not bound by its trigger (the first pattern)`, {
+            span: trigger.span,
+            help: "the trigger binds the values that the resolution and the bad pattern refer to",
+          }),
+        );
+      }
+    }
+    for (const [label, pattern] of [["resolution", resolve], ["bad pattern", bad]] as const) {
+      const uses = variables.filter((v) => pattern.bindings.has(v));
+      if (uses.length > 0 && uses.length < variables.length) {
+        diagnostics.push(
+          diagnostic("V1012", `the ${label} of \`until\` uses ${uses.map((v) => `\`$${v}\``).join(", ")} but not every variable of the trigger`, {
+            span: pattern.span,
+            help: "a pattern of `until` uses either all of the trigger's variables or none",
+          }),
+        );
+      }
+    }
+    if (variables.length > 0 && !resolve.bindings.size && !bad.bindings.size) {
+      diagnostics.push(
+        diagnostic("V1012", "the variables of the trigger of `until` are used by neither the resolution nor the bad pattern", {
+          span: trigger.span,
+        }),
+      );
+    }
+    return { ...common, form: "until", variables, trigger, resolve, bad };
+  }
+
+  const [first, second] = patterns as [CheckedPattern, CheckedPattern];
+  for (const variable of variables) {
+    const inFirst = first.bindings.has(variable);
+    const inSecond = second.bindings.has(variable);
+    if (!inFirst || !inSecond) {
+      const missing = inFirst ? statement.operands[1]! : statement.operands[0]!;
+      diagnostics.push(
+        diagnostic("V1006", `the variable \`$${variable}\` must be used once in each of the two patterns of \`${statement.form}\`, but the ${inFirst ? "second" : "first"} pattern does not use it`, {
+          span: missing.span,
+          help: `a variable ties a value of one pattern to a value of the other; bind it in both (e.g. \`key = $${variable}\`)`,
+        }),
+      );
+    }
+  }
+  if (statement.form === "bresp") {
+    return bound === undefined ? undefined : { ...common, form: "bresp", bound, variables, first, second };
+  }
+  return { ...common, form: statement.form, variables, first, second };
+}
+
+/**
+ * The variables a pattern binds, each to its key. A variable bound twice in one pattern breaks
+ * the discipline "exactly once in each of the two patterns" (V1006). Variables under `not`/`or`
+ * were already reported by the lowering.
+ */
+function collectBindings(formula: Formula, operand: Expr, diagnostics: Diagnostic[]): Map<string, readonly string[]> {
+  const bindings = new Map<string, readonly string[]>();
+  const reported = new Set<string>();
+  const visit = (node: Formula): void => {
+    if (node.kind === "keyBind") {
+      if (bindings.has(node.variable) && !reported.has(node.variable)) {
+        reported.add(node.variable);
+        diagnostics.push(
+          diagnostic("V1006", `the variable \`$${node.variable}\` is used more than once in the pattern \`${printExpr(operand)}\``, {
+            span: operand.span,
+            help: "a variable is used exactly once in each of the two patterns of a binary form",
+          }),
+        );
+      }
+      bindings.set(node.variable, node.key);
+    } else if (node.kind === "and") node.operands.forEach(visit);
+  };
+  visit(formula);
+  return bindings;
+}
+
+/**
+ * Variables may only stand where they bind a value: in a positive conjunct of a pattern of a binary
+ * form or of `until`. In `abs` and `always` there is no second pattern to tie the value to, and
+ * under `not`, `or` or a temporal operator the binding would have no single meaning.
+ */
+function checkBindingPositions(formula: Formula, operand: Expr, form: Statement["form"], diagnostics: Diagnostic[]): boolean {
+  const unary = form === "abs" || form === "always";
+  const misplaced = new Set<string>();
+  const visit = (node: Formula, positive: boolean): void => {
+    if (node.kind === "keyBind") {
+      if (unary || !positive) misplaced.add(node.variable);
+    } else if (node.kind === "and") node.operands.forEach((o) => visit(o, positive));
+    else if (node.kind === "or") node.operands.forEach((o) => visit(o, false));
+    else if (node.kind === "not" || node.kind === "once" || node.kind === "eventually") visit(node.operand, false);
+  };
+  visit(formula, true);
+  for (const name of misplaced) {
+    diagnostics.push(
+      unary
+        ? diagnostic("V1007", `the variable \`$${name}\` cannot be used in \`${form}\`: it has no second pattern to tie the value to`, {
+            span: operand.span,
+            help: "variables relate the patterns of `prec`, `resp`, `bresp`, `rslv` or `until`; use `key in {…}` to name a value",
+          })
+        : diagnostic("V1007", `the variable \`$${name}\` is used under \`not\`, \`or\` or \`implies\`, where it binds no value`, {
+            span: operand.span,
+            help: "bind variables in the top-level conjunction of a pattern: `… and key = $x`",
+          }),
+    );
+  }
+  return misplaced.size === 0;
+}
+
+
+function emptySpanAtEnd(span: Span): Span {
+  return { start: span.end, end: span.end, line: span.endLine, column: span.endColumn, endLine: span.endLine, endColumn: span.endColumn };
+}

@@ -1,0 +1,18 @@
+export type { CheckOptions, CheckResult } from "./check.js";
+export { checkSourceFile } from "./check.js";
+export { walkExpr } from "./check-signature.js";
+export type {
+  ActionAtom,
+  CheckedPattern,
+  CheckedPolicy,
+  CheckedProgram,
+  CheckedStatement,
+  Formula,
+  KeyBindAtom,
+  KeyInAtom,
+  KeyMatchAtom,
+  OutputMatchAtom,
+  StatusAtom,
+} from "./ir.js";
+export { statementPatterns, walkFormula } from "./ir.js";
+export type { StatementOutcome } from "./outcome.js";

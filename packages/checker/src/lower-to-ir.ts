@@ -1,0 +1,147 @@
+import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import type { Expr, PatternDecl, StringLiteral } from "@vigil/syntax";
+import { compileWildcard, valueKey } from "@vigil/trace";
+import type { Formula } from "./ir.js";
+
+/** What lowering needs to know about the policy it is in. */
+export interface LowerContext {
+  readonly patterns: ReadonlyMap<string, PatternDecl>;
+  readonly diagnostics: Diagnostic[];
+  /** Pattern name → its lowered body (undefined when the body has errors). */
+  readonly resolved: Map<string, Formula | undefined>;
+  /** Patterns being lowered right now: meeting one again is a cycle. */
+  readonly resolving: Set<string>;
+  /** Patterns referenced from somewhere. */
+  readonly used: Set<string>;
+}
+
+export interface LowerOptions {
+  /** Whether `once` and `eventually` are allowed (only in the body of `always`). */
+  readonly temporal: boolean;
+}
+
+/** Lowers a pattern declaration's body once; later references reuse the result. */
+export function resolvePatternDecl(pattern: PatternDecl, context: LowerContext): Formula | undefined {
+  const name = pattern.name.text;
+  if (context.resolved.has(name)) return context.resolved.get(name);
+  context.resolving.add(name);
+  const formula = lowerExpr(pattern.body, context, { temporal: false });
+  context.resolving.delete(name);
+  context.resolved.set(name, formula);
+  return formula;
+}
+
+/**
+ * Lowers an expression to a formula: resolves pattern references (inlining them), desugars
+ * `implies`, and checks wildcards. Returns undefined when the expression has an error (already
+ * reported) so that nothing downstream reports about it again.
+ */
+export function lowerExpr(expr: Expr, context: LowerContext, options: LowerOptions): Formula | undefined {
+  const { diagnostics } = context;
+  switch (expr.kind) {
+    case "Missing":
+      return undefined;
+    case "And":
+    case "Or": {
+      const operands = expr.operands.map((operand) => lowerExpr(operand, context, options));
+      if (operands.some((o) => o === undefined)) return undefined;
+      return { kind: expr.kind === "And" ? "and" : "or", operands: operands as Formula[] };
+    }
+    case "Not": {
+      const operand = lowerExpr(expr.operand, context, options);
+      return operand === undefined ? undefined : { kind: "not", operand };
+    }
+    case "Implies": {
+      const left = lowerExpr(expr.left, context, options);
+      const right = lowerExpr(expr.right, context, options);
+      if (left === undefined || right === undefined) return undefined;
+      return { kind: "not", operand: { kind: "and", operands: [left, { kind: "not", operand: right }] } };
+    }
+    case "Once":
+    case "Eventually": {
+      const keyword = expr.kind === "Once" ? "once" : "eventually";
+      if (!options.temporal) {
+        diagnostics.push(
+          diagnostic("V1008", `\`${keyword}\` is a temporal operator and cannot appear inside a pattern`, {
+            span: expr.span,
+            help: "a pattern describes one event; state temporal conditions with a form or with `always Θ`",
+          }),
+        );
+        lowerExpr(expr.operand, context, options);
+        return undefined;
+      }
+      const operand = lowerExpr(expr.operand, context, options);
+      return operand === undefined ? undefined : { kind: expr.kind === "Once" ? "once" : "eventually", operand };
+    }
+    case "PatternRef": {
+      const name = expr.name.text;
+      if (expr.name.recovered === true) return undefined;
+      const declaration = context.patterns.get(name);
+      if (declaration === undefined) {
+        const suggestion = closestName(name, context.patterns.keys());
+        diagnostics.push(
+          diagnostic("V1001", `no pattern named \`${name}\` is declared in this policy`, {
+            span: expr.name.span,
+            help:
+              suggestion !== undefined
+                ? `did you mean \`${suggestion}\`?`
+                : "declare it with `pattern " + name + " = …`, or write an atom such as `action in {" + name + "}`",
+            ...(suggestion !== undefined
+              ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: expr.name.span, newText: suggestion }] } }
+              : {}),
+          }),
+        );
+        return undefined;
+      }
+      context.used.add(name);
+      if (context.resolving.has(name)) {
+        const cycle = [...context.resolving];
+        const from = cycle.indexOf(name);
+        diagnostics.push(
+          diagnostic("V1004", `the pattern \`${name}\` refers to itself through ${[...cycle.slice(from), name].map((n) => `\`${n}\``).join(" → ")}`, {
+            span: expr.name.span,
+            help: "a pattern must be expressible without referring to itself",
+          }),
+        );
+        return undefined;
+      }
+      return resolvePatternDecl(declaration, context);
+    }
+    case "ActionIn":
+      return { kind: "action", actions: [...new Set(expr.actions.map((a) => a.value))] };
+    case "KeyIn": {
+      const seen = new Set<string>();
+      const values = [];
+      for (const literal of expr.values) {
+        const key = valueKey(literal.value);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        values.push({ key, value: literal.value });
+      }
+      return { kind: "keyIn", key: expr.key.segments.map((s) => s.name), values };
+    }
+    case "KeyMatch":
+      return checkWildcard(expr.pattern, diagnostics)
+        ? { kind: "keyMatch", key: expr.key.segments.map((s) => s.name), pattern: expr.pattern.value }
+        : undefined;
+    case "OutputMatch":
+      return checkWildcard(expr.pattern, diagnostics) ? { kind: "outputMatch", pattern: expr.pattern.value } : undefined;
+    case "KeyBind":
+      return { kind: "keyBind", key: expr.key.segments.map((s) => s.name), variable: expr.variable.name };
+    case "StatusIs":
+      return { kind: "status", status: expr.status };
+  }
+}
+
+function checkWildcard(literal: StringLiteral, diagnostics: Diagnostic[]): boolean {
+  const compiled = compileWildcard(literal.value);
+  if (compiled.ok) return true;
+  diagnostics.push(
+    diagnostic("V1010", `the wildcard ${literal.raw} is malformed: ${compiled.message}`, {
+      span: literal.span,
+      help: "`*` matches any text, `?` one character, `[a-z]` one character of a class; `\\\\` makes the next character literal",
+    }),
+  );
+  return false;
+}
+

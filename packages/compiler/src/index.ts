@@ -1,0 +1,20 @@
+/**
+ * The embeddable Vigil compiler: `compile(source, { signature })` turns a `.vigil` file into a
+ * checked program with diagnostics, and `check(policy, trace)` judges a trace with either
+ * decision procedure.
+ */
+export type { CompileOptions, CompiledPolicy } from "./compile.js";
+export { compile } from "./compile.js";
+export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
+export { check, reportToJson } from "./check.js";
+
+export type { Diagnostic, DiagnosticCode, Fix, RelatedInformation, Severity, Span, TextEdit } from "@vigil/diagnostics";
+export { diagnosticCodes, hasErrors, LineIndex } from "@vigil/diagnostics";
+export type { CheckedPolicy, CheckedProgram, CheckedStatement, Formula, StatementOutcome } from "@vigil/checker";
+export type { Encoding, SmtDeciderOptions } from "@vigil/smt";
+export { renderSmtLib, SmtDecider } from "@vigil/smt";
+export { evaluateStatement } from "@vigil/engine";
+export { format, parse, printExpr } from "@vigil/syntax";
+export type { SourceFile } from "@vigil/syntax";
+export type { JsonValue, Signature, Trace, TraceEvent } from "@vigil/trace";
+export { readTrace, signatureOf, signatureToJson, OUTPUT_OBSERVATION_CAP } from "@vigil/trace";

@@ -1,0 +1,54 @@
+import type { Severity } from "./diagnostic.js";
+
+export interface DiagnosticCodeEntry {
+  readonly severity: Severity;
+  /** One line saying what the code means; `docs/diagnostics.md` is generated from these. */
+  readonly summary: string;
+}
+
+/**
+ * The one registry of every diagnostic the toolchain reports. Codes are stable: tools and quick
+ * fixes key on them, so a code is never reused for another meaning. V0xxx are policy-syntax codes,
+ * V1xxx policy-checking codes, T0xxx trace-input codes, E0xxx decision-procedure codes.
+ */
+export const diagnosticCodes = {
+  // Syntax (produced by @vigil/syntax).
+  V0001: { severity: "error", summary: "unexpected token: the parser expected something else here" },
+  V0002: { severity: "error", summary: "a string literal is not closed before the end of the line" },
+  V0003: { severity: "error", summary: "a character that cannot start any token" },
+  V0004: { severity: "error", summary: "a string literal contains an invalid escape sequence" },
+  V0005: { severity: "error", summary: "a number literal is not a valid JSON number" },
+
+  // Checking (produced by @vigil/checker).
+  V1001: { severity: "error", summary: "a name refers to no pattern of the policy" },
+  V1002: { severity: "error", summary: "two rules of one policy have the same name" },
+  V1003: { severity: "error", summary: "two patterns of one policy have the same name" },
+  V1004: { severity: "error", summary: "patterns refer to each other in a cycle" },
+  V1005: { severity: "error", summary: "two policies of one file have the same name" },
+  V1006: { severity: "error", summary: "a variable is not used exactly once in each pattern of a binary form" },
+  V1007: { severity: "error", summary: "a variable appears where it cannot be bound (a unary form, `always`, under `not` or `or`)" },
+  V1008: { severity: "error", summary: "a temporal operator (`once`, `eventually`, `implies`) appears inside a pattern" },
+  V1009: { severity: "error", summary: "the bound of `bresp` is not a positive integer" },
+  V1010: { severity: "error", summary: "a wildcard pattern is malformed" },
+  V1011: { severity: "error", summary: "a form is applied to the wrong number of patterns" },
+  V1012: { severity: "error", summary: "a variable of `until` is not bound by its trigger, or a pattern uses only some of them" },
+  V1101: { severity: "warning", summary: "an action is not in the trace's signature, so it denotes the empty set" },
+  V1102: { severity: "warning", summary: "an argument name is not in the trace's signature, so a condition on it is false" },
+  V1103: { severity: "info", summary: "a value does not occur under its argument in the trace, so it matches nothing" },
+  V1104: { severity: "warning", summary: "a pattern is declared but never used" },
+  V1105: { severity: "warning", summary: "a `///` doc comment is not followed by a policy, pattern or rule" },
+
+  // Traces (produced by @vigil/trace).
+  T0001: { severity: "error", summary: "a trace line is not valid JSON" },
+  T0002: { severity: "error", summary: "a trace event lacks a required field or a field has the wrong type" },
+  T0003: { severity: "error", summary: "a trace file is neither JSON Lines nor a JSON array of events" },
+  T0004: { severity: "error", summary: "a trace file cannot be read" },
+  T0005: { severity: "info", summary: "an event's output was longer than the observation cap and was truncated" },
+  T0006: { severity: "warning", summary: "a trace event has fields the canonical format does not define; they are ignored" },
+
+  // Decision procedures (produced by @vigil/smt and @vigil/engine).
+  E0001: { severity: "error", summary: "the solver did not decide a statement (time-out, resource limit or failure): fail closed" },
+  E0002: { severity: "error", summary: "a statement could not be evaluated because its policy has errors" },
+} as const satisfies Record<string, DiagnosticCodeEntry>;
+
+export type DiagnosticCode = keyof typeof diagnosticCodes;

@@ -1,0 +1,448 @@
+import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
+import { keyPathId, type TraceEvent } from "@vigil/trace";
+import { buildFactBase, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
+import { and, comment, eq, implies, ite, not, or } from "./smt-terms.js";
+
+/**
+ * How the disjunctions of Figure 5 are written.
+ * - `literal`: exactly as in the figure, ∨_{e' ≺ e} … spelled out for every event. Quadratic in
+ *   the trace; meant for reading and for cross-checking the shared encoding on small traces.
+ * - `shared`: the same formulas, with the running disjunctions named once and reused
+ *   (`define-fun` abbreviations, arrays for sets of bound values). Linear in the trace. Each
+ *   definition states which disjunction it abbreviates.
+ */
+export type Encoding = "literal" | "shared";
+
+/** The SMT query of one statement: ⟦τ⟧ ∧ R_φ, with one tracked condition R_φ(e) per event. */
+export interface SmtQuery {
+  /** Declarations, facts and definitions, then `(assert (=> r_i R_φ(e_i)))` per event. */
+  readonly body: string;
+  /** The assumption literal r_i of each event's condition, by event position. */
+  readonly conditions: readonly { readonly position: number; readonly literal: string }[];
+}
+
+export interface LowerOptions {
+  readonly encoding?: Encoding;
+}
+
+/**
+ * Lowers a statement to its requirement R_φ = ∧_e R_φ(e) over the fact base (Figure 5, Section
+ * 5.2). Each R_φ(e) is asserted under its own assumption literal, so the solver's unsatisfiable
+ * core names the events whose conditions the facts refute (Section 5.3).
+ */
+export function lowerStatement(statement: CheckedStatement, events: readonly TraceEvent[], options: LowerOptions = {}): SmtQuery {
+  const facts = buildFactBase(statement, events);
+  const lowering = new Lowering(statement, facts, options.encoding ?? "shared");
+  const conditions = lowering.conditions();
+  const lines = [...facts.lines];
+  if (lowering.definitions.length > 0) {
+    lines.push(comment("abbreviations of the running disjunctions (each states what it abbreviates)"));
+    lines.push(...lowering.definitions);
+  }
+  lines.push(comment(`R_φ: one condition per event, tracked by the literal r_i`));
+  const tracked: { position: number; literal: string }[] = [];
+  for (const { position, condition } of conditions) {
+    const literal = `r${position}`;
+    tracked.push({ position, literal });
+    lines.push(`(declare-const ${literal} Bool)`);
+    lines.push(`(assert (=> ${literal} ${condition}))`);
+  }
+  return { body: lines.join("\n") + "\n", conditions: tracked };
+}
+
+/** A way to bind the statement's variables at one event: a guard (the values exist) and the term. */
+interface BindingTerm {
+  readonly guard: string;
+  readonly term: string;
+}
+
+class Lowering {
+  readonly definitions: string[] = [];
+  private readonly events: readonly TraceEvent[];
+  private readonly n: number;
+  private definitionCounter = 0;
+
+  constructor(
+    private readonly statement: CheckedStatement,
+    private readonly facts: FactBase,
+    private readonly encoding: Encoding,
+  ) {
+    this.events = facts.events;
+    this.n = this.events.length;
+  }
+
+  conditions(): { position: number; condition: string }[] {
+    const s = this.statement;
+    const positions = this.events.map((e) => e.position);
+    switch (s.form) {
+      case "abs":
+        // (Abs) R_φ(e) = ¬ψ(e)
+        return positions.map((p, i) => ({ position: p, condition: not(this.pattern(s.pattern.formula, i)) }));
+      case "always":
+        // (Fallback) R_φ(e) = Θ(e)
+        return positions.map((p, i) => ({ position: p, condition: this.body(s.body, i) }));
+      case "prec":
+        // (Prec) R_φ(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e')
+        return this.guarded(s.first, (i, binding) => this.somewhere(s.second, binding, i, "before"));
+      case "resp":
+        // (Resp) R_φ(e) = ψ(e) ⇒ ∨_{e' ≻ e} ψ'(e')
+        return this.guarded(s.first, (i, binding) => this.somewhere(s.second, binding, i, "after"));
+      case "bresp":
+        // (BResp) R_φ(e) = ψ(e) ⇒ ∨_{e ≺_ℓ e'} ψ'(e')
+        return this.guarded(s.first, (i, binding) => this.within(s.second, binding, i, s.bound));
+      case "rslv":
+        // (Rslv) R_φ(e) = ψ(e) ⇒ ψ'(e) ∨ ∨_{e' ≻ e} (ψ'(e') ∨ ψ(e'))
+        return this.guarded(s.first, (i, binding) =>
+          or(this.matchAt(s.second, binding, i), this.somewhere([s.second, s.first], binding, i, "after")),
+        );
+      case "until":
+        // (Until) R_φ(e) = ψ(e) ⇒ ∧_{eb ≻ e} (ψb(eb) ⇒ ∨_{e ≺ ec ≺ eb} ψ'(ec))
+        return this.guarded(s.trigger, (i, binding) => this.guardedInterval(s.resolve, s.bad, binding, i));
+    }
+  }
+
+  /**
+   * ψ(e_i) ⇒ ∧_{bindings b of e_i} (b exists ⇒ body(i, b)). Without variables there is one binding
+   * that always exists, and this is Figure 5's ψ(e) ⇒ body. With variables, the body's disjuncts
+   * gain the conjunct e'[k'] = e[k] through `b`.
+   */
+  private guarded(first: CheckedPattern, body: (i: number, binding: BindingTerm | undefined) => string) {
+    return this.events.map((event, i) => {
+      const premise = this.pattern(first.formula, i);
+      const bindings = this.bindingTerms(first, i);
+      const conclusion =
+        bindings === undefined ? body(i, undefined) : and(...bindings.map((b) => implies(b.guard, body(i, b))));
+      return { position: event.position, condition: implies(premise, conclusion) };
+    });
+  }
+
+  /** ψ'(e_j) ∧ e_j[k'] = b: event j matches the pattern with the given binding (if any). */
+  private matchAt(pattern: CheckedPattern, binding: BindingTerm | undefined, j: number): string {
+    const matches = this.pattern(pattern.formula, j);
+    if (binding === undefined || pattern.bindings.size === 0) return matches;
+    const own = this.bindingTerms(pattern, j) ?? [];
+    return and(matches, or(...own.map((b) => and(b.guard, eq(b.term, binding.term)))));
+  }
+
+  /** ∨_{e_j ≺ e_i} (or ≻) of ψ'(e_j) [∧ binding], for one pattern or the disjunction of several. */
+  private somewhere(patterns: CheckedPattern | CheckedPattern[], binding: BindingTerm | undefined, i: number, direction: "before" | "after"): string {
+    const list = Array.isArray(patterns) ? patterns : [patterns];
+    const range = direction === "before" ? indices(0, i) : indices(i + 1, this.n);
+    if (this.encoding === "literal") {
+      return or(...range.map((j) => or(...list.map((p) => this.matchAt(p, binding, j)))));
+    }
+    if (binding === undefined || list.every((p) => p.bindings.size === 0)) {
+      return this.runningDisjunction(list, direction)[i]!;
+    }
+    return `(select ${this.runningSet(list, direction)[i]!} ${binding.term})`;
+  }
+
+  /** ∨_{i < j ≤ i+ℓ} ψ'(e_j) [∧ binding]. */
+  private within(pattern: CheckedPattern, binding: BindingTerm | undefined, i: number, bound: number): string {
+    if (this.encoding === "literal") {
+      return or(...indices(i + 1, Math.min(this.n, i + 1 + bound)).map((j) => this.matchAt(pattern, binding, j)));
+    }
+    // The nearest later position where ψ' holds is within ℓ exactly when the windowed disjunction is true.
+    const nearest = this.nearestLater(pattern, binding !== undefined && pattern.bindings.size > 0);
+    const at = nearest[i]!;
+    const position = binding !== undefined && pattern.bindings.size > 0 ? `(select ${at} ${binding.term})` : at;
+    return `(<= ${position} ${i + 1 + bound})`;
+  }
+
+  /** ∧_{b > i} (ψb(e_b) ⇒ ∨_{i < c < b} ψ'(e_c)), with the trigger's binding where patterns use it. */
+  private guardedInterval(resolve: CheckedPattern, bad: CheckedPattern, binding: BindingTerm | undefined, i: number): string {
+    if (this.encoding === "literal") {
+      return and(
+        ...indices(i + 1, this.n).map((b) =>
+          implies(this.matchAt(bad, binding, b), or(...indices(i + 1, b).map((c) => this.matchAt(resolve, binding, c)))),
+        ),
+      );
+    }
+    const clear = this.clearFrom(resolve, bad, binding !== undefined);
+    const next = clear[i + 1]!;
+    return binding !== undefined ? `(select ${next} ${binding.term})` : next;
+  }
+
+  // ---- shared encoding: named running summaries --------------------------------------------
+
+  private readonly runningCache = new Map<string, string[]>();
+
+  private define(name: string, sort: string, term: string): string {
+    this.definitions.push(`(define-fun ${name} () ${sort} ${term})`);
+    return name;
+  }
+
+  private fresh(prefix: string): string {
+    return `${prefix}${this.definitionCounter++}`;
+  }
+
+  /** D[i] abbreviates ∨_{j < i} (or j > i) of ∨_p ψ_p(e_j). */
+  private runningDisjunction(patterns: CheckedPattern[], direction: "before" | "after"): string[] {
+    const cacheKey = `d:${direction}:${patterns.map((p) => this.patternId(p)).join(",")}`;
+    const cached = this.runningCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const name = this.fresh("D");
+    this.definitions.push(comment(`${name}_i abbreviates the disjunction over e_j ${direction === "before" ? "≺" : "≻"} e_i`));
+    const result = new Array<string>(this.n);
+    let previous = "false";
+    const order = direction === "before" ? indices(0, this.n) : indices(0, this.n).reverse();
+    for (const i of order) {
+      const neighbour = direction === "before" ? i - 1 : i + 1;
+      const term = neighbour < 0 || neighbour >= this.n ? "false" : or(previous, ...patterns.map((p) => this.pattern(p.formula, neighbour)));
+      previous = this.define(`|${name}_${i + 1}|`, "Bool", term);
+      result[i] = previous;
+    }
+    this.runningCache.set(cacheKey, result);
+    return result;
+  }
+
+  /**
+   * S[i] abbreviates the set of bindings b with ∨_{e_j ≺ e_i} (or ≻) ∨_p (ψ_p(e_j) ∧ b binds
+   * at e_j), as an array from bindings to Bool: selecting b from it is that disjunction.
+   */
+  private runningSet(patterns: CheckedPattern[], direction: "before" | "after"): string[] {
+    const cacheKey = `s:${direction}:${patterns.map((p) => this.patternId(p)).join(",")}`;
+    const cached = this.runningCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const name = this.fresh("S");
+    const sort = `(Array ${this.bindingSort()} Bool)`;
+    this.definitions.push(comment(`${name}_i abbreviates the set of bindings seen at some e_j ${direction === "before" ? "≺" : "≻"} e_i`));
+    const result = new Array<string>(this.n);
+    let previous = `((as const ${sort}) false)`;
+    const order = direction === "before" ? indices(0, this.n) : indices(0, this.n).reverse();
+    for (const i of order) {
+      const neighbour = direction === "before" ? i - 1 : i + 1;
+      let term = previous;
+      if (neighbour >= 0 && neighbour < this.n) {
+        for (const pattern of patterns) {
+          const matches = this.pattern(pattern.formula, neighbour);
+          for (const b of this.bindingTerms(pattern, neighbour) ?? []) term = ite(and(matches, b.guard), `(store ${term} ${b.term} true)`, term);
+        }
+      }
+      previous = this.define(`|${name}_${i + 1}|`, sort, term);
+      result[i] = previous;
+    }
+    this.runningCache.set(cacheKey, result);
+    return result;
+  }
+
+  /**
+   * N[i] abbreviates the position (1-based) of the nearest e_j ≻ e_i where ψ' holds (per binding,
+   * when the pattern binds variables), or n + 1 + the largest bound when there is none. So
+   * `N[i] ≤ i + ℓ` is exactly ∨_{e_i ≺_ℓ e_j} ψ'(e_j).
+   */
+  private nearestLater(pattern: CheckedPattern, perBinding: boolean): string[] {
+    const cacheKey = `n:${perBinding}:${this.patternId(pattern)}`;
+    const cached = this.runningCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const name = this.fresh("N");
+    const never = this.n + 1 + (this.statement.form === "bresp" ? this.statement.bound : 0);
+    const sort = perBinding ? `(Array ${this.bindingSort()} Int)` : "Int";
+    this.definitions.push(comment(`${name}_i abbreviates the position of the nearest e_j ≻ e_i matching ψ' (${never} if none)`));
+    const result = new Array<string>(this.n);
+    let previous = perBinding ? `((as const ${sort}) ${never})` : `${never}`;
+    for (let i = this.n - 1; i >= 0; i--) {
+      let term = previous;
+      const j = i + 1;
+      if (j < this.n) {
+        const matches = this.pattern(pattern.formula, j);
+        if (perBinding) {
+          for (const b of this.bindingTerms(pattern, j) ?? []) term = ite(and(matches, b.guard), `(store ${term} ${b.term} ${j + 1})`, term);
+        } else term = ite(matches, `${j + 1}`, term);
+      }
+      previous = this.define(`|${name}_${i + 1}|`, sort, term);
+      result[i] = previous;
+    }
+    this.runningCache.set(cacheKey, result);
+    return result;
+  }
+
+  /**
+   * G[j] (0-based j, with G[n] = true) abbreviates ∧_{b ≥ j} (ψb(e_b) ⇒ ∨_{j ≤ c < b} ψ'(e_c)),
+   * by G[j] = ¬ψb(e_j) ∧ (ψ'(e_j) ∨ G[j+1]); per binding when the statement has variables (an
+   * array that is true for the bindings still clear of ψb).
+   */
+  private clearFrom(resolve: CheckedPattern, bad: CheckedPattern, perBinding: boolean): string[] {
+    const cacheKey = `g:${perBinding}`;
+    const cached = this.runningCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const name = this.fresh("G");
+    this.definitions.push(comment(`${name}_j abbreviates: from e_j on, no bad event comes before a resolving one`));
+    const result = new Array<string>(this.n + 1);
+    if (!perBinding) {
+      result[this.n] = "true";
+      for (let j = this.n - 1; j >= 0; j--) {
+        const term = and(not(this.pattern(bad.formula, j)), or(this.pattern(resolve.formula, j), result[j + 1]!));
+        result[j] = this.define(`|${name}_${j + 1}|`, "Bool", term);
+      }
+    } else {
+      const sort = `(Array ${this.bindingSort()} Bool)`;
+      const constant = (value: boolean) => `((as const ${sort}) ${value})`;
+      result[this.n] = constant(true);
+      for (let j = this.n - 1; j >= 0; j--) {
+        // First the resolutions make bindings clear, then bad events make them dirty: ¬ψb ∧ (ψ' ∨ G).
+        let term = result[j + 1]!;
+        const resolves = this.pattern(resolve.formula, j);
+        if (resolve.bindings.size === 0) term = ite(resolves, constant(true), term);
+        else for (const b of this.bindingTerms(resolve, j) ?? []) term = ite(and(resolves, b.guard), `(store ${term} ${b.term} true)`, term);
+        const breaks = this.pattern(bad.formula, j);
+        if (bad.bindings.size === 0) term = ite(breaks, constant(false), term);
+        else for (const b of this.bindingTerms(bad, j) ?? []) term = ite(and(breaks, b.guard), `(store ${term} ${b.term} false)`, term);
+        result[j] = this.define(`|${name}_${j + 1}|`, sort, term);
+      }
+    }
+    this.runningCache.set(cacheKey, result);
+    return result;
+  }
+
+  // ---- patterns and bodies at one event ----------------------------------------------------
+
+  private readonly patternIds = new Map<CheckedPattern, number>();
+  private patternId(pattern: CheckedPattern): number {
+    let id = this.patternIds.get(pattern);
+    if (id === undefined) this.patternIds.set(pattern, (id = this.patternIds.size));
+    return id;
+  }
+
+  private bindingSort(): string {
+    return this.statement.variables.length > 1 ? TUPLE_SORT : VALUE_SORT;
+  }
+
+  /**
+   * The ways a pattern binds the statement's variables at e_i: one per combination of value
+   * indices under the bound keys (bounded by the longest list under each key), each guarded by
+   * those values existing. Undefined for a pattern without variables.
+   */
+  private bindingTerms(pattern: CheckedPattern, i: number): BindingTerm[] | undefined {
+    if (pattern.bindings.size === 0) return undefined;
+    const position = this.events[i]!.position;
+    let partial: { guards: string[]; terms: string[] }[] = [{ guards: [], terms: [] }];
+    for (const variable of this.statement.variables) {
+      const key = pattern.bindings.get(variable);
+      if (key === undefined) continue;
+      const facts = this.facts.keys.get(keyPathId(key))!;
+      const next: typeof partial = [];
+      for (const prefix of partial) {
+        for (let j = 0; j < facts.maxCount; j++) {
+          next.push({
+            guards: [...prefix.guards, `(< ${j} (${facts.countFunction} ${position}))`],
+            terms: [...prefix.terms, `(${facts.valueFunction} ${position} ${j})`],
+          });
+        }
+      }
+      partial = next;
+    }
+    return partial.map(({ guards, terms }) => ({
+      guard: and(...guards),
+      term: terms.length === 1 ? terms[0]! : `(tuple ${terms.join(" ")})`,
+    }));
+  }
+
+  private readonly temporalCache = new Map<Formula, string[]>();
+
+  /** Θ(e_i) for a temporal body (Figure 5's foot, second row). */
+  private body(formula: Formula, i: number): string {
+    switch (formula.kind) {
+      case "and":
+        return and(...formula.operands.map((o) => this.body(o, i)));
+      case "or":
+        return or(...formula.operands.map((o) => this.body(o, i)));
+      case "not":
+        return not(this.body(formula.operand, i));
+      case "once":
+      case "eventually": {
+        const before = formula.kind === "once";
+        if (this.encoding === "literal") {
+          const range = before ? indices(0, i) : indices(i + 1, this.n);
+          return or(...range.map((j) => this.body(formula.operand, j)));
+        }
+        return this.temporalSummary(formula, before)[i]!;
+      }
+      default:
+        return this.pattern(formula, i);
+    }
+  }
+
+  /** T[i] abbreviates ∨_{j < i} Θ(e_j) for `once Θ`, or ∨_{j > i} Θ(e_j) for `eventually Θ`. */
+  private temporalSummary(formula: Extract<Formula, { kind: "once" | "eventually" }>, before: boolean): string[] {
+    const cached = this.temporalCache.get(formula);
+    if (cached !== undefined) return cached;
+    // Inner summaries are defined first, so that every definition only uses earlier ones.
+    for (let j = 0; j < this.n; j++) this.body(formula.operand, j);
+    const name = this.fresh(before ? "O" : "E");
+    this.definitions.push(comment(`${name}_i abbreviates the disjunction of the operand over e_j ${before ? "≺" : "≻"} e_i`));
+    const result = new Array<string>(this.n);
+    let previous = "false";
+    const order = before ? indices(0, this.n) : indices(0, this.n).reverse();
+    for (const i of order) {
+      const neighbour = before ? i - 1 : i + 1;
+      const term = neighbour < 0 || neighbour >= this.n ? "false" : or(previous, this.body(formula.operand, neighbour));
+      previous = this.define(`|${name}_${i + 1}|`, "Bool", term);
+      result[i] = previous;
+    }
+    this.temporalCache.set(formula, result);
+    return result;
+  }
+
+  /** ψ(e_i): the pattern's predicate on one event, over the fact base's symbols. */
+  private pattern(formula: Formula, i: number): string {
+    const position = this.events[i]!.position;
+    switch (formula.kind) {
+      case "action": {
+        const constructors = formula.actions.map((a) => this.facts.actionSymbols.get(a)).filter((c) => c !== undefined);
+        return or(...constructors.map((c) => eq(`(action ${position})`, c)));
+      }
+      case "status":
+        return eq(`(status ${position})`, formula.status);
+      case "keyIn": {
+        const facts = this.facts.keys.get(keyPathId(formula.key))!;
+        // A value outside V has no constructor: by the closed world it matches nothing.
+        const constructors = formula.values.map((v) => this.facts.valueSymbols.get(v.key)).filter((c) => c !== undefined);
+        return or(
+          ...indices(0, facts.maxCount).map((j) =>
+            and(`(< ${j} (${facts.countFunction} ${position}))`, or(...constructors.map((c) => eq(`(${facts.valueFunction} ${position} ${j})`, c)))),
+          ),
+        );
+      }
+      case "keyBind": {
+        const facts = this.facts.keys.get(keyPathId(formula.key))!;
+        return `(< 0 (${facts.countFunction} ${position}))`;
+      }
+      case "keyMatch":
+      case "outputMatch":
+        return `(${this.facts.matches.get(formula)!} ${position})`;
+      case "and":
+        return and(...formula.operands.map((o) => this.pattern(o, i)));
+      case "or":
+        return or(...formula.operands.map((o) => this.pattern(o, i)));
+      case "not":
+        return not(this.pattern(formula.operand, i));
+      case "once":
+      case "eventually":
+        return this.body(formula, i);
+    }
+  }
+}
+
+function indices(from: number, to: number): number[] {
+  const result: number[] = [];
+  for (let i = from; i < to; i++) result.push(i);
+  return result;
+}
+
+
+/**
+ * A standalone SMT-LIB 2.6 script for one statement, for re-checking with any solver: `unsat`
+ * means the trace breaks the statement, and `(get-unsat-core)` names the offending events' literals.
+ */
+export function renderSmtLib(statement: CheckedStatement, events: readonly TraceEvent[], options: LowerOptions = {}): string {
+  const query = lowerStatement(statement, events, options);
+  const header = [
+    comment(`Vigil: policy ${statement.policy}, rule ${statement.name} (${statement.form})`),
+    ...(statement.doc !== undefined ? statement.doc.split("\n").map((line) => comment(`/// ${line}`)) : []),
+    comment("unsat ⇔ the trace breaks the rule; the unsat core's r_i name the offending events e_i"),
+    "(set-option :produce-unsat-cores true)",
+  ];
+  const literals = query.conditions.map((c) => c.literal).join(" ");
+  return [...header, query.body.trimEnd(), `(check-sat-assuming (${literals}))`, "(get-unsat-core)", ""].join("\n");
+}

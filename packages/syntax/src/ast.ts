@@ -1,0 +1,259 @@
+import type { Span } from "@vigil/diagnostics";
+
+/**
+ * The abstract syntax of a `.vigil` file (Figure 4 of the Vigil paper, plus the documented
+ * extensions). Every node carries the span of the source it was built from. Nodes the parser had
+ * to invent while recovering from a syntax error are marked `recovered: true`; later stages treat
+ * them as missing and report nothing further about them.
+ */
+
+export interface SourceFile {
+  readonly kind: "SourceFile";
+  readonly policies: readonly PolicyDecl[];
+  /** Every `//` and `///` comment of the file, in source order (the printer re-inserts them). */
+  readonly comments: readonly Comment[];
+  readonly span: Span;
+}
+
+export interface Comment {
+  /** `line` for `// …`, `doc` for `/// …`. */
+  readonly kind: "line" | "doc";
+  /** The comment's full text as written, including the leading slashes. */
+  readonly text: string;
+  readonly span: Span;
+}
+
+/** The natural-language requirement a run of `///` comments attaches to the next declaration. */
+export interface DocText {
+  /** The lines with their `///` and one following space removed, joined by "\n". */
+  readonly text: string;
+  readonly span: Span;
+}
+
+export interface Identifier {
+  readonly text: string;
+  readonly span: Span;
+  readonly recovered?: boolean;
+}
+
+export interface PolicyDecl {
+  readonly kind: "PolicyDecl";
+  readonly name: Identifier;
+  readonly doc?: DocText;
+  readonly items: readonly Item[];
+  readonly span: Span;
+}
+
+export type Item = PatternDecl | RuleDecl;
+
+/** `pattern NAME = ψ` */
+export interface PatternDecl {
+  readonly kind: "PatternDecl";
+  readonly name: Identifier;
+  readonly body: Expr;
+  readonly doc?: DocText;
+  readonly span: Span;
+}
+
+/** `rule NAME: φ` */
+export interface RuleDecl {
+  readonly kind: "RuleDecl";
+  readonly name: Identifier;
+  readonly statement: Statement;
+  readonly doc?: DocText;
+  readonly span: Span;
+}
+
+export type Form = "abs" | "prec" | "resp" | "bresp" | "rslv" | "until" | "always";
+
+/**
+ * One statement φ: a form applied to its operands. `abs` has one operand, `prec`, `resp`,
+ * `bresp` and `rslv` two (ψ, ψ'), `until` three (ψ, ψ', ψb), and `always` one (the body Θ).
+ * The parser accepts any number of operands in the parentheses so that the checker can report
+ * a wrong count with a precise message.
+ */
+export interface Statement {
+  readonly kind: "Statement";
+  readonly form: Form;
+  /** The span of the form's keyword (`prec`, `always`, `□`, …). */
+  readonly formSpan: Span;
+  /** The `[N]` of `bresp[N]`; absent for every other form, and for a `bresp` written without it. */
+  readonly bound?: BoundLiteral;
+  readonly operands: readonly Expr[];
+  readonly span: Span;
+  readonly recovered?: boolean;
+}
+
+export interface BoundLiteral {
+  /** The literal as written between the brackets. */
+  readonly text: string;
+  /** The parsed number when `text` is a JSON number; the checker requires a positive integer. */
+  readonly value?: number;
+  readonly span: Span;
+}
+
+/**
+ * Expressions: patterns ψ and temporal bodies Θ share one syntax. Which nodes are allowed where is
+ * the checker's business: `once`, `eventually` and `implies` only under `always`, variables only
+ * in patterns of binary forms, and so on.
+ */
+export type Expr = AndExpr | OrExpr | NotExpr | ImpliesExpr | OnceExpr | EventuallyExpr | Atom | PatternRef | MissingExpr;
+
+/** `ψ and ψ'` (also `∧`); n-ary, flattened, at least two operands. */
+export interface AndExpr {
+  readonly kind: "And";
+  readonly operands: readonly Expr[];
+  readonly span: Span;
+}
+
+/** `ψ or ψ'` (also `∨`); an extension, defined by De Morgan. n-ary, flattened. */
+export interface OrExpr {
+  readonly kind: "Or";
+  readonly operands: readonly Expr[];
+  readonly span: Span;
+}
+
+/** `not Θ` (also `¬`). */
+export interface NotExpr {
+  readonly kind: "Not";
+  readonly operand: Expr;
+  readonly span: Span;
+}
+
+/** `Θ implies Θ'` (also `->`, `⇒`, `→`); an extension, sugar for `not (Θ and not Θ')`. Right-associative. */
+export interface ImpliesExpr {
+  readonly kind: "Implies";
+  readonly left: Expr;
+  readonly right: Expr;
+  readonly span: Span;
+}
+
+/** `once Θ` (also `◇⁻`): Θ held at some strictly earlier event. */
+export interface OnceExpr {
+  readonly kind: "Once";
+  readonly operand: Expr;
+  readonly span: Span;
+}
+
+/** `eventually Θ` (also `◇⁺`): Θ holds at some strictly later event. */
+export interface EventuallyExpr {
+  readonly kind: "Eventually";
+  readonly operand: Expr;
+  readonly span: Span;
+}
+
+/** A reference to a `pattern` declared in the same policy. */
+export interface PatternRef {
+  readonly kind: "PatternRef";
+  readonly name: Identifier;
+  readonly span: Span;
+}
+
+/** Stands where the parser expected an expression and found none. */
+export interface MissingExpr {
+  readonly kind: "Missing";
+  readonly span: Span;
+  readonly recovered: true;
+}
+
+export type Atom = ActionIn | KeyIn | KeyMatch | KeyBind | StatusIs | OutputMatch;
+
+/** `action in {a, "b", …}`: a(e) ∈ α. */
+export interface ActionIn {
+  readonly kind: "ActionIn";
+  readonly actions: readonly SymbolLiteral[];
+  readonly span: Span;
+}
+
+/** `KEY in {v, …}`: e[k] ∈ S. */
+export interface KeyIn {
+  readonly kind: "KeyIn";
+  readonly key: KeyPath;
+  readonly values: readonly ValueLiteral[];
+  readonly span: Span;
+}
+
+/** `KEY ~ "wildcard"`: e[k] ≈ p. */
+export interface KeyMatch {
+  readonly kind: "KeyMatch";
+  readonly key: KeyPath;
+  readonly pattern: StringLiteral;
+  readonly span: Span;
+}
+
+/** `KEY = $x`: pins the argument to the variable x. */
+export interface KeyBind {
+  readonly kind: "KeyBind";
+  readonly key: KeyPath;
+  readonly variable: Variable;
+  readonly span: Span;
+}
+
+/** `status = ok` / `status = error`. */
+export interface StatusIs {
+  readonly kind: "StatusIs";
+  readonly status: "ok" | "error";
+  readonly span: Span;
+}
+
+/** `output ~ "wildcard"`: o(e) ≈ p. */
+export interface OutputMatch {
+  readonly kind: "OutputMatch";
+  readonly pattern: StringLiteral;
+  readonly span: Span;
+}
+
+/**
+ * An argument name, possibly a dotted path into nested objects (`headers.host`). Each segment is
+ * an identifier or a quoted string (`"content-type"`, `"a.b"`); a quoted segment is one name even
+ * if it contains dots.
+ */
+export interface KeyPath {
+  readonly segments: readonly KeySegment[];
+  readonly span: Span;
+}
+
+export interface KeySegment {
+  readonly name: string;
+  readonly quoted: boolean;
+  readonly span: Span;
+}
+
+/** An action name in `action in {…}`: an identifier or a quoted string. */
+export interface SymbolLiteral {
+  readonly value: string;
+  readonly quoted: boolean;
+  readonly span: Span;
+}
+
+/** A value in `KEY in {…}`: a JSON string, number, `true`, `false` or `null`. */
+export interface ValueLiteral {
+  readonly value: string | number | boolean | null;
+  /** The literal as written (so that `6.0` prints back as `6.0`). */
+  readonly raw: string;
+  readonly span: Span;
+}
+
+export interface StringLiteral {
+  /** The decoded string (JSON escapes applied). */
+  readonly value: string;
+  readonly raw: string;
+  readonly span: Span;
+}
+
+/** `$x` */
+export interface Variable {
+  /** The name without the `$`. */
+  readonly name: string;
+  readonly span: Span;
+}
+
+/** The dotted, quoted-where-needed spelling of a key path, as the printer writes it. */
+export function keyPathText(path: KeyPath): string {
+  return path.segments.map((s) => (s.quoted || !isPlainIdentifier(s.name) ? JSON.stringify(s.name) : s.name)).join(".");
+}
+
+const plainIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export function isPlainIdentifier(text: string): boolean {
+  return plainIdentifier.test(text);
+}

@@ -1,0 +1,52 @@
+import type { JsonValue } from "./value.js";
+
+/** The outcome of a call: `ok` (s(e) = ⊤), `error` (s(e) = ⊥), or unknown while it is pending. */
+export type EventStatus = "ok" | "error";
+
+/** Where an event came from, so verdicts and reports point at the original record. */
+export interface EventSource {
+  /** The trace file, as given by the user. */
+  readonly file?: string;
+  /** The 1-based line of the file where the event's record starts. */
+  readonly line?: number;
+  /** Adapter-specific identity of the record (a tool-call id, a JSON-RPC id). */
+  readonly id?: string;
+}
+
+/**
+ * A typed event e = ⟨a(e), e[·], s(e), o(e)⟩ (the paper's Section 4.2): an action, a partial map
+ * from argument names to values, a status, and a bounded observation of the output.
+ */
+export interface TraceEvent {
+  /** 1-based position in the trace: e_1 ≺ e_2 ≺ … */
+  readonly position: number;
+  readonly action: string;
+  readonly args: { readonly [key: string]: JsonValue };
+  /** Absent when the call has no result yet; such an event satisfies neither `status = ok` nor `status = error`. */
+  readonly status?: EventStatus;
+  /** The output, cut to {@link OUTPUT_OBSERVATION_CAP} characters; absent when the call produced none. */
+  readonly output?: string;
+  /** True when `output` was cut. */
+  readonly outputTruncated?: boolean;
+  readonly source?: EventSource;
+}
+
+/**
+ * The bounded observation o(e) keeps the first 65,536 UTF-16 code units of an output. A wildcard on
+ * the output sees only that prefix; the cut never splits a surrogate pair.
+ */
+export const OUTPUT_OBSERVATION_CAP = 65_536;
+
+export function observeOutput(output: string): { output: string; truncated: boolean } {
+  if (output.length <= OUTPUT_OBSERVATION_CAP) return { output, truncated: false };
+  let end = OUTPUT_OBSERVATION_CAP;
+  const last = output.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return { output: output.slice(0, end), truncated: true };
+}
+
+/** A trace: its events in execution order, and the file they were read from. */
+export interface Trace {
+  readonly events: readonly TraceEvent[];
+  readonly file?: string;
+}

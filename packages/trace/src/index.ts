@@ -1,0 +1,10 @@
+export type { EventSource, EventStatus, Trace, TraceEvent } from "./event.js";
+export { OUTPUT_OBSERVATION_CAP, observeOutput } from "./event.js";
+export type { ReadTraceOptions, ReadTraceResult } from "./read-trace.js";
+export { readTrace } from "./read-trace.js";
+export type { KeyInfo, Signature } from "./signature.js";
+export { emptySignature, signatureOf, signatureToJson } from "./signature.js";
+export type { JsonValue } from "./value.js";
+export { displayValue, isJsonObject, keyPathDisplay, keyPathId, stableStringify, valueKey, valuesAtPath } from "./value.js";
+export type { CompiledWildcard } from "./wildcard.js";
+export { compileWildcard, wildcardMatches } from "./wildcard.js";

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+// Tests import every workspace package from its TypeScript sources (the "@vigil/source"
+// export condition), so a test run never depends on a stale build.
+export default defineConfig({
+  resolve: { conditions: ["@vigil/source"] },
+  ssr: { resolve: { conditions: ["@vigil/source"] } },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
