@@ -139,7 +139,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
   if (usedKeys.size > 0) {
     lines.push(comment("V: the values under the keys this statement mentions"));
     lines.push(...valueComments);
-    const constructors = valueSymbols.size > 0 ? [...valueSymbols.values()] : ["v#none"];
+    const constructors = valueSymbols.size > 0 ? [...valueSymbols.values()] : ["|v#none|"];
     lines.push(`(declare-datatype ${VALUE_SORT} (${constructors.map((c) => `(${c})`).join(" ")}))`);
     if (tupleArity > 1) {
       const fields = Array.from({ length: tupleArity }, (_, i) => `(${TUPLE_SORT.toLowerCase()}${i} ${VALUE_SORT})`).join(" ");

@@ -1,0 +1,415 @@
+import type { CstNode, IToken } from "chevrotain";
+import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
+import type {
+  Atom,
+  BoundLiteral,
+  Comment,
+  DocText,
+  Expr,
+  Form,
+  Identifier,
+  Item,
+  KeyPath,
+  KeySegment,
+  MissingExpr,
+  PolicyDecl,
+  SourceFile,
+  Statement,
+  StringLiteral,
+  SymbolLiteral,
+  ValueLiteral,
+} from "./ast.js";
+import { childNode, childNodes, childToken, childTokens, containsRecovery, extentOf, tokenEnd } from "./cst-access.js";
+import { decodeString, isJsonNumber } from "./literals.js";
+import { maximumNestingDepth } from "./nesting.js";
+
+/**
+ * Builds the AST of `ast.ts` from the parser's CST. Total by design: wherever recovery left a hole,
+ * it produces a `Missing` expression, a `recovered` identifier or a `recovered` statement instead
+ * of failing, so that later stages always get a complete tree.
+ */
+
+export interface AstBuildInput {
+  readonly text: string;
+  readonly lines: LineIndex;
+  /** Doc comments, keyed by the offset of the `policy`/`pattern`/`rule` keyword they document. */
+  readonly docs: ReadonlyMap<number, DocText>;
+  readonly comments: readonly Comment[];
+  /** Offsets of the tokens at which the parser reported errors. */
+  readonly errorOffsets: readonly number[];
+}
+
+const formsByTokenName: Readonly<Record<string, Form>> = {
+  AbsKeyword: "abs",
+  PrecKeyword: "prec",
+  RespKeyword: "resp",
+  BrespKeyword: "bresp",
+  RslvKeyword: "rslv",
+  UntilKeyword: "until",
+  AlwaysKeyword: "always",
+};
+
+const prefixKindsByTokenName: Readonly<Record<string, "Not" | "Once" | "Eventually">> = {
+  NotKeyword: "Not",
+  OnceKeyword: "Once",
+  EventuallyKeyword: "Eventually",
+};
+
+export function cstToAst(cst: CstNode | undefined, input: AstBuildInput): { file: SourceFile; diagnostics: Diagnostic[] } {
+  const builder = new AstBuilder(input);
+  const file = builder.file(cst);
+  return { file, diagnostics: builder.diagnostics };
+}
+
+class AstBuilder {
+  readonly diagnostics: Diagnostic[] = [];
+  /** How deeply each built expression nests, to stop runaway `not not …` / `implies` chains. */
+  private readonly depths = new WeakMap<Expr, number>();
+  /** Whether the current declaration already has a "nested too deeply" diagnostic. */
+  private reportedTooDeep = false;
+
+  constructor(private readonly input: AstBuildInput) {}
+
+  file(cst: CstNode | undefined): SourceFile {
+    const policies = childNodes(cst, "policy").map((node) => this.policy(node));
+    return { kind: "SourceFile", policies, comments: this.input.comments, span: this.span(0, this.input.text.length) };
+  }
+
+  private policy(node: CstNode): PolicyDecl {
+    const keyword = childToken(node, "PolicyKeyword");
+    const extent = extentOf(node) ?? { start: 0, end: 0 };
+    const name = this.identifier(childToken(node, "Identifier"), keyword ? tokenEnd(keyword) : extent.start);
+    const items: Item[] = [];
+    for (const itemNode of childNodes(node, "item")) {
+      const item = this.item(itemNode);
+      if (item !== undefined) items.push(item);
+    }
+    const doc = keyword ? this.input.docs.get(keyword.startOffset) : undefined;
+    return { kind: "PolicyDecl", name, ...(doc ? { doc } : {}), items, span: this.span(extent.start, extent.end) };
+  }
+
+  private item(node: CstNode): Item | undefined {
+    this.reportedTooDeep = false;
+    const patternNode = childNode(node, "patternDecl");
+    if (patternNode !== undefined) {
+      const keyword = childToken(patternNode, "PatternKeyword");
+      const extent = extentOf(patternNode);
+      if (keyword === undefined || extent === undefined) return undefined;
+      const nameToken = childToken(patternNode, "Identifier");
+      const name = this.identifier(nameToken, tokenEnd(keyword));
+      const equals = childToken(patternNode, "Equals");
+      const body = this.expr(childNode(patternNode, "expr"), equals ? tokenEnd(equals) : name.span.end);
+      const doc = this.input.docs.get(keyword.startOffset);
+      return { kind: "PatternDecl", name, body, ...(doc ? { doc } : {}), span: this.span(extent.start, extent.end) };
+    }
+    const ruleNode = childNode(node, "ruleDecl");
+    if (ruleNode !== undefined) {
+      const keyword = childToken(ruleNode, "RuleKeyword");
+      const extent = extentOf(ruleNode);
+      if (keyword === undefined || extent === undefined) return undefined;
+      const name = this.identifier(childToken(ruleNode, "Identifier"), tokenEnd(keyword));
+      const colon = childToken(ruleNode, "Colon");
+      const statement = this.statement(childNode(ruleNode, "statement"), colon ? tokenEnd(colon) : name.span.end);
+      const doc = this.input.docs.get(keyword.startOffset);
+      return { kind: "RuleDecl", name, statement, ...(doc ? { doc } : {}), span: this.span(extent.start, extent.end) };
+    }
+    return undefined;
+  }
+
+  private statement(node: CstNode | undefined, fallback: number): Statement {
+    const formToken = childToken(node, "form");
+    const extent = extentOf(node);
+    if (node === undefined || formToken === undefined || extent === undefined) {
+      return {
+        kind: "Statement",
+        form: "always",
+        formSpan: this.span(fallback, fallback),
+        operands: [this.missing(fallback)],
+        span: this.span(fallback, fallback),
+        recovered: true,
+      };
+    }
+    const form = formsByTokenName[formToken.tokenType.name] ?? "always";
+    const formSpan = this.tokenSpan(formToken);
+    let operands: Expr[];
+    let bound: BoundLiteral | undefined;
+    if (form === "always") {
+      operands = [this.expr(childNode(node, "expr"), tokenEnd(formToken))];
+    } else {
+      const boundNode = childNode(node, "bound");
+      if (boundNode !== undefined) bound = this.bound(boundNode);
+      operands = this.operandList(childNode(node, "operandList"), extentOf(boundNode)?.end ?? tokenEnd(formToken));
+    }
+    const recovered = containsRecovery(node) || this.hasErrorWithin(extent.start, extent.end);
+    return {
+      kind: "Statement",
+      form,
+      formSpan,
+      ...(bound ? { bound } : {}),
+      operands,
+      span: this.span(extent.start, extent.end),
+      ...(recovered ? { recovered: true } : {}),
+    };
+  }
+
+  private bound(node: CstNode): BoundLiteral {
+    const valueToken = childToken(node, "value");
+    if (valueToken === undefined) {
+      const bracket = childToken(node, "LeftBracket");
+      const at = bracket ? tokenEnd(bracket) : (extentOf(node)?.start ?? 0);
+      return { text: "", span: this.span(at, at) };
+    }
+    const text = valueToken.image;
+    const isNumber = valueToken.tokenType.name === "NumberLiteral" && isJsonNumber(text);
+    return { text, ...(isNumber ? { value: Number(text) } : {}), span: this.tokenSpan(valueToken) };
+  }
+
+  private operandList(node: CstNode | undefined, fallback: number): Expr[] {
+    const open = childToken(node, "LeftParen");
+    const exprNodes = childNodes(node, "expr");
+    const commas = childTokens(node, "Comma");
+    const operands = exprNodes.map((exprNode, index) => {
+      const before = index === 0 ? open : commas[index - 1];
+      return this.expr(exprNode, before ? tokenEnd(before) : fallback);
+    });
+    // A comma (or the opening parenthesis) with no operand after it: the operand is missing.
+    if (operands.length <= commas.length || operands.length === 0) {
+      const last = commas[commas.length - 1] ?? open;
+      operands.push(this.missing(last ? tokenEnd(last) : fallback));
+    }
+    return operands;
+  }
+
+  /** `expr := orExpr ('implies' orExpr)*`, folded to the right. */
+  private expr(node: CstNode | undefined, fallback: number): Expr {
+    const parts = childNodes(node, "orExpr");
+    const arrows = childTokens(node, "ImpliesKeyword");
+    const operands = parts.map((part, index) => {
+      const arrow = arrows[index - 1];
+      return this.orExpr(part, arrow ? tokenEnd(arrow) : fallback);
+    });
+    if (operands.length <= arrows.length) {
+      const lastArrow = arrows[arrows.length - 1];
+      operands.push(this.missing(lastArrow ? tokenEnd(lastArrow) : fallback));
+    }
+    const end = extentOf(node)?.end ?? fallback;
+    let result = operands[operands.length - 1]!;
+    for (let index = operands.length - 2; index >= 0; index--) {
+      const left = operands[index]!;
+      const start = extentOf(parts[index])?.start ?? left.span.start;
+      result = this.nested({ kind: "Implies", left, right: result, span: this.span(start, Math.max(end, result.span.end)) }, [left, result]);
+    }
+    return result;
+  }
+
+  private orExpr(node: CstNode, fallback: number): Expr {
+    const parts = childNodes(node, "andExpr");
+    const operators = childTokens(node, "OrKeyword");
+    const operands = this.operandsOf(parts, operators, fallback, (part, at) => this.andExpr(part, at));
+    if (operands.length === 1) return operands[0]!;
+    const extent = extentOf(node);
+    const span = this.span(extent?.start ?? fallback, extent?.end ?? fallback);
+    return this.nested({ kind: "Or", operands, span }, operands);
+  }
+
+  private andExpr(node: CstNode, fallback: number): Expr {
+    const parts = childNodes(node, "unary");
+    const operators = childTokens(node, "AndKeyword");
+    const operands = this.operandsOf(parts, operators, fallback, (part, at) => this.unary(part, at));
+    if (operands.length === 1) return operands[0]!;
+    const extent = extentOf(node);
+    const span = this.span(extent?.start ?? fallback, extent?.end ?? fallback);
+    return this.nested({ kind: "And", operands, span }, operands);
+  }
+
+  /** The operands of an n-ary chain, with a `Missing` after a trailing operator. */
+  private operandsOf(parts: CstNode[], operators: IToken[], fallback: number, build: (part: CstNode, at: number) => Expr): Expr[] {
+    const operands = parts.map((part, index) => {
+      const operator = operators[index - 1];
+      return build(part, operator ? tokenEnd(operator) : fallback);
+    });
+    if (operands.length <= operators.length) {
+      const lastOperator = operators[operators.length - 1];
+      operands.push(this.missing(lastOperator ? tokenEnd(lastOperator) : fallback));
+    }
+    return operands;
+  }
+
+  /** `unary := ('not' | 'once' | 'eventually')* primary`, folded to the right. */
+  private unary(node: CstNode, fallback: number): Expr {
+    const operators = childTokens(node, "prefixOperator");
+    const lastOperator = operators[operators.length - 1];
+    let result = this.primary(childNode(node, "primary"), lastOperator ? tokenEnd(lastOperator) : fallback);
+    const end = Math.max(extentOf(node)?.end ?? fallback, result.span.end);
+    for (let index = operators.length - 1; index >= 0; index--) {
+      const operator = operators[index]!;
+      const kind = prefixKindsByTokenName[operator.tokenType.name] ?? "Not";
+      result = this.nested({ kind, operand: result, span: this.span(operator.startOffset, end) }, [result]);
+    }
+    return result;
+  }
+
+  private primary(node: CstNode | undefined, fallback: number): Expr {
+    if (node === undefined) return this.missing(fallback);
+    const open = childToken(node, "LeftParen");
+    if (open !== undefined) return this.expr(childNode(node, "expr"), tokenEnd(open));
+    const atom =
+      this.actionIn(childNode(node, "actionIn")) ??
+      this.statusIs(childNode(node, "statusIs")) ??
+      this.outputMatch(childNode(node, "outputMatch")) ??
+      this.keyAtom(childNode(node, "keyAtom"));
+    if (atom !== undefined) return atom;
+    const patternName = childToken(node, "patternName");
+    if (patternName !== undefined) {
+      const name = this.identifier(patternName, patternName.startOffset);
+      return { kind: "PatternRef", name, span: name.span };
+    }
+    const placeholder = childToken(node, "NestingLimit");
+    if (placeholder !== undefined) return this.missing(placeholder.startOffset, tokenEnd(placeholder));
+    const extent = extentOf(node);
+    return extent ? this.missing(extent.start, extent.end) : this.missing(fallback);
+  }
+
+  private actionIn(node: CstNode | undefined): Atom | MissingExpr | undefined {
+    if (node === undefined) return undefined;
+    const extent = extentOf(node);
+    if (extent === undefined) return undefined;
+    const actions: SymbolLiteral[] = [];
+    for (const symbolNode of childNodes(node, "symbol")) {
+      const token = childToken(symbolNode, "name");
+      if (token === undefined) continue;
+      const quoted = token.tokenType.name !== "Identifier";
+      actions.push({ value: quoted ? this.stringValue(token) : token.image, quoted, span: this.tokenSpan(token) });
+    }
+    return { kind: "ActionIn", actions, span: this.span(extent.start, extent.end) };
+  }
+
+  private statusIs(node: CstNode | undefined): Atom | MissingExpr | undefined {
+    if (node === undefined) return undefined;
+    const extent = extentOf(node);
+    if (extent === undefined) return undefined;
+    const status = childToken(node, "status");
+    if (status === undefined) return this.missing(extent.start, extent.end);
+    return { kind: "StatusIs", status: status.image === "ok" ? "ok" : "error", span: this.span(extent.start, extent.end) };
+  }
+
+  private outputMatch(node: CstNode | undefined): Atom | MissingExpr | undefined {
+    if (node === undefined) return undefined;
+    const extent = extentOf(node);
+    if (extent === undefined) return undefined;
+    const patternToken = childToken(node, "StringToken");
+    if (patternToken === undefined) return this.missing(extent.start, extent.end);
+    return { kind: "OutputMatch", pattern: this.stringLiteral(patternToken), span: this.span(extent.start, extent.end) };
+  }
+
+  private keyAtom(node: CstNode | undefined): Atom | MissingExpr | undefined {
+    if (node === undefined) return undefined;
+    const extent = extentOf(node);
+    if (extent === undefined) return undefined;
+    const span = this.span(extent.start, extent.end);
+    const key = this.keyPath(childNode(node, "keyPath"));
+    if (key === undefined) return this.missing(extent.start, extent.end);
+    const valueSet = childNode(node, "valueSet");
+    if (childToken(node, "InKeyword") !== undefined && valueSet !== undefined && childToken(valueSet, "LeftBrace") !== undefined) {
+      const values = childNodes(valueSet, "value")
+        .map((valueNode) => childToken(valueNode, "literal"))
+        .filter((token): token is IToken => token !== undefined)
+        .map((token) => this.valueLiteral(token));
+      return { kind: "KeyIn", key, values, span };
+    }
+    const patternToken = childToken(node, "StringToken");
+    if (childToken(node, "Tilde") !== undefined && patternToken !== undefined) {
+      return { kind: "KeyMatch", key, pattern: this.stringLiteral(patternToken), span };
+    }
+    const variableToken = childToken(node, "Variable");
+    if (childToken(node, "Equals") !== undefined && variableToken !== undefined) {
+      return { kind: "KeyBind", key, variable: { name: variableToken.image.slice(1), span: this.tokenSpan(variableToken) }, span };
+    }
+    return this.missing(extent.start, extent.end);
+  }
+
+  private keyPath(node: CstNode | undefined): KeyPath | undefined {
+    const extent = extentOf(node);
+    if (node === undefined || extent === undefined) return undefined;
+    const segments: KeySegment[] = [];
+    for (const segmentNode of childNodes(node, "keySegment")) {
+      const token = childToken(segmentNode, "name");
+      if (token === undefined) continue;
+      const quoted = token.tokenType.name !== "Identifier";
+      segments.push({ name: quoted ? this.stringValue(token) : token.image, quoted, span: this.tokenSpan(token) });
+    }
+    if (segments.length === 0) return undefined;
+    return { segments, span: this.span(extent.start, extent.end) };
+  }
+
+  private valueLiteral(token: IToken): ValueLiteral {
+    const span = this.tokenSpan(token);
+    const raw = token.image;
+    switch (token.tokenType.name) {
+      case "NumberLiteral":
+        return { value: Number(raw), raw, span };
+      case "TrueKeyword":
+        return { value: true, raw, span };
+      case "FalseKeyword":
+        return { value: false, raw, span };
+      case "NullKeyword":
+        return { value: null, raw, span };
+      default:
+        return { value: this.stringValue(token), raw, span };
+    }
+  }
+
+  private stringLiteral(token: IToken): StringLiteral {
+    return { value: this.stringValue(token), raw: token.image, span: this.tokenSpan(token) };
+  }
+
+  private stringValue(token: IToken): string {
+    return decodeString(token.image, token.tokenType.name !== "UnterminatedString").value;
+  }
+
+  private identifier(token: IToken | undefined, fallback: number): Identifier {
+    if (token === undefined) return { text: "", span: this.span(fallback, fallback), recovered: true };
+    return { text: token.image, span: this.tokenSpan(token) };
+  }
+
+  private missing(start: number, end: number = start): MissingExpr {
+    return { kind: "Missing", span: this.span(start, end), recovered: true };
+  }
+
+  /**
+   * Records the nesting depth of a freshly built expression. One nested more deeply than
+   * `maximumNestingDepth` is replaced by a `Missing` node (reported once per declaration), so that
+   * no later stage has to recurse through it.
+   */
+  private nested(expr: Expr, children: readonly Expr[]): Expr {
+    let depth = 0;
+    for (const child of children) depth = Math.max(depth, this.depths.get(child) ?? 1);
+    depth += 1;
+    if (depth <= maximumNestingDepth) {
+      this.depths.set(expr, depth);
+      return expr;
+    }
+    if (!this.reportedTooDeep) {
+      this.reportedTooDeep = true;
+      this.diagnostics.push(
+        diagnostic("V0006", `expression nested too deeply: more than ${maximumNestingDepth} levels of operators`, {
+          span: expr.span,
+          help: "split the expression into named `pattern`s",
+        }),
+      );
+    }
+    return this.missing(expr.span.start, expr.span.end);
+  }
+
+  private hasErrorWithin(start: number, end: number): boolean {
+    return this.input.errorOffsets.some((offset) => offset >= start && offset < end);
+  }
+
+  private tokenSpan(token: IToken): Span {
+    return this.span(token.startOffset, tokenEnd(token));
+  }
+
+  private span(start: number, end: number): Span {
+    return this.input.lines.span(start, end);
+  }
+}

@@ -1,0 +1,372 @@
+import { CstParser, type CstNode, type IParserErrorMessageProvider, type IRecognitionException, type IToken, type TokenType } from "chevrotain";
+import {
+  ActionKeyword,
+  AlwaysKeyword,
+  AndKeyword,
+  allTokens,
+  BrespKeyword,
+  Colon,
+  Comma,
+  Dot,
+  Equals,
+  ErrorKeyword,
+  EventuallyKeyword,
+  FalseKeyword,
+  Identifier,
+  ImpliesKeyword,
+  InKeyword,
+  LeftBrace,
+  LeftBracket,
+  LeftParen,
+  NestingLimit,
+  NotKeyword,
+  NullKeyword,
+  NumberLiteral,
+  OkKeyword,
+  OnceKeyword,
+  OrKeyword,
+  OutputKeyword,
+  PatternKeyword,
+  PolicyKeyword,
+  RightBrace,
+  RightBracket,
+  RightParen,
+  RuleKeyword,
+  SimpleFormKeyword,
+  StatusKeyword,
+  StringToken,
+  Tilde,
+  TrueKeyword,
+  Variable,
+} from "./tokens.js";
+
+/**
+ * The concrete-syntax parser: tokens to a Chevrotain CST, with error recovery. The grammar is the
+ * one of `grammar/vigil.ebnf`, except that `implies` chains and prefix-operator chains are parsed as
+ * loops (and folded to the right when the AST is built) so that only parentheses make the parser
+ * recurse.
+ *
+ * Chevrotain's own error messages are token-type dumps, so the message provider below does not
+ * write prose: it records what was expected, and in which rule, as a small JSON payload that
+ * `syntax-errors.ts` turns into a human message with the surrounding context.
+ */
+
+/** What the parser knew when it failed; serialized into the exception's message. */
+export interface ParseErrorPayload {
+  readonly kind: "mismatch" | "noViableAlternative" | "earlyExit" | "notAllInputParsed";
+  readonly rule: string;
+  /** For `mismatch`: the token type's name that was expected. */
+  readonly expected?: string;
+}
+
+function payload(value: ParseErrorPayload): string {
+  return JSON.stringify(value);
+}
+
+const errorMessageProvider: IParserErrorMessageProvider = {
+  buildMismatchTokenMessage({ expected, ruleName }: { expected: TokenType; ruleName: string }): string {
+    return payload({ kind: "mismatch", rule: ruleName, expected: expected.name });
+  },
+  buildNotAllInputParsedMessage({ ruleName }: { ruleName: string }): string {
+    return payload({ kind: "notAllInputParsed", rule: ruleName });
+  },
+  buildNoViableAltMessage({ ruleName }: { ruleName: string }): string {
+    return payload({ kind: "noViableAlternative", rule: ruleName });
+  },
+  buildEarlyExitMessage({ ruleName }: { ruleName: string }): string {
+    return payload({ kind: "earlyExit", rule: ruleName });
+  },
+};
+
+/** Reads back the payload of a parser exception's message (undefined if it is not one of ours). */
+export function readErrorPayload(message: string): ParseErrorPayload | undefined {
+  try {
+    const value: unknown = JSON.parse(message);
+    if (typeof value === "object" && value !== null && "kind" in value && "rule" in value) return value as ParseErrorPayload;
+  } catch {
+    // Not a payload: fall through.
+  }
+  return undefined;
+}
+
+export class VigilCstParser extends CstParser {
+  constructor() {
+    super(allTokens as TokenType[], { recoveryEnabled: true, maxLookahead: 2, errorMessageProvider });
+    this.performSelfAnalysis();
+  }
+
+  public readonly file = this.RULE("file", () => {
+    this.MANY(() => this.SUBRULE(this.policy));
+  });
+
+  public readonly policy = this.RULE("policy", () => {
+    this.CONSUME(PolicyKeyword);
+    this.CONSUME(Identifier);
+    this.CONSUME(LeftBrace);
+    this.MANY(() => this.SUBRULE(this.item));
+    this.CONSUME(RightBrace);
+  });
+
+  public readonly item = this.RULE("item", () => {
+    this.OR([{ ALT: () => this.SUBRULE(this.patternDecl) }, { ALT: () => this.SUBRULE(this.ruleDecl) }]);
+  });
+
+  public readonly patternDecl = this.RULE("patternDecl", () => {
+    this.CONSUME(PatternKeyword);
+    this.CONSUME(Identifier);
+    this.CONSUME(Equals);
+    this.SUBRULE(this.expr);
+  });
+
+  public readonly ruleDecl = this.RULE("ruleDecl", () => {
+    this.CONSUME(RuleKeyword);
+    this.CONSUME(Identifier);
+    this.CONSUME(Colon);
+    this.SUBRULE(this.statement);
+  });
+
+  public readonly statement = this.RULE("statement", () => {
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(AlwaysKeyword, { LABEL: "form" });
+          this.SUBRULE(this.expr);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(BrespKeyword, { LABEL: "form" });
+          this.OPTION(() => this.SUBRULE(this.bound));
+          this.SUBRULE(this.operandList);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(SimpleFormKeyword, { LABEL: "form" });
+          this.SUBRULE2(this.operandList);
+        },
+      },
+    ]);
+  });
+
+  /** `[N]`; an identifier or a string is accepted too so that the checker can say why it is wrong (V1009). */
+  public readonly bound = this.RULE("bound", () => {
+    this.CONSUME(LeftBracket);
+    this.OR([
+      { ALT: () => this.CONSUME(NumberLiteral, { LABEL: "value" }) },
+      { ALT: () => this.CONSUME(Identifier, { LABEL: "value" }) },
+      { ALT: () => this.CONSUME(StringToken, { LABEL: "value" }) },
+    ]);
+    this.CONSUME(RightBracket);
+  });
+
+  public readonly operandList = this.RULE("operandList", () => {
+    this.CONSUME(LeftParen);
+    this.SUBRULE(this.expr);
+    this.MANY(() => {
+      this.CONSUME(Comma);
+      this.SUBRULE2(this.expr);
+    });
+    this.OPTION(() => this.CONSUME2(Comma, { LABEL: "trailingComma" }));
+    this.CONSUME(RightParen);
+  });
+
+  public readonly expr = this.RULE("expr", () => {
+    this.SUBRULE(this.orExpr);
+    this.MANY(() => {
+      this.CONSUME(ImpliesKeyword);
+      this.SUBRULE2(this.orExpr);
+    });
+  });
+
+  public readonly orExpr = this.RULE("orExpr", () => {
+    this.SUBRULE(this.andExpr);
+    this.MANY(() => {
+      this.CONSUME(OrKeyword);
+      this.SUBRULE2(this.andExpr);
+    });
+  });
+
+  public readonly andExpr = this.RULE("andExpr", () => {
+    this.SUBRULE(this.unary);
+    this.MANY(() => {
+      this.CONSUME(AndKeyword);
+      this.SUBRULE2(this.unary);
+    });
+  });
+
+  public readonly unary = this.RULE("unary", () => {
+    this.MANY(() => {
+      this.OR([
+        { ALT: () => this.CONSUME(NotKeyword, { LABEL: "prefixOperator" }) },
+        { ALT: () => this.CONSUME(OnceKeyword, { LABEL: "prefixOperator" }) },
+        { ALT: () => this.CONSUME(EventuallyKeyword, { LABEL: "prefixOperator" }) },
+      ]);
+    });
+    this.SUBRULE(this.primary);
+  });
+
+  public readonly primary = this.RULE("primary", () => {
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(LeftParen);
+          this.SUBRULE(this.expr);
+          this.CONSUME(RightParen);
+        },
+      },
+      { ALT: () => this.SUBRULE(this.actionIn) },
+      { ALT: () => this.SUBRULE(this.statusIs) },
+      { ALT: () => this.SUBRULE(this.outputMatch) },
+      // The key atoms come before the pattern reference: with two tokens of lookahead, an identifier
+      // followed by `in`, `~`, `=` or `.` starts an atom, and any other identifier names a pattern.
+      { ALT: () => this.SUBRULE(this.keyAtom) },
+      { ALT: () => this.CONSUME(Identifier, { LABEL: "patternName" }) },
+      { ALT: () => this.CONSUME(NestingLimit) },
+    ]);
+  });
+
+  public readonly actionIn = this.RULE("actionIn", () => {
+    this.CONSUME(ActionKeyword);
+    this.CONSUME(InKeyword);
+    this.CONSUME(LeftBrace);
+    this.OPTION(() => {
+      this.SUBRULE(this.symbol);
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        this.SUBRULE2(this.symbol);
+      });
+    });
+    this.OPTION2(() => this.CONSUME2(Comma, { LABEL: "trailingComma" }));
+    this.CONSUME(RightBrace);
+  });
+
+  public readonly symbol = this.RULE("symbol", () => {
+    this.OR([
+      { ALT: () => this.CONSUME(Identifier, { LABEL: "name" }) },
+      { ALT: () => this.CONSUME(StringToken, { LABEL: "name" }) },
+    ]);
+  });
+
+  public readonly statusIs = this.RULE("statusIs", () => {
+    this.CONSUME(StatusKeyword);
+    this.CONSUME(Equals);
+    this.OR([
+      { ALT: () => this.CONSUME(OkKeyword, { LABEL: "status" }) },
+      { ALT: () => this.CONSUME(ErrorKeyword, { LABEL: "status" }) },
+    ]);
+  });
+
+  public readonly outputMatch = this.RULE("outputMatch", () => {
+    this.CONSUME(OutputKeyword);
+    this.CONSUME(Tilde);
+    this.CONSUME(StringToken);
+  });
+
+  public readonly keyAtom = this.RULE("keyAtom", () => {
+    this.SUBRULE(this.keyPath);
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(InKeyword);
+          this.SUBRULE(this.valueSet);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Tilde);
+          this.CONSUME(StringToken);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Equals);
+          this.CONSUME(Variable);
+        },
+      },
+    ]);
+  });
+
+  public readonly keyPath = this.RULE("keyPath", () => {
+    this.SUBRULE(this.keySegment);
+    this.MANY(() => {
+      this.CONSUME(Dot);
+      this.SUBRULE2(this.keySegment);
+    });
+  });
+
+  public readonly keySegment = this.RULE("keySegment", () => {
+    this.OR([
+      { ALT: () => this.CONSUME(Identifier, { LABEL: "name" }) },
+      { ALT: () => this.CONSUME(StringToken, { LABEL: "name" }) },
+    ]);
+  });
+
+  public readonly valueSet = this.RULE("valueSet", () => {
+    this.CONSUME(LeftBrace);
+    this.OPTION(() => {
+      this.SUBRULE(this.value);
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        this.SUBRULE2(this.value);
+      });
+    });
+    this.OPTION2(() => this.CONSUME2(Comma, { LABEL: "trailingComma" }));
+    this.CONSUME(RightBrace);
+  });
+
+  public readonly value = this.RULE("value", () => {
+    this.OR([
+      { ALT: () => this.CONSUME(StringToken, { LABEL: "literal" }) },
+      { ALT: () => this.CONSUME(NumberLiteral, { LABEL: "literal" }) },
+      { ALT: () => this.CONSUME(TrueKeyword, { LABEL: "literal" }) },
+      { ALT: () => this.CONSUME(FalseKeyword, { LABEL: "literal" }) },
+      { ALT: () => this.CONSUME(NullKeyword, { LABEL: "literal" }) },
+    ]);
+  });
+}
+
+/** The token types an expression can start with (used to word "expected `,` or `)`" messages). */
+export const expressionStartTokens: readonly TokenType[] = [
+  LeftParen,
+  NotKeyword,
+  OnceKeyword,
+  EventuallyKeyword,
+  ActionKeyword,
+  StatusKeyword,
+  OutputKeyword,
+  Identifier,
+  StringToken,
+];
+
+let sharedParser: VigilCstParser | undefined;
+
+/**
+ * The parser instance. Building one analyses the whole grammar, so it is built once and reused;
+ * assigning `input` resets all of its state between parses.
+ */
+export function cstParser(): VigilCstParser {
+  sharedParser ??= new VigilCstParser();
+  return sharedParser;
+}
+
+export interface CstParseResult {
+  readonly cst: CstNode | undefined;
+  readonly errors: readonly IRecognitionException[];
+}
+
+/** Parses a token vector (comments already removed) into the CST of a whole file. */
+export function tokensToCst(tokens: IToken[]): CstParseResult {
+  const parser = cstParser();
+  parser.input = tokens;
+  const cst = parser.file();
+  const errors = parser.errors;
+  // Drop the token vector so the shared parser does not keep the last file alive.
+  parser.input = [];
+  return { cst, errors };
+}
+
+/** Used by the grammar documentation test: the rule names the EBNF must mention. */
+export function grammarRuleNames(): string[] {
+  return Object.keys(cstParser().getGAstProductions());
+}
