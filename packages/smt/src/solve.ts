@@ -4,7 +4,7 @@ import { init, killThreads } from "z3-solver";
 import { lowerStatement, type Encoding } from "./lower-smt.js";
 
 type Z3Api = Awaited<ReturnType<typeof init>>;
-type Z3Context = InstanceType<Z3Api["Context"]>;
+type Z3Context = import("z3-solver").Context<"vigil">;
 
 export interface SmtDeciderOptions {
   /** Per solver call, in milliseconds. A call that runs out is undecided (fail closed). Default 30 s. */

@@ -1,4 +1,5 @@
 import type { Span } from "@vigil/diagnostics";
+import { isKeyword } from "./tokens.js";
 
 /**
  * The abstract syntax of a `.vigil` file (Figure 4 of the Vigil paper, plus the documented
@@ -248,9 +249,19 @@ export interface Variable {
   readonly span: Span;
 }
 
-/** The dotted, quoted-where-needed spelling of a key path, as the printer writes it. */
+/** The dotted spelling of a key path, each segment quoted where a bare name would not lex as one. */
 export function keyPathText(path: KeyPath): string {
-  return path.segments.map((s) => (s.quoted || !isPlainIdentifier(s.name) ? JSON.stringify(s.name) : s.name)).join(".");
+  return path.segments.map((segment) => nameText(segment.name)).join(".");
+}
+
+/** An action name as the printer writes it: bare when it is a plain identifier, quoted otherwise. */
+export function symbolText(symbol: SymbolLiteral): string {
+  return nameText(symbol.value);
+}
+
+/** A name bare when it lexes as an identifier (and is not a reserved word), as a JSON string otherwise. */
+export function nameText(name: string): string {
+  return isPlainIdentifier(name) && !isKeyword(name) ? name : JSON.stringify(name);
 }
 
 const plainIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -1,0 +1,7 @@
+export type * from "./ast.js";
+export { isPlainIdentifier, keyPathText, nameText, symbolText } from "./ast.js";
+export { parse, type ParseResult } from "./parse.js";
+export { format, lineWidth, printExpr, printSourceFile, printStatement, type FormatResult } from "./print.js";
+export { isKeyword, keywords } from "./tokens.js";
+export { maximumNestingDepth } from "./nesting.js";
+export { grammarRuleNames } from "./text-to-cst.js";

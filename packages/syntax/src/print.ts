@@ -1,0 +1,271 @@
+import { hasErrors, type Diagnostic } from "@vigil/diagnostics";
+import {
+  keyPathText,
+  symbolText,
+  type Comment,
+  type Expr,
+  type Item,
+  type PolicyDecl,
+  type SourceFile,
+  type Statement,
+} from "./ast.js";
+import { concat, group, hardline, ifBreak, indent, join, line, render, softline, type Layout } from "./layout.js";
+import { parse } from "./parse.js";
+
+/**
+ * The canonical printer behind `vigilc fmt`. Formatting is a function of the AST and the comments:
+ * ASCII keywords, two-space indentation, one declaration per line, operand lists and sets broken
+ * one element per line (with a trailing comma) only when they do not fit in `lineWidth` columns,
+ * and at most one blank line where the source had one or more. Every comment is kept; a comment
+ * inside an expression, where no line break can hold it, moves to the line before its declaration.
+ * Formatting a formatted file changes nothing.
+ */
+
+export const lineWidth = 100;
+
+export interface FormatResult {
+  /** The formatted text; absent when the file has syntax errors (a file is never half-formatted). */
+  readonly text?: string;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export function format(text: string): FormatResult {
+  const parsed = parse(text);
+  if (hasErrors(parsed.diagnostics)) return { diagnostics: parsed.diagnostics };
+  return { text: printSourceFile(parsed.file), diagnostics: parsed.diagnostics };
+}
+
+/** An expression on one line, as the canonical printer writes it (used in messages and hovers). */
+export function printExpr(expr: Expr): string {
+  return render(exprLayout(expr), Number.POSITIVE_INFINITY);
+}
+
+/** A statement on one line. */
+export function printStatement(statement: Statement): string {
+  return render(statementLayout(statement, []), Number.POSITIVE_INFINITY);
+}
+
+export function printSourceFile(file: SourceFile): string {
+  const printer = new FilePrinter(file.comments);
+  const text = render(printer.file(file.policies), lineWidth);
+  return text.length === 0 ? "" : `${text}\n`;
+}
+
+// Expressions. Binding strength, loosest first: implies < or < and < prefix operators < atoms.
+
+const precedence = { Implies: 1, Or: 2, And: 3, Prefix: 4, Atom: 5 } as const;
+
+function precedenceOf(expr: Expr): number {
+  switch (expr.kind) {
+    case "Implies":
+      return precedence.Implies;
+    case "Or":
+      return precedence.Or;
+    case "And":
+      return precedence.And;
+    case "Not":
+    case "Once":
+    case "Eventually":
+      return precedence.Prefix;
+    default:
+      return precedence.Atom;
+  }
+}
+
+/** `expr`, parenthesized when it binds more loosely than its position requires. */
+function operand(expr: Expr, required: number): Layout {
+  const inner = exprLayout(expr);
+  if (precedenceOf(expr) >= required) return inner;
+  return group("(", indent(softline, inner), softline, ")");
+}
+
+function chain(operands: readonly Expr[], keyword: string, required: number): Layout {
+  const [first, ...rest] = operands.map((expr) => operand(expr, required));
+  return group(first ?? "", indent(...rest.map((part) => concat(line, `${keyword} `, part))));
+}
+
+function setLayout(items: readonly string[]): Layout {
+  if (items.length === 0) return "{}";
+  return group("{", indent(softline, join(concat(",", line), items), ifBreak(",")), softline, "}");
+}
+
+function exprLayout(expr: Expr): Layout {
+  switch (expr.kind) {
+    case "Implies":
+      return group(operand(expr.left, precedence.Or), indent(line, "implies ", operand(expr.right, precedence.Implies)));
+    case "Or":
+      return chain(expr.operands, "or", precedence.Or);
+    case "And":
+      return chain(expr.operands, "and", precedence.And);
+    case "Not":
+      return concat("not ", operand(expr.operand, precedence.Prefix));
+    case "Once":
+      return concat("once ", operand(expr.operand, precedence.Prefix));
+    case "Eventually":
+      return concat("eventually ", operand(expr.operand, precedence.Prefix));
+    case "PatternRef":
+      return expr.name.text;
+    case "ActionIn":
+      return concat("action in ", setLayout(expr.actions.map(symbolText)));
+    case "KeyIn":
+      return concat(keyPathText(expr.key), " in ", setLayout(expr.values.map((value) => value.raw)));
+    case "KeyMatch":
+      return `${keyPathText(expr.key)} ~ ${expr.pattern.raw}`;
+    case "KeyBind":
+      return `${keyPathText(expr.key)} = $${expr.variable.name}`;
+    case "StatusIs":
+      return `status = ${expr.status}`;
+    case "OutputMatch":
+      return `output ~ ${expr.pattern.raw}`;
+    case "Missing":
+      return "<missing>";
+  }
+}
+
+/**
+ * A statement. `operandComments[i]` are the comments written just before operand i (index
+ * `operands.length`: after the last one); any comment forces the list to break.
+ */
+function statementLayout(statement: Statement, operandComments: readonly (readonly Comment[])[]): Layout {
+  if (statement.form === "always") {
+    return concat("always ", group(exprLayout(statement.operands[0] ?? { kind: "Missing", span: statement.span, recovered: true })));
+  }
+  const head = statement.bound !== undefined ? `${statement.form}[${statement.bound.text}]` : statement.form;
+  const commentLines = (index: number): Layout[] => (operandComments[index] ?? []).map((comment) => concat(commentText(comment), hardline));
+  const parts: Layout[] = [];
+  statement.operands.forEach((expr, index) => {
+    if (index > 0) parts.push(",", line);
+    parts.push(...commentLines(index), group(exprLayout(expr)));
+  });
+  const trailing = (operandComments[statement.operands.length] ?? []).map((comment) => concat(hardline, commentText(comment)));
+  return concat(head, group("(", indent(softline, ...parts, ifBreak(","), ...trailing), softline, ")"));
+}
+
+function commentText(comment: Comment): string {
+  return comment.text.trimEnd();
+}
+
+/** Lays out declarations with the comments of the file, consuming the comments in source order. */
+class FilePrinter {
+  private next = 0;
+
+  constructor(private readonly comments: readonly Comment[]) {}
+
+  file(policies: readonly PolicyDecl[]): Layout {
+    const parts: Layout[] = [];
+    policies.forEach((policy, index) => {
+      if (index > 0) parts.push(hardline, hardline);
+      parts.push(...this.commentRun(this.takeBefore(policy.span.start), policy.span.line), this.policy(policy, policies[index + 1]?.span.start));
+    });
+    const rest = this.takeBefore(Number.POSITIVE_INFINITY);
+    if (rest.length > 0) {
+      if (parts.length > 0) parts.push(hardline, hardline);
+      parts.push(...this.commentRun(rest, undefined));
+      parts.pop(); // the caller adds the file's final newline
+    }
+    return concat(...parts);
+  }
+
+  private policy(policy: PolicyDecl, nextStart: number | undefined): Layout {
+    const header: Layout[] = [`policy ${policy.name.text} {`];
+    const firstItemStart = policy.items[0]?.span.start ?? policy.span.end;
+    for (const comment of this.takeWhile((c) => c.span.line === policy.span.line && c.span.start < firstItemStart)) {
+      header.push(` ${commentText(comment)}`);
+    }
+    const body: Layout[] = [];
+    let previousLine: number | undefined;
+    policy.items.forEach((item, index) => {
+      const leading = this.takeBefore(item.span.start);
+      body.push(hardline, ...blankLine(previousLine, leading[0]?.span.line ?? item.span.line));
+      body.push(...this.commentRun(leading, item.span.line));
+      const printed = this.item(item, policy.items[index + 1]?.span.start ?? policy.span.end);
+      body.push(printed.layout);
+      previousLine = printed.lastLine;
+    });
+    // Comments after the last item, before the closing brace.
+    const closing = this.takeBefore(policy.span.end - 1);
+    if (closing.length > 0) {
+      body.push(hardline, ...blankLine(previousLine, closing[0]!.span.line), ...this.commentRun(closing, undefined));
+      body.pop();
+    }
+    const trailing = this.takeWhile((c) => c.span.line === policy.span.endLine && c.span.start < (nextStart ?? Number.POSITIVE_INFINITY));
+    return concat(...header, indent(...body), hardline, "}", ...trailing.map((comment) => ` ${commentText(comment)}`));
+  }
+
+  private item(item: Item, boundary: number): { layout: Layout; lastLine: number } {
+    const inside = this.takeBefore(item.span.end);
+    let hoisted: Comment[] = inside;
+    let operandComments: Comment[][] = [];
+    if (item.kind === "RuleDecl" && item.statement.form !== "always") {
+      ({ hoisted, operandComments } = placeBetweenOperands(item.statement, inside));
+    }
+    const declaration =
+      item.kind === "PatternDecl"
+        ? group(`pattern ${item.name.text} =`, indent(line, exprLayout(item.body)))
+        : concat(`rule ${item.name.text}: `, statementLayout(item.statement, operandComments));
+    const trailing = this.takeWhile((comment) => comment.span.line === item.span.endLine && comment.span.start < boundary);
+    const layout = concat(
+      ...hoisted.map((comment) => concat(commentText(comment), hardline)),
+      declaration,
+      ...trailing.map((comment) => ` ${commentText(comment)}`),
+    );
+    return { layout, lastLine: trailing[trailing.length - 1]?.span.endLine ?? item.span.endLine };
+  }
+
+  /**
+   * Comments each on its own line, each followed by a line break, keeping one blank line between
+   * them (and before `nextLine`, the line of what follows) where the source had one or more: a blank
+   * line after a `///` run detaches it from the declaration, so it must survive formatting.
+   */
+  private commentRun(comments: readonly Comment[], nextLine: number | undefined): Layout[] {
+    const parts: Layout[] = [];
+    let previousLine: number | undefined;
+    for (const comment of comments) {
+      parts.push(...blankLine(previousLine, comment.span.line), commentText(comment), hardline);
+      previousLine = comment.span.endLine;
+    }
+    if (nextLine !== undefined) parts.push(...blankLine(previousLine, nextLine));
+    return parts;
+  }
+
+  private takeBefore(offset: number): Comment[] {
+    return this.takeWhile((comment) => comment.span.start < offset);
+  }
+
+  private takeWhile(predicate: (comment: Comment) => boolean): Comment[] {
+    const taken: Comment[] = [];
+    while (this.next < this.comments.length && predicate(this.comments[this.next]!)) taken.push(this.comments[this.next++]!);
+    return taken;
+  }
+}
+
+/** One blank line when the source had at least one between the two lines. */
+function blankLine(previousLine: number | undefined, nextLine: number): Layout[] {
+  return previousLine !== undefined && nextLine > previousLine + 1 ? [hardline] : [];
+}
+
+/**
+ * Splits the comments inside a statement into those that sit between its operands (kept there, one
+ * per line) and those inside an operand's expression (moved before the declaration).
+ */
+function placeBetweenOperands(statement: Statement, comments: readonly Comment[]): { hoisted: Comment[]; operandComments: Comment[][] } {
+  const hoisted: Comment[] = [];
+  const operandComments: Comment[][] = statement.operands.map(() => []);
+  operandComments.push([]);
+  const afterHead = statement.bound?.span.end ?? statement.formSpan.end;
+  for (const comment of comments) {
+    let placed = false;
+    let previousEnd = afterHead;
+    for (let index = 0; index <= statement.operands.length; index++) {
+      const nextStart = statement.operands[index]?.span.start ?? statement.span.end;
+      if (comment.span.start >= previousEnd && comment.span.end <= nextStart) {
+        operandComments[index]!.push(comment);
+        placed = true;
+        break;
+      }
+      previousEnd = statement.operands[index]?.span.end ?? previousEnd;
+    }
+    if (!placed) hoisted.push(comment);
+  }
+  return { hoisted, operandComments };
+}

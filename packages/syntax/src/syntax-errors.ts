@@ -1,0 +1,181 @@
+import type { ILexingError, IRecognitionException, IToken } from "chevrotain";
+import { diagnostic, type Diagnostic, type Fix, type LineIndex } from "@vigil/diagnostics";
+import { isRealToken, tokenEnd } from "./cst-access.js";
+import { decodeString, isJsonNumber, numberHelp } from "./literals.js";
+import { readErrorPayload } from "./text-to-cst.js";
+import { describeToken, describeTokenType, isKeyword } from "./tokens.js";
+
+/**
+ * Turns what the lexer and the parser report into diagnostics (V0001–V0005): one message per
+ * problem, worded for the person who wrote the policy, with the span of the offending text and a
+ * fix when the repair is mechanical (a missing `)`, `:` or `,`).
+ */
+
+/** Where, in words, each parser rule is ("in a rule", "in a set of values"). */
+const ruleContexts: Readonly<Record<string, string>> = {
+  file: "at the top level of the file",
+  policy: "in a policy",
+  item: "in a policy",
+  patternDecl: "in a pattern declaration",
+  ruleDecl: "in a rule declaration",
+  statement: "in a statement",
+  bound: "in the bound of `bresp`",
+  operandList: "in the patterns of a form",
+  expr: "in an expression",
+  orExpr: "in an expression",
+  andExpr: "in an expression",
+  unary: "in an expression",
+  primary: "in an expression",
+  actionIn: "in a set of actions",
+  symbol: "in a set of actions",
+  statusIs: "in a status condition",
+  outputMatch: "in an output condition",
+  keyAtom: "in an argument condition",
+  keyPath: "in an argument name",
+  keySegment: "in an argument name",
+  valueSet: "in a set of values",
+  value: "in a set of values",
+};
+
+/** What an alternative-less failure in each rule was looking for. */
+const ruleExpectations: Readonly<Record<string, string>> = {
+  file: "`policy`",
+  item: "`pattern` or `rule`",
+  statement: "a form (`abs`, `prec`, `resp`, `bresp`, `rslv`, `until` or `always`)",
+  bound: "a positive integer",
+  primary: "a condition such as `action in {…}`, a pattern name or `(`",
+  symbol: "an action name",
+  statusIs: "`ok` or `error`",
+  keyAtom: "`in {…}`, `~ \"wildcard\"` or `= $variable`",
+  keySegment: "an argument name",
+  value: "a value (a string, a number, `true`, `false` or `null`)",
+};
+
+/** Punctuation whose absence the parser can repair by inserting it. */
+const insertable: Readonly<Record<string, string>> = {
+  RightParen: ")",
+  RightBrace: "}",
+  RightBracket: "]",
+  Colon: ":",
+  Equals: "=",
+  LeftBrace: "{",
+};
+
+export function lexingErrorsToDiagnostics(errors: readonly ILexingError[], text: string, lines: LineIndex): Diagnostic[] {
+  return errors.map((error) => {
+    const character = text.slice(error.offset, error.offset + Math.max(1, error.length));
+    const span = lines.span(error.offset, error.offset + Math.max(1, error.length));
+    const shown = character.length > 20 ? `${character.slice(0, 17)}…` : character;
+    let help = "remove it, or put it inside a string";
+    if (character.startsWith("'")) help = "strings are written with double quotes: `\"…\"`";
+    else if (character.startsWith("&") || character.startsWith("|") || character.startsWith("!")) {
+      help = "the logical operators are written `and`, `or` and `not`";
+    }
+    return diagnostic("V0003", `unexpected character${character.length > 1 ? "s" : ""} \`${shown}\``, { span, help });
+  });
+}
+
+/** Reports malformed literals the lexer accepted as one token: unclosed strings, bad escapes, bad numbers. */
+export function literalDiagnostics(tokens: readonly IToken[], lines: LineIndex): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const token of tokens) {
+    const span = lines.span(token.startOffset, tokenEnd(token));
+    switch (token.tokenType.name) {
+      case "UnterminatedString": {
+        const end = lines.span(tokenEnd(token), tokenEnd(token));
+        diagnostics.push(
+          diagnostic("V0002", "this string is not closed before the end of the line", {
+            span,
+            help: "add the closing `\"`; a string cannot span lines (write a line break as `\\n`)",
+            fix: { title: "close the string", edits: [{ span: end, newText: '"' }] },
+          }),
+        );
+        break;
+      }
+      case "StringLiteral": {
+        const decoded = decodeString(token.image, true);
+        if (decoded.problem !== undefined) {
+          diagnostics.push(diagnostic("V0004", decoded.problem, { span, ...(decoded.help ? { help: decoded.help } : {}) }));
+        }
+        break;
+      }
+      case "NumberLiteral":
+        if (!isJsonNumber(token.image)) {
+          diagnostics.push(diagnostic("V0005", `\`${token.image}\` is not a valid number`, { span, help: numberHelp(token.image) }));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return diagnostics;
+}
+
+export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[], text: string, lines: LineIndex): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  const seenOffsets = new Set<number>();
+  for (const error of errors) {
+    const payload = readErrorPayload(error.message);
+    const found = error.token;
+    const previous = (error as { previousToken?: IToken }).previousToken;
+    const atEnd = !isRealToken(found) || found.tokenType.name === "EOF";
+    // Point at the offending token; at the end of the file, just after the last real token.
+    const start = atEnd ? (previous && isRealToken(previous) ? tokenEnd(previous) : text.length) : found.startOffset;
+    const end = atEnd ? start : tokenEnd(found);
+    // Recovery can fail several times at one token; one message per place is enough.
+    if (seenOffsets.has(start)) continue;
+    seenOffsets.add(start);
+    const span = lines.span(start, end);
+    const foundText = atEnd ? "the end of the file" : describeToken(found);
+    const rule = payload?.rule ?? "file";
+    const where = ruleContexts[rule] ?? "";
+    let expected: string;
+    let fix: Fix | undefined;
+    let help: string | undefined;
+    if (payload?.kind === "mismatch" && payload.expected !== undefined) {
+      expected = describeTokenType({ name: payload.expected } as IToken["tokenType"]);
+      const insertion = insertable[payload.expected];
+      if (insertion !== undefined && previous !== undefined && isRealToken(previous)) {
+        const at = lines.span(tokenEnd(previous), tokenEnd(previous));
+        fix = { title: `insert \`${insertion}\``, edits: [{ span: at, newText: insertion }] };
+      }
+      if (payload.expected === "Variable" && !atEnd && previous !== undefined && isRealToken(previous) && isValueToken(found)) {
+        help = "`=` binds a variable; to compare with a value, write `KEY in {value}`";
+        fix = {
+          title: `write \`in {${found.image}}\``,
+          edits: [
+            { span: lines.span(previous.startOffset, tokenEnd(previous)), newText: "in {" },
+            { span: lines.span(tokenEnd(found), tokenEnd(found)), newText: "}" },
+          ],
+        };
+      }
+      if (payload.expected === "Identifier" && !atEnd && isKeyword(found.image)) {
+        help = `\`${found.image}\` is a reserved word and cannot be a name; choose another name`;
+      }
+    } else if (payload?.kind === "notAllInputParsed") {
+      expected = "`policy`";
+      help = "every pattern and rule belongs inside a `policy NAME { … }` block";
+    } else {
+      expected = ruleExpectations[rule] ?? "something else";
+      if (rule === "primary" && !atEnd && found.tokenType.name === "Variable") {
+        help = "a variable is written as the value of an argument: `KEY = $x`";
+      } else if (rule === "statusIs" && !atEnd) {
+        help = "a status is `ok` or `error`";
+      } else if (rule === "keyAtom" && !atEnd && found.tokenType.name === "Equals") {
+        help = "`=` binds a variable; to compare with a value, write `KEY in {value}`";
+      }
+    }
+    diagnostics.push(
+      diagnostic("V0001", `expected ${expected} ${where}, found ${foundText}`.replace(/\s+,/, ","), {
+        span,
+        ...(help !== undefined ? { help } : {}),
+        ...(fix !== undefined ? { fix } : {}),
+      }),
+    );
+  }
+  return diagnostics;
+}
+
+function isValueToken(token: IToken): boolean {
+  return ["StringLiteral", "NumberLiteral", "TrueKeyword", "FalseKeyword", "NullKeyword", "OkKeyword", "ErrorKeyword"].includes(token.tokenType.name);
+}
