@@ -20,8 +20,14 @@ export function compileWildcard(pattern: string): CompiledWildcard {
   return compiled;
 }
 
+/** A literal character outside a class (only syntax characters may be escaped in a `u` regex). */
 function escapeRegex(char: string): string {
-  return /[\\^$.*+?()[\]{}|/-]/.test(char) ? `\\${char}` : char;
+  return /[\\^$.*+?()[\]{}|/]/.test(char) ? `\\${char}` : char;
+}
+
+/** A literal character inside a class. */
+function escapeClassChar(char: string): string {
+  return /[\\\]^-]/.test(char) ? `\\${char}` : char;
 }
 
 function compileUncached(pattern: string): CompiledWildcard {
@@ -67,7 +73,7 @@ function compileUncached(pattern: string): CompiledWildcard {
         if (c === "\\") {
           const next = chars[j + 1];
           if (next === undefined) break;
-          classBody += `\\${next}`;
+          classBody += escapeClassChar(next);
           j++;
         } else if (c === "-" && classBody !== "" && classBody !== "^" && chars[j + 1] !== "]" && chars[j + 1] !== undefined) {
           const low = chars[j - 1]!;
@@ -77,7 +83,7 @@ function compileUncached(pattern: string): CompiledWildcard {
           }
           classBody += "-";
         } else {
-          classBody += /[\\\]^-]/.test(c) ? `\\${c}` : c;
+          classBody += escapeClassChar(c);
         }
       }
       if (!closed) return { ok: false, message: "a `[` in a wildcard is not closed by `]`", offset: charOffset };
