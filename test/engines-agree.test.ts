@@ -9,7 +9,7 @@ import { statement, trace } from "./arbitraries.js";
  * direct evaluator and Z3 over the Figure 5 lowering (in both encodings) give identical verdicts
  * and witnesses. VIGIL_PROPERTY_RUNS sets the number of cases (CI runs the default).
  */
-const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 1500);
+const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000);
 
 describe("the evaluator and the SMT lowering agree", () => {
   let shared: SmtDecider;

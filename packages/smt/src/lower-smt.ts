@@ -214,9 +214,12 @@ class Lowering {
       const neighbour = direction === "before" ? i - 1 : i + 1;
       let term = previous;
       if (neighbour >= 0 && neighbour < this.n) {
+        let step = 0;
         for (const pattern of patterns) {
           const matches = this.pattern(pattern.formula, neighbour);
-          for (const b of this.bindingTerms(pattern, neighbour) ?? []) term = ite(and(matches, b.guard), `(store ${term} ${b.term} true)`, term);
+          for (const b of this.bindingTerms(pattern, neighbour) ?? []) {
+            term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(matches, b.guard), `(store ${term} ${b.term} true)`, term));
+          }
         }
       }
       previous = this.define(`|${name}_${i + 1}|`, sort, term);
@@ -247,7 +250,10 @@ class Lowering {
       if (j < this.n) {
         const matches = this.pattern(pattern.formula, j);
         if (perBinding) {
-          for (const b of this.bindingTerms(pattern, j) ?? []) term = ite(and(matches, b.guard), `(store ${term} ${b.term} ${j + 1})`, term);
+          let step = 0;
+          for (const b of this.bindingTerms(pattern, j) ?? []) {
+            term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(matches, b.guard), `(store ${term} ${b.term} ${j + 1})`, term));
+          }
         } else term = ite(matches, `${j + 1}`, term);
       }
       previous = this.define(`|${name}_${i + 1}|`, sort, term);
@@ -281,13 +287,17 @@ class Lowering {
       result[this.n] = constant(true);
       for (let j = this.n - 1; j >= 0; j--) {
         // First the resolutions make bindings clear, then bad events make them dirty: ¬ψb ∧ (ψ' ∨ G).
+        // Every intermediate array is named, so that each step mentions the previous one by name:
+        // written inline, the `ite` would repeat it and the term would double with every binding.
         let term = result[j + 1]!;
+        let step = 0;
+        const named = (next: string) => this.define(`|${name}_${j + 1}.${step++}|`, sort, next);
         const resolves = this.pattern(resolve.formula, j);
-        if (resolve.bindings.size === 0) term = ite(resolves, constant(true), term);
-        else for (const b of this.bindingTerms(resolve, j) ?? []) term = ite(and(resolves, b.guard), `(store ${term} ${b.term} true)`, term);
+        if (resolve.bindings.size === 0) term = named(ite(resolves, constant(true), term));
+        else for (const b of this.bindingTerms(resolve, j) ?? []) term = named(ite(and(resolves, b.guard), `(store ${term} ${b.term} true)`, term));
         const breaks = this.pattern(bad.formula, j);
-        if (bad.bindings.size === 0) term = ite(breaks, constant(false), term);
-        else for (const b of this.bindingTerms(bad, j) ?? []) term = ite(and(breaks, b.guard), `(store ${term} ${b.term} false)`, term);
+        if (bad.bindings.size === 0) term = named(ite(breaks, constant(false), term));
+        else for (const b of this.bindingTerms(bad, j) ?? []) term = named(ite(and(breaks, b.guard), `(store ${term} ${b.term} false)`, term));
         result[j] = this.define(`|${name}_${j + 1}|`, sort, term);
       }
     }

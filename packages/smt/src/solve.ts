@@ -1,10 +1,16 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
-import { init, killThreads } from "z3-solver";
+import { Z3_lbool, type Z3_ast, type Z3_context, type Z3_solver } from "z3-solver";
 import { lowerStatement, type Encoding } from "./lower-smt.js";
+import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 
-type Z3Api = Awaited<ReturnType<typeof init>>;
-type Z3Context = import("z3-solver").Context<"vigil">;
+type Z3LowLevel = Z3Api["Z3"];
+
+/**
+ * The largest query the decider hands to Z3. Z3 runs in WebAssembly with a bounded heap, and a
+ * query far beyond this exhausts it; such a statement is reported undecided (fail closed) instead.
+ */
+export const maximumQueryLength = 32 * 2 ** 20;
 
 export interface SmtDeciderOptions {
   /** Per solver call, in milliseconds. A call that runs out is undecided (fail closed). Default 30 s. */
@@ -22,69 +28,175 @@ export interface SmtDeciderOptions {
  * One solver call runs at a time per context; create one decider per concurrent user.
  */
 export class SmtDecider {
+  /** The context of the decision in progress, for `interrupt`. */
+  private current: Z3_context | undefined;
+  private interrupted = false;
+  private disposed = false;
+
   private constructor(
     private readonly api: Z3Api,
-    private readonly context: Z3Context,
     private readonly options: SmtDeciderOptions,
   ) {}
 
   static async create(options: SmtDeciderOptions = {}): Promise<SmtDecider> {
-    const api = await init();
-    return new SmtDecider(api, new api.Context("vigil"), options);
+    return new SmtDecider(await acquireZ3(), options);
   }
 
+  /**
+   * Each decision gets a fresh Z3 context, deleted when the decision ends: nothing accumulates
+   * across decisions, however many a long-lived process makes. The low-level API is used on
+   * purpose: its objects are freed here, explicitly, never by garbage-collector finalizers that
+   * could run while a solver call is in flight on Z3's worker thread.
+   */
   async decide(statement: CheckedStatement, events: readonly TraceEvent[]): Promise<StatementOutcome> {
+    if (this.disposed) throw new Error("this decider has been disposed");
     const query = lowerStatement(statement, events, this.options.encoding === undefined ? {} : { encoding: this.options.encoding });
-    const solver = new this.context.Solver();
+    if (query.body.length > maximumQueryLength) {
+      const megabytes = (query.body.length / 2 ** 20).toFixed(1);
+      return undecided(
+        `the SMT query for this statement is ${megabytes} MiB of text, over the decider's limit of ${maximumQueryLength / 2 ** 20} MiB; the direct evaluator (--engine eval) decides it`,
+      );
+    }
+    const z3 = this.api.Z3;
+    const config = z3.mk_config();
+    z3.set_param_value(config, "timeout", String(this.options.timeoutMs ?? 30_000));
+    const context = z3.mk_context_rc(config);
+    z3.del_config(config);
+    const session = new Session(z3, context);
+    this.current = context;
+    this.interrupted = false;
     try {
-      solver.set("timeout", this.options.timeoutMs ?? 30_000);
-      solver.set("core.minimize", true);
-      try {
-        solver.fromString(query.body);
-      } catch (error) {
-        return undecided(`the solver rejected the query: ${(error as Error).message}`);
-      }
-      const literals = new Map(query.conditions.map((c) => [c.literal, c.position]));
-      let remaining = query.conditions.map((c) => c.literal);
-      const witnesses: number[] = [];
-      for (;;) {
-        const assumptions = remaining.map((name) => this.context.Bool.const(name));
-        const result = await solver.check(...assumptions);
-        if (result === "sat") break;
-        if (result === "unknown") {
-          return { ...undecided(`the solver could not decide the statement: ${solver.reasonUnknown()}`), witnesses: witnesses.sort((a, b) => a - b) };
-        }
-        const core = solver.unsatCore();
-        const named = new Set<string>();
-        for (let k = 0; k < core.length(); k++) named.add(core.get(k).toString());
-        if (named.size === 0) {
-          // The facts alone are inconsistent: that would be a bug in the fact base, never a verdict.
-          return undecided("internal error: the fact base is inconsistent without any condition");
-        }
-        for (const name of named) {
-          const position = literals.get(name);
-          if (position === undefined) return undecided(`internal error: the core names an unknown literal \`${name}\``);
-          witnesses.push(position);
-        }
-        remaining = remaining.filter((name) => !named.has(name));
-      }
-      witnesses.sort((a, b) => a - b);
-      return { holds: witnesses.length === 0, witnesses };
+      return await this.solve(session, query.body, query.conditions);
     } catch (error) {
       return undecided(`the solver failed: ${(error as Error).message}`);
     } finally {
-      solver.release();
+      this.current = undefined;
+      session.close();
     }
+  }
+
+  private async solve(session: Session, body: string, conditions: readonly { position: number; literal: string }[]): Promise<StatementOutcome> {
+    const solver = session.solver();
+    try {
+      session.run(() => session.z3.solver_from_string(session.context, solver, body));
+    } catch (error) {
+      return undecided(`the solver rejected the query: ${(error as Error).message}`);
+    }
+    const byId = new Map<number, { position: number; literal: Z3_ast }>();
+    for (const condition of conditions) {
+      const literal = session.boolConstant(condition.literal);
+      byId.set(session.z3.get_ast_id(session.context, literal), { position: condition.position, literal });
+    }
+    let remaining = [...byId.keys()];
+    const witnesses: number[] = [];
+    for (;;) {
+      const assumptions = remaining.map((id) => byId.get(id)!.literal);
+      const result = await session.check(solver, assumptions);
+      if (result === Z3_lbool.Z3_L_TRUE) break;
+      if (result === Z3_lbool.Z3_L_UNDEF) {
+        const reason = this.interrupted ? "interrupted" : session.reasonUnknown(solver);
+        return { ...undecided(`the solver could not decide the statement: ${reason}`), witnesses: witnesses.sort((a, b) => a - b) };
+      }
+      const core = session.unsatCore(solver);
+      if (core.length === 0) {
+        // The facts alone are inconsistent: that would be a bug in the fact base, never a verdict.
+        return undecided("internal error: the fact base is inconsistent without any condition");
+      }
+      for (const id of core) {
+        const condition = byId.get(id);
+        if (condition === undefined) return undecided("internal error: the core names an unknown literal");
+        witnesses.push(condition.position);
+      }
+      const retired = new Set(core);
+      remaining = remaining.filter((id) => !retired.has(id));
+    }
+    witnesses.sort((a, b) => a - b);
+    return { holds: witnesses.length === 0, witnesses };
   }
 
   /** Stops a running solver call; the statement being decided is reported undecided. */
   interrupt(): void {
-    this.context.interrupt();
+    if (this.current === undefined) return;
+    this.interrupted = true;
+    this.api.Z3.interrupt(this.current);
   }
 
-  /** Releases the solver's worker threads so that the process can exit. */
+  /** Releases this decider's hold on the Z3 runtime; the last one stops its threads so that the process can exit. */
   async dispose(): Promise<void> {
-    await killThreads(this.api.em);
+    if (this.disposed) return;
+    this.disposed = true;
+    await releaseZ3();
+  }
+}
+
+/**
+ * One decision's Z3 objects, with explicit reference counting: every object created here is
+ * released by `close`, which then deletes the context.
+ */
+class Session {
+  private readonly releases: (() => void)[] = [];
+
+  constructor(
+    readonly z3: Z3LowLevel,
+    readonly context: Z3_context,
+  ) {}
+
+  /** Runs a Z3 call and turns an error Z3 recorded into an exception. */
+  run<T>(call: () => T): T {
+    const value = call();
+    const code = this.z3.get_error_code(this.context);
+    if (code !== 0) throw new Error(this.z3.get_error_msg(this.context, code));
+    return value;
+  }
+
+  solver(): Z3_solver {
+    const solver = this.run(() => this.z3.mk_solver(this.context));
+    this.z3.solver_inc_ref(this.context, solver);
+    this.releases.push(() => this.z3.solver_dec_ref(this.context, solver));
+    const params = this.z3.mk_params(this.context);
+    this.z3.params_inc_ref(this.context, params);
+    // Minimal cores: each names exactly the refuted conditions it needs (one, since ⟦τ⟧ is complete).
+    this.z3.params_set_bool(this.context, params, this.z3.mk_string_symbol(this.context, "core.minimize"), true);
+    this.run(() => this.z3.solver_set_params(this.context, solver, params));
+    this.z3.params_dec_ref(this.context, params);
+    return solver;
+  }
+
+  boolConstant(name: string): Z3_ast {
+    const constant = this.run(() => this.z3.mk_const(this.context, this.z3.mk_string_symbol(this.context, name), this.z3.mk_bool_sort(this.context)));
+    this.z3.inc_ref(this.context, constant);
+    this.releases.push(() => this.z3.dec_ref(this.context, constant));
+    return constant;
+  }
+
+  async check(solver: Z3_solver, assumptions: readonly Z3_ast[]): Promise<Z3_lbool> {
+    const result = await this.z3.solver_check_assumptions(this.context, solver, [...assumptions]);
+    const code = this.z3.get_error_code(this.context);
+    if (code !== 0) throw new Error(this.z3.get_error_msg(this.context, code));
+    return result;
+  }
+
+  reasonUnknown(solver: Z3_solver): string {
+    return this.run(() => this.z3.solver_get_reason_unknown(this.context, solver));
+  }
+
+  /** The AST ids of the core's literals. */
+  unsatCore(solver: Z3_solver): number[] {
+    const core = this.run(() => this.z3.solver_get_unsat_core(this.context, solver));
+    this.z3.ast_vector_inc_ref(this.context, core);
+    try {
+      const ids: number[] = [];
+      const size = this.z3.ast_vector_size(this.context, core);
+      for (let index = 0; index < size; index++) ids.push(this.z3.get_ast_id(this.context, this.z3.ast_vector_get(this.context, core, index)));
+      return ids;
+    } finally {
+      this.z3.ast_vector_dec_ref(this.context, core);
+    }
+  }
+
+  close(): void {
+    for (const release of this.releases.reverse()) release();
+    this.z3.del_context(this.context);
   }
 }
 

@@ -1,0 +1,32 @@
+import { init, killThreads } from "z3-solver";
+
+export type Z3Api = Awaited<ReturnType<typeof init>>;
+
+/**
+ * The process's one Z3 runtime. Every `init()` of z3-solver instantiates a new WebAssembly module
+ * with its own memory and worker threads, and two of them in one process corrupt each other; so
+ * all deciders share one runtime, counted, and its threads are stopped when the last user leaves.
+ */
+let runtime: Promise<Z3Api> | undefined;
+let users = 0;
+
+export async function acquireZ3(): Promise<Z3Api> {
+  users++;
+  runtime ??= init();
+  try {
+    return await runtime;
+  } catch (error) {
+    users--;
+    runtime = undefined;
+    throw error;
+  }
+}
+
+export async function releaseZ3(): Promise<void> {
+  if (users === 0 || runtime === undefined) return;
+  users--;
+  if (users > 0) return;
+  const api = await runtime;
+  runtime = undefined;
+  await killThreads(api.em);
+}
