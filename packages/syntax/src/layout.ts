@@ -128,8 +128,8 @@ export function render(layout: Layout, width: number, indentUnit = 2): string {
   let column = 0;
   const newline = (indentation: number): void => {
     // No line ends in spaces: drop the ones an indentation or a separator left behind.
-    while (output.length > 0 && output[output.length - 1]!.trim() === "") output.pop();
-    if (output.length > 0) output[output.length - 1] = output[output.length - 1]!.trimEnd();
+    while (output.length > 0 && /^[ \t]*$/.test(output[output.length - 1]!)) output.pop();
+    if (output.length > 0) output[output.length - 1] = output[output.length - 1]!.replace(/[ \t]+$/, "");
     output.push("\n", " ".repeat(indentation));
     column = indentation;
   };

@@ -75,13 +75,22 @@ function precedenceOf(expr: Expr): number {
 /** `expr`, parenthesized when it binds more loosely than its position requires. */
 function operand(expr: Expr, required: number): Layout {
   const inner = exprLayout(expr);
-  if (precedenceOf(expr) >= required) return inner;
-  return group("(", indent(softline, inner), softline, ")");
+  return precedenceOf(expr) >= required ? inner : parenthesized(expr);
 }
 
-function chain(operands: readonly Expr[], keyword: string, required: number): Layout {
-  const [first, ...rest] = operands.map((expr) => operand(expr, required));
-  return group(first ?? "", indent(...rest.map((part) => concat(line, `${keyword} `, part))));
+/**
+ * An n-ary `and`/`or`: flat, or one operand per line at the indentation of the first (the context
+ * indents). An `and` under an `or` keeps its parentheses: precedence makes them redundant, but
+ * people read mixed chains with them.
+ */
+function chain(operands: readonly Expr[], keyword: "and" | "or"): Layout {
+  const required = keyword === "or" ? precedence.Or : precedence.And;
+  const [first, ...rest] = operands.map((expr) => (keyword === "or" && expr.kind === "And" ? parenthesized(expr) : operand(expr, required)));
+  return group(first ?? "", ...rest.map((part) => concat(line, `${keyword} `, part)));
+}
+
+function parenthesized(expr: Expr): Layout {
+  return group("(", indent(softline, exprLayout(expr)), softline, ")");
 }
 
 function setLayout(items: readonly string[]): Layout {
@@ -94,9 +103,9 @@ function exprLayout(expr: Expr): Layout {
     case "Implies":
       return group(operand(expr.left, precedence.Or), indent(line, "implies ", operand(expr.right, precedence.Implies)));
     case "Or":
-      return chain(expr.operands, "or", precedence.Or);
+      return chain(expr.operands, "or");
     case "And":
-      return chain(expr.operands, "and", precedence.And);
+      return chain(expr.operands, "and");
     case "Not":
       return concat("not ", operand(expr.operand, precedence.Prefix));
     case "Once":
@@ -128,7 +137,10 @@ function exprLayout(expr: Expr): Layout {
  */
 function statementLayout(statement: Statement, operandComments: readonly (readonly Comment[])[]): Layout {
   if (statement.form === "always") {
-    return concat("always ", group(exprLayout(statement.operands[0] ?? { kind: "Missing", span: statement.span, recovered: true })));
+    const body = statement.operands[0] ?? { kind: "Missing", span: statement.span, recovered: true };
+    // A bare chain continues one level in; a parenthesized body closes at the rule's own level.
+    const chained = body.kind === "And" || body.kind === "Or" || body.kind === "Implies";
+    return concat("always ", chained ? indent(group(exprLayout(body))) : group(exprLayout(body)));
   }
   const head = statement.bound !== undefined ? `${statement.form}[${statement.bound.text}]` : statement.form;
   const commentLines = (index: number): Layout[] => (operandComments[index] ?? []).map((comment) => concat(commentText(comment), hardline));
