@@ -55,9 +55,18 @@ const prefixKindsByTokenName: Readonly<Record<string, "Not" | "Once" | "Eventual
   EventuallyKeyword: "Eventually",
 };
 
-export function cstToAst(cst: CstNode | undefined, input: AstBuildInput): { file: SourceFile; diagnostics: Diagnostic[] } {
+/** A policy as the outline found it, with the CST of each of its declarations. */
+export interface PolicyCst {
+  readonly keyword: IToken;
+  readonly name?: IToken;
+  readonly items: readonly (CstNode | undefined)[];
+  readonly start: number;
+  readonly end: number;
+}
+
+export function cstToAst(policies: readonly PolicyCst[], input: AstBuildInput): { file: SourceFile; diagnostics: Diagnostic[] } {
   const builder = new AstBuilder(input);
-  const file = builder.file(cst);
+  const file = builder.file(policies);
   return { file, diagnostics: builder.diagnostics };
 }
 
@@ -70,22 +79,24 @@ class AstBuilder {
 
   constructor(private readonly input: AstBuildInput) {}
 
-  file(cst: CstNode | undefined): SourceFile {
-    const policies = childNodes(cst, "policy").map((node) => this.policy(node));
-    return { kind: "SourceFile", policies, comments: this.input.comments, span: this.span(0, this.input.text.length) };
+  file(policies: readonly PolicyCst[]): SourceFile {
+    return {
+      kind: "SourceFile",
+      policies: policies.map((policy) => this.policy(policy)),
+      comments: this.input.comments,
+      span: this.span(0, this.input.text.length),
+    };
   }
 
-  private policy(node: CstNode): PolicyDecl {
-    const keyword = childToken(node, "PolicyKeyword");
-    const extent = extentOf(node) ?? { start: 0, end: 0 };
-    const name = this.identifier(childToken(node, "Identifier"), keyword ? tokenEnd(keyword) : extent.start);
+  private policy(policy: PolicyCst): PolicyDecl {
+    const name = this.identifier(policy.name, tokenEnd(policy.keyword));
     const items: Item[] = [];
-    for (const itemNode of childNodes(node, "item")) {
-      const item = this.item(itemNode);
+    for (const itemNode of policy.items) {
+      const item = itemNode === undefined ? undefined : this.item(itemNode);
       if (item !== undefined) items.push(item);
     }
-    const doc = keyword ? this.input.docs.get(keyword.startOffset) : undefined;
-    return { kind: "PolicyDecl", name, ...(doc ? { doc } : {}), items, span: this.span(extent.start, extent.end) };
+    const doc = this.input.docs.get(policy.keyword.startOffset);
+    return { kind: "PolicyDecl", name, ...(doc ? { doc } : {}), items, span: this.span(policy.start, policy.end) };
   }
 
   private item(node: CstNode): Item | undefined {

@@ -1,10 +1,11 @@
 import { diagnostic, LineIndex, sortDiagnostics, type Diagnostic } from "@vigil/diagnostics";
 import type { SourceFile } from "./ast.js";
-import { cstToAst } from "./cst-to-ast.js";
+import { cstToAst, type PolicyCst } from "./cst-to-ast.js";
+import { outlineFile } from "./declarations.js";
 import { attachDocComments, commentsFromTokens } from "./doc-comments.js";
 import { cutTooDeepRegions, maximumNestingDepth } from "./nesting.js";
 import { lexingErrorsToDiagnostics, literalDiagnostics, parseErrorsToDiagnostics } from "./syntax-errors.js";
-import { tokensToCst } from "./text-to-cst.js";
+import { declarationToCst } from "./text-to-cst.js";
 import { commentGroup, tokenize } from "./tokens.js";
 
 export interface ParseResult {
@@ -20,7 +21,8 @@ export interface ParseResult {
  * Parses the text of a `.vigil` file. Never throws on any input: every problem becomes a
  * diagnostic, and the parser recovers so that all of a file's errors are reported at once.
  *
- * The data path: text → tokens (comments set aside) → too-deep regions cut out → CST → AST.
+ * The data path: text → tokens (comments set aside) → too-deep regions cut out → the file's
+ * outline (policies and where each declaration starts) → one CST per declaration → AST.
  */
 export function parse(text: string): ParseResult {
   const lines = new LineIndex(text);
@@ -38,16 +40,23 @@ export function parse(text: string): ParseResult {
     );
   }
 
-  const { cst, errors } = tokensToCst(tokens);
-  diagnostics.push(...parseErrorsToDiagnostics(errors, text, lines));
+  const outline = outlineFile(tokens, lines);
+  diagnostics.push(...outline.diagnostics);
+  const errorOffsets: number[] = [];
+  const policies: PolicyCst[] = outline.policies.map((policy) => ({
+    keyword: policy.keyword,
+    ...(policy.name ? { name: policy.name } : {}),
+    start: policy.start,
+    end: policy.end,
+    items: policy.items.map((itemTokens) => {
+      const { cst, errors } = declarationToCst([...itemTokens]);
+      diagnostics.push(...parseErrorsToDiagnostics(errors, text, lines));
+      for (const error of errors) if (Number.isFinite(error.token.startOffset)) errorOffsets.push(error.token.startOffset);
+      return cst;
+    }),
+  }));
   const docs = attachDocComments(tokens, comments, text, lines);
-  const built = cstToAst(cst, {
-    text,
-    lines,
-    docs,
-    comments,
-    errorOffsets: errors.map((error) => error.token.startOffset).filter((offset) => Number.isFinite(offset)),
-  });
+  const built = cstToAst(policies, { text, lines, docs, comments, errorOffsets });
   diagnostics.push(...built.diagnostics);
   return { file: built.file, diagnostics: sortDiagnostics(diagnostics), lines };
 }

@@ -85,7 +85,10 @@ function operand(expr: Expr, required: number): Layout {
  */
 function chain(operands: readonly Expr[], keyword: "and" | "or"): Layout {
   const required = keyword === "or" ? precedence.Or : precedence.And;
-  const [first, ...rest] = operands.map((expr) => (keyword === "or" && expr.kind === "And" ? parenthesized(expr) : operand(expr, required)));
+  // A nested chain of the same kind came from parentheses in the source: keep them, so that the
+  // formatted text parses back to the same tree.
+  const keep = (expr: Expr) => expr.kind === (keyword === "or" ? "Or" : "And") || (keyword === "or" && expr.kind === "And");
+  const [first, ...rest] = operands.map((expr) => (keep(expr) ? parenthesized(expr) : operand(expr, required)));
   return group(first ?? "", ...rest.map((part) => concat(line, `${keyword} `, part)));
 }
 
@@ -189,9 +192,14 @@ class FilePrinter {
     policy.items.forEach((item, index) => {
       const leading = this.takeBefore(item.span.start);
       body.push(hardline, ...blankLine(previousLine, leading[0]?.span.line ?? item.span.line));
-      body.push(...this.commentRun(leading, item.span.line));
+      // Comments moved out of the declaration go above its doc comment, which must stay attached.
+      const docStart = item.doc?.span.start ?? item.span.start;
+      const beforeDoc = leading.filter((comment) => comment.span.start < docStart);
+      const docRun = leading.filter((comment) => comment.span.start >= docStart);
       const printed = this.item(item, policy.items[index + 1]?.span.start ?? policy.span.end);
-      body.push(printed.layout);
+      body.push(...this.commentRun(beforeDoc, docRun[0]?.span.line ?? item.span.line));
+      body.push(...printed.hoisted.map((comment) => concat(commentText(comment), hardline)));
+      body.push(...this.commentRun(docRun, item.span.line), printed.layout);
       previousLine = printed.lastLine;
     });
     // Comments after the last item, before the closing brace.
@@ -204,7 +212,7 @@ class FilePrinter {
     return concat(...header, indent(...body), hardline, "}", ...trailing.map((comment) => ` ${commentText(comment)}`));
   }
 
-  private item(item: Item, boundary: number): { layout: Layout; lastLine: number } {
+  private item(item: Item, boundary: number): { layout: Layout; hoisted: readonly Comment[]; lastLine: number } {
     const inside = this.takeBefore(item.span.end);
     let hoisted: Comment[] = inside;
     let operandComments: Comment[][] = [];
@@ -216,12 +224,8 @@ class FilePrinter {
         ? group(`pattern ${item.name.text} =`, indent(line, exprLayout(item.body)))
         : concat(`rule ${item.name.text}: `, statementLayout(item.statement, operandComments));
     const trailing = this.takeWhile((comment) => comment.span.line === item.span.endLine && comment.span.start < boundary);
-    const layout = concat(
-      ...hoisted.map((comment) => concat(commentText(comment), hardline)),
-      declaration,
-      ...trailing.map((comment) => ` ${commentText(comment)}`),
-    );
-    return { layout, lastLine: trailing[trailing.length - 1]?.span.endLine ?? item.span.endLine };
+    const layout = concat(declaration, ...trailing.map((comment) => ` ${commentText(comment)}`));
+    return { layout, hoisted, lastLine: trailing[trailing.length - 1]?.span.endLine ?? item.span.endLine };
   }
 
   /**

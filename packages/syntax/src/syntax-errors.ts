@@ -13,8 +13,6 @@ import { describeToken, describeTokenType, isKeyword } from "./tokens.js";
 
 /** Where, in words, each parser rule is ("in a rule", "in a set of values"). */
 const ruleContexts: Readonly<Record<string, string>> = {
-  file: "at the top level of the file",
-  policy: "in a policy",
   item: "in a policy",
   patternDecl: "in a pattern declaration",
   ruleDecl: "in a rule declaration",
@@ -39,7 +37,6 @@ const ruleContexts: Readonly<Record<string, string>> = {
 
 /** What an alternative-less failure in each rule was looking for. */
 const ruleExpectations: Readonly<Record<string, string>> = {
-  file: "`policy`",
   item: "`pattern` or `rule`",
   statement: "a form (`abs`, `prec`, `resp`, `bresp`, `rslv`, `until` or `always`)",
   bound: "a positive integer",
@@ -126,8 +123,8 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
     if (seenOffsets.has(start)) continue;
     seenOffsets.add(start);
     const span = lines.span(start, end);
-    const foundText = atEnd ? "the end of the file" : describeToken(found);
-    const rule = payload?.rule ?? "file";
+    const foundText = atEnd ? "the end of the declaration" : describeToken(found);
+    const rule = payload?.rule ?? "item";
     const where = ruleContexts[rule] ?? "";
     let expected: string;
     let fix: Fix | undefined;
@@ -153,8 +150,8 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
         help = `\`${found.image}\` is a reserved word and cannot be a name; choose another name`;
       }
     } else if (payload?.kind === "notAllInputParsed") {
-      expected = "`policy`";
-      help = "every pattern and rule belongs inside a `policy NAME { … }` block";
+      expected = "the end of the declaration";
+      help = "a declaration ends where the next `pattern`, `rule` or the policy's `}` begins; is an operator such as `and` missing?";
     } else {
       expected = ruleExpectations[rule] ?? "something else";
       if (rule === "primary" && !atEnd && found.tokenType.name === "Variable") {

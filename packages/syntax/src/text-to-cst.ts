@@ -27,7 +27,6 @@ import {
   OrKeyword,
   OutputKeyword,
   PatternKeyword,
-  PolicyKeyword,
   RightBrace,
   RightBracket,
   RightParen,
@@ -41,8 +40,9 @@ import {
 } from "./tokens.js";
 
 /**
- * The concrete-syntax parser: tokens to a Chevrotain CST, with error recovery. The grammar is the
- * one of `grammar/vigil.ebnf`, except that `implies` chains and prefix-operator chains are parsed as
+ * The concrete-syntax parser of one declaration (`pattern …` or `rule …`): tokens to a Chevrotain
+ * CST, with error recovery. The file's outline around declarations (`policy NAME { … }`) is found
+ * by `declarations.ts`. The grammar is the one of `grammar/vigil.ebnf`, except that `implies` chains and prefix-operator chains are parsed as
  * loops (and folded to the right when the AST is built) so that only parentheses make the parser
  * recurse.
  *
@@ -94,18 +94,6 @@ export class VigilCstParser extends CstParser {
     super(allTokens as TokenType[], { recoveryEnabled: true, maxLookahead: 2, errorMessageProvider });
     this.performSelfAnalysis();
   }
-
-  public readonly file = this.RULE("file", () => {
-    this.MANY(() => this.SUBRULE(this.policy));
-  });
-
-  public readonly policy = this.RULE("policy", () => {
-    this.CONSUME(PolicyKeyword);
-    this.CONSUME(Identifier);
-    this.CONSUME(LeftBrace);
-    this.MANY(() => this.SUBRULE(this.item));
-    this.CONSUME(RightBrace);
-  });
 
   public readonly item = this.RULE("item", () => {
     this.OR([{ ALT: () => this.SUBRULE(this.patternDecl) }, { ALT: () => this.SUBRULE(this.ruleDecl) }]);
@@ -355,11 +343,11 @@ export interface CstParseResult {
   readonly errors: readonly IRecognitionException[];
 }
 
-/** Parses a token vector (comments already removed) into the CST of a whole file. */
-export function tokensToCst(tokens: IToken[]): CstParseResult {
+/** Parses the tokens of one declaration (comments already removed) into its CST. */
+export function declarationToCst(tokens: IToken[]): CstParseResult {
   const parser = cstParser();
   parser.input = tokens;
-  const cst = parser.file();
+  const cst = parser.item();
   const errors = parser.errors;
   // Drop the token vector so the shared parser does not keep the last file alive.
   parser.input = [];

@@ -1,0 +1,141 @@
+import { tokenMatcher, type IToken } from "chevrotain";
+import { diagnostic, type Diagnostic, type LineIndex } from "@vigil/diagnostics";
+import { tokenEnd } from "./cst-access.js";
+import { describeToken, Identifier, LeftBrace, PatternKeyword, PolicyKeyword, RightBrace, RuleKeyword } from "./tokens.js";
+
+/**
+ * The file's outline, found before any expression is parsed: `policy NAME {`, then declarations,
+ * then `}`. Because `policy`, `pattern` and `rule` are reserved words that occur nowhere else, they
+ * mark where every declaration starts, exactly; each declaration is then parsed on its own, so a
+ * syntax error is confined to its declaration and every other one is still parsed and checked.
+ */
+
+export interface PolicyOutline {
+  readonly keyword: IToken;
+  readonly name?: IToken;
+  /** The tokens of each `pattern`/`rule` declaration, each starting with its keyword. */
+  readonly items: readonly (readonly IToken[])[];
+  /** Offsets from the `policy` keyword to just past its `}` (or its last token when unclosed). */
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface FileOutline {
+  readonly policies: readonly PolicyOutline[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+const isPolicy = (token: IToken) => tokenMatcher(token, PolicyKeyword);
+const isItemKeyword = (token: IToken) => tokenMatcher(token, PatternKeyword) || tokenMatcher(token, RuleKeyword);
+
+export function outlineFile(tokens: readonly IToken[], lines: LineIndex): FileOutline {
+  const diagnostics: Diagnostic[] = [];
+  const policies: PolicyOutline[] = [];
+  const stray = (run: readonly IToken[], help: string) => {
+    const first = run[0];
+    const last = run[run.length - 1];
+    if (first === undefined || last === undefined) return;
+    diagnostics.push(
+      diagnostic("V0001", `expected \`policy\`, found ${describeToken(first)}`, { span: lines.span(first.startOffset, tokenEnd(last)), help }),
+    );
+  };
+
+  let index = 0;
+  const before: IToken[] = [];
+  while (index < tokens.length && !isPolicy(tokens[index]!)) before.push(tokens[index++]!);
+  stray(before, "every pattern and rule belongs inside a `policy NAME { … }` block");
+
+  while (index < tokens.length) {
+    const chunk: IToken[] = [tokens[index++]!];
+    while (index < tokens.length && !isPolicy(tokens[index]!)) chunk.push(tokens[index++]!);
+    const { outline, after } = outlinePolicy(chunk, lines, diagnostics);
+    policies.push(outline);
+    stray(after, "a policy ends at its closing `}`; start the next one with `policy NAME {`");
+  }
+  return { policies, diagnostics };
+}
+
+/** One policy from its `policy` keyword up to the next one (exclusive). */
+function outlinePolicy(chunk: readonly IToken[], lines: LineIndex, diagnostics: Diagnostic[]): { outline: PolicyOutline; after: IToken[] } {
+  const keyword = chunk[0]!;
+  const header: IToken[] = [];
+  let index = 1;
+  while (index < chunk.length && !isItemKeyword(chunk[index]!) && !isClosingBrace(chunk, index)) header.push(chunk[index++]!);
+
+  const name = header[0] !== undefined && tokenMatcher(header[0], Identifier) ? header[0] : undefined;
+  const open = header.find((token) => tokenMatcher(token, LeftBrace));
+  const endOfKeyword = lines.span(tokenEnd(keyword), tokenEnd(keyword));
+  if (name === undefined) {
+    const found = header[0];
+    diagnostics.push(
+      diagnostic("V0001", `expected a name after \`policy\`, found ${found ? describeToken(found) : "the end of the policy"}`, {
+        span: found ? lines.span(found.startOffset, tokenEnd(found)) : endOfKeyword,
+        help: "a policy is written `policy NAME { … }`",
+      }),
+    );
+  }
+  if (open === undefined) {
+    const at = tokenEnd(name ?? keyword);
+    diagnostics.push(
+      diagnostic("V0001", `expected \`{\` after the policy's name`, {
+        span: lines.span(at, at),
+        fix: { title: "insert `{`", edits: [{ span: lines.span(at, at), newText: " {" }] },
+      }),
+    );
+  }
+  const unexpected = header.filter((token) => token !== name && token !== open);
+  if (unexpected.length > 0) {
+    const first = unexpected[0]!;
+    diagnostics.push(
+      diagnostic("V0001", `expected \`pattern\` or \`rule\` in a policy, found ${describeToken(first)}`, {
+        span: lines.span(first.startOffset, tokenEnd(unexpected[unexpected.length - 1]!)),
+        help: "a policy holds `pattern NAME = …` and `rule NAME: …` declarations",
+      }),
+    );
+  }
+
+  // The closing brace: the first `}` that balances the policy's `{`. When none does but the policy
+  // ends with a `}`, an inner `{` is the one left open; that `}` still closes the policy, and the
+  // declaration with the open `{` reports it.
+  const body = chunk.slice(index);
+  let close = -1;
+  let depth = 1;
+  for (let k = 0; k < body.length; k++) {
+    if (tokenMatcher(body[k]!, LeftBrace)) depth++;
+    else if (tokenMatcher(body[k]!, RightBrace) && --depth === 0) {
+      close = k;
+      break;
+    }
+  }
+  if (close === -1 && body.length > 0 && tokenMatcher(body[body.length - 1]!, RightBrace)) close = body.length - 1;
+  const inside = close === -1 ? body : body.slice(0, close);
+  const after = close === -1 ? [] : body.slice(close + 1);
+  const last = close === -1 ? (inside[inside.length - 1] ?? header[header.length - 1] ?? keyword) : body[close]!;
+  if (close === -1) {
+    const at = tokenEnd(last);
+    diagnostics.push(
+      diagnostic("V0001", `expected \`}\` to close the policy${name ? ` \`${name.image}\`` : ""}`, {
+        span: lines.span(at, at),
+        fix: { title: "insert `}`", edits: [{ span: lines.span(at, at), newText: "\n}" }] },
+      }),
+    );
+  }
+
+  const items: IToken[][] = [];
+  for (const token of inside) {
+    if (isItemKeyword(token) || items.length === 0) items.push([]);
+    items[items.length - 1]!.push(token);
+  }
+  return { outline: { keyword, ...(name ? { name } : {}), items, start: keyword.startOffset, end: tokenEnd(last) }, after };
+}
+
+/** Whether the `}` at `index` closes a policy that has no declarations. */
+function isClosingBrace(chunk: readonly IToken[], index: number): boolean {
+  if (!tokenMatcher(chunk[index]!, RightBrace)) return false;
+  let depth = 0;
+  for (let k = 1; k < index; k++) {
+    if (tokenMatcher(chunk[k]!, LeftBrace)) depth++;
+    else if (tokenMatcher(chunk[k]!, RightBrace)) depth--;
+  }
+  return depth === 1;
+}

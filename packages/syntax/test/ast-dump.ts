@@ -1,0 +1,58 @@
+import type { Expr, SourceFile, Statement } from "@vigil/syntax";
+import { keyPathText, symbolText } from "@vigil/syntax";
+
+/** A compact S-expression of a syntax tree, for golden files: structure, names and literals, no spans. */
+export function dumpSourceFile(file: SourceFile): string {
+  const lines: string[] = [];
+  for (const policy of file.policies) {
+    lines.push(`(policy ${name(policy.name)}${policy.doc ? ` doc=${JSON.stringify(policy.doc.text)}` : ""}`);
+    for (const item of policy.items) {
+      const doc = item.doc ? ` doc=${JSON.stringify(item.doc.text)}` : "";
+      if (item.kind === "PatternDecl") lines.push(`  (pattern ${name(item.name)}${doc} ${dumpExpr(item.body)})`);
+      else lines.push(`  (rule ${name(item.name)}${doc} ${dumpStatement(item.statement)})`);
+    }
+    lines.push(")");
+  }
+  if (file.comments.length > 0) lines.push(`comments: ${file.comments.map((c) => `${c.kind}@${c.span.line}`).join(" ")}`);
+  return lines.join("\n") + "\n";
+}
+
+function name(identifier: { text: string; recovered?: boolean }): string {
+  return identifier.recovered ? "<recovered>" : identifier.text;
+}
+
+function dumpStatement(statement: Statement): string {
+  const bound = statement.bound ? `[${statement.bound.text}${statement.bound.value === undefined ? "?" : ""}]` : "";
+  const recovered = statement.recovered ? " !recovered" : "";
+  return `(${statement.form}${bound}${recovered} ${statement.operands.map(dumpExpr).join(" ")})`;
+}
+
+export function dumpExpr(expr: Expr): string {
+  switch (expr.kind) {
+    case "And":
+    case "Or":
+      return `(${expr.kind.toLowerCase()} ${expr.operands.map(dumpExpr).join(" ")})`;
+    case "Not":
+    case "Once":
+    case "Eventually":
+      return `(${expr.kind.toLowerCase()} ${dumpExpr(expr.operand)})`;
+    case "Implies":
+      return `(implies ${dumpExpr(expr.left)} ${dumpExpr(expr.right)})`;
+    case "PatternRef":
+      return `@${name(expr.name)}`;
+    case "ActionIn":
+      return `(action ${expr.actions.map(symbolText).join(" ")})`;
+    case "KeyIn":
+      return `(in ${keyPathText(expr.key)} ${expr.values.map((v) => JSON.stringify(v.value)).join(" ")})`;
+    case "KeyMatch":
+      return `(~ ${keyPathText(expr.key)} ${JSON.stringify(expr.pattern.value)})`;
+    case "KeyBind":
+      return `(= ${keyPathText(expr.key)} $${expr.variable.name})`;
+    case "StatusIs":
+      return `(status ${expr.status})`;
+    case "OutputMatch":
+      return `(output ${JSON.stringify(expr.pattern.value)})`;
+    case "Missing":
+      return "<missing>";
+  }
+}
