@@ -47,7 +47,33 @@ export function checkSourceFile(file: SourceFile, options: CheckOptions = {}): C
     }
     policies.push(checkPolicy(policy, options, diagnostics));
   }
+  checkStrayDocComments(file, diagnostics);
   return { program: { policies }, diagnostics };
+}
+
+/**
+ * A `///` comment documents the declaration on the next line; one that documents nothing (a blank
+ * line or code follows it, or it trails code) is almost always a mistake that would silently drop
+ * the requirement text from reports.
+ */
+function checkStrayDocComments(file: SourceFile, diagnostics: Diagnostic[]): void {
+  const documented: Span[] = [];
+  for (const policy of file.policies) {
+    if (policy.doc) documented.push(policy.doc.span);
+    for (const item of policy.items) if (item.doc) documented.push(item.doc.span);
+  }
+  for (const comment of file.comments) {
+    if (comment.kind !== "doc") continue;
+    if (documented.some((span) => span.start <= comment.span.start && comment.span.end <= span.end)) continue;
+    const slashes = { ...comment.span, end: comment.span.start + 3, endLine: comment.span.line, endColumn: comment.span.column + 3 };
+    diagnostics.push(
+      diagnostic("V1105", "this doc comment documents nothing: no policy, pattern or rule starts on the next line", {
+        span: comment.span,
+        help: "put it directly above the declaration it describes, or write `//` for a plain comment",
+        fix: { title: "make it a plain `//` comment", edits: [{ span: slashes, newText: "//" }] },
+      }),
+    );
+  }
 }
 
 function checkPolicy(policy: PolicyDecl, options: CheckOptions, diagnostics: Diagnostic[]): CheckedPolicy {

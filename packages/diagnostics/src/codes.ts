@@ -28,7 +28,7 @@ export const diagnosticCodes = {
   V1005: { severity: "error", summary: "two policies of one file have the same name" },
   V1006: { severity: "error", summary: "a variable is not used exactly once in each pattern of a binary form" },
   V1007: { severity: "error", summary: "a variable appears where it cannot be bound (a unary form, `always`, under `not` or `or`)" },
-  V1008: { severity: "error", summary: "a temporal operator (`once`, `eventually`, `implies`) appears inside a pattern" },
+  V1008: { severity: "error", summary: "a temporal operator (`once`, `eventually`) appears inside a pattern" },
   V1009: { severity: "error", summary: "the bound of `bresp` is not a positive integer" },
   V1010: { severity: "error", summary: "a wildcard pattern is malformed" },
   V1011: { severity: "error", summary: "a form is applied to the wrong number of patterns" },
