@@ -15,10 +15,13 @@ export type Encoding = "literal" | "shared";
 
 /** The SMT query of one statement: ⟦τ⟧ ∧ R_φ, with one tracked condition R_φ(e) per event. */
 export interface SmtQuery {
-  /** Declarations, facts and definitions, then `(assert (=> r_i R_φ(e_i)))` per event. */
+  /**
+   * Declarations, facts and definitions, then per event the condition `c_i = R_φ(e_i)` and
+   * `(assert (=> r_i c_i))`.
+   */
   readonly body: string;
-  /** The assumption literal r_i of each event's condition, by event position. */
-  readonly conditions: readonly { readonly position: number; readonly literal: string }[];
+  /** Per event position: the assumption literal r_i and the constant c_i naming R_φ(e_i). */
+  readonly conditions: readonly { readonly position: number; readonly literal: string; readonly condition: string }[];
 }
 
 export interface LowerOptions {
@@ -39,13 +42,16 @@ export function lowerStatement(statement: CheckedStatement, events: readonly Tra
     lines.push(comment("abbreviations of the running disjunctions (each states what it abbreviates)"));
     lines.push(...lowering.definitions);
   }
-  lines.push(comment(`R_φ: one condition per event, tracked by the literal r_i`));
-  const tracked: { position: number; literal: string }[] = [];
+  lines.push(comment(`R_φ: one condition c_i = R_φ(e_i) per event, tracked by the literal r_i`));
+  const tracked: { position: number; literal: string; condition: string }[] = [];
   for (const { position, condition } of conditions) {
     const literal = `r${position}`;
-    tracked.push({ position, literal });
+    const name = `c${position}`;
+    tracked.push({ position, literal, condition: name });
+    lines.push(`(declare-const ${name} Bool)`);
+    lines.push(`(assert (= ${name} ${condition}))`);
     lines.push(`(declare-const ${literal} Bool)`);
-    lines.push(`(assert (=> ${literal} ${condition}))`);
+    lines.push(`(assert (=> ${literal} ${name}))`);
   }
   return { body: lines.join("\n") + "\n", conditions: tracked };
 }

@@ -12,10 +12,26 @@ type Z3LowLevel = Z3Api["Z3"];
  */
 export const maximumQueryLength = 32 * 2 ** 20;
 
+/** How many witnesses are read off unsatisfiable cores one by one before the rest are found at once. */
+const defaultCoreRounds = 8;
+
+interface TrackedCondition {
+  readonly position: number;
+  /** r_i, the assumption literal. */
+  readonly literal: Z3_ast;
+  /** c_i, the constant equal to R_φ(e_i). */
+  readonly condition: Z3_ast;
+}
+
 export interface SmtDeciderOptions {
   /** Per solver call, in milliseconds. A call that runs out is undecided (fail closed). Default 30 s. */
   readonly timeoutMs?: number;
   readonly encoding?: Encoding;
+  /**
+   * How many unsatisfiable cores to read one by one (each a solver call naming one witness) before
+   * finding the remaining witnesses at once from a model, with certificates. Default 8.
+   */
+  readonly coreRounds?: number;
 }
 
 /**
@@ -75,43 +91,102 @@ export class SmtDecider {
     }
   }
 
-  private async solve(session: Session, body: string, conditions: readonly { position: number; literal: string }[]): Promise<StatementOutcome> {
+  /**
+   * Algorithm 1's loop: check ⟦τ⟧ ∧ R_φ under the assumptions r_i; while unsatisfiable, the
+   * minimized core names one refuted condition, whose event is a witness and is retired. When many
+   * events break the statement, a core per event costs a full solver call each; after
+   * `coreRounds` cores the rest are found at once (see `findRemaining`).
+   */
+  private async solve(
+    session: Session,
+    body: string,
+    conditions: readonly { position: number; literal: string; condition: string }[],
+  ): Promise<StatementOutcome> {
     const solver = session.solver();
     try {
       session.run(() => session.z3.solver_from_string(session.context, solver, body));
     } catch (error) {
       return undecided(`the solver rejected the query: ${(error as Error).message}`);
     }
-    const byId = new Map<number, { position: number; literal: Z3_ast }>();
+    const tracked = new Map<number, TrackedCondition>();
     for (const condition of conditions) {
       const literal = session.boolConstant(condition.literal);
-      byId.set(session.z3.get_ast_id(session.context, literal), { position: condition.position, literal });
+      tracked.set(session.z3.get_ast_id(session.context, literal), {
+        position: condition.position,
+        literal,
+        condition: session.boolConstant(condition.condition),
+      });
     }
-    let remaining = [...byId.keys()];
+    let remaining = [...tracked.values()];
     const witnesses: number[] = [];
-    for (;;) {
-      const assumptions = remaining.map((id) => byId.get(id)!.literal);
-      const result = await session.check(solver, assumptions);
-      if (result === Z3_lbool.Z3_L_TRUE) break;
-      if (result === Z3_lbool.Z3_L_UNDEF) {
-        const reason = this.interrupted ? "interrupted" : session.reasonUnknown(solver);
-        return { ...undecided(`the solver could not decide the statement: ${reason}`), witnesses: witnesses.sort((a, b) => a - b) };
-      }
+    if ((this.options.coreRounds ?? defaultCoreRounds) <= 0) {
+      const all = await this.findRemaining(session, solver, remaining);
+      if (typeof all === "string") return undecided(all);
+      witnesses.push(...all);
+      witnesses.sort((a, b) => a - b);
+      return { holds: witnesses.length === 0, witnesses };
+    }
+    const done = (): StatementOutcome => {
+      witnesses.sort((a, b) => a - b);
+      return { holds: witnesses.length === 0, witnesses };
+    };
+    for (let round = 0; ; round++) {
+      const result = await session.check(solver, remaining.map((c) => c.literal));
+      if (result === Z3_lbool.Z3_L_TRUE) return done();
+      if (result === Z3_lbool.Z3_L_UNDEF) return this.unknown(session, solver, witnesses);
       const core = session.unsatCore(solver);
       if (core.length === 0) {
         // The facts alone are inconsistent: that would be a bug in the fact base, never a verdict.
         return undecided("internal error: the fact base is inconsistent without any condition");
       }
       for (const id of core) {
-        const condition = byId.get(id);
+        const condition = tracked.get(id);
         if (condition === undefined) return undecided("internal error: the core names an unknown literal");
         witnesses.push(condition.position);
       }
-      const retired = new Set(core);
-      remaining = remaining.filter((id) => !retired.has(id));
+      const retired = new Set(core.map((id) => tracked.get(id)!));
+      remaining = remaining.filter((c) => !retired.has(c));
+      if (round + 1 >= (this.options.coreRounds ?? defaultCoreRounds)) break;
     }
-    witnesses.sort((a, b) => a - b);
-    return { holds: witnesses.length === 0, witnesses };
+    const rest = await this.findRemaining(session, solver, remaining);
+    if (typeof rest === "string") return { ...undecided(rest), witnesses: witnesses.sort((a, b) => a - b) };
+    witnesses.push(...rest);
+    return done();
+  }
+
+  /**
+   * The remaining witnesses in three solver calls, each a certificate: a model of ⟦τ⟧ shows which
+   * conditions c_i are false (⟦τ⟧ is complete, so every model agrees on them); ⟦τ⟧ ∧ ∨ c_w being
+   * unsatisfiable certifies that every one of those is refuted; and the other conditions being
+   * satisfiable together certifies that no further event breaks the statement.
+   */
+  private async findRemaining(session: Session, solver: Z3_solver, remaining: readonly TrackedCondition[]): Promise<number[] | string> {
+    const facts = await session.check(solver, []);
+    if (facts === Z3_lbool.Z3_L_UNDEF) return this.reason(session, solver);
+    if (facts !== Z3_lbool.Z3_L_TRUE) return "internal error: the fact base is inconsistent";
+    const falsified = session.falseInModel(
+      solver,
+      remaining.map((c) => c.condition),
+    );
+    const refuted = remaining.filter((_, index) => falsified[index]);
+    const others = remaining.filter((_, index) => !falsified[index]);
+    if (refuted.length > 0) {
+      const anyHolds = await session.checkWith(solver, session.or(refuted.map((c) => c.condition)));
+      if (anyHolds === Z3_lbool.Z3_L_UNDEF) return this.reason(session, solver);
+      if (anyHolds !== Z3_lbool.Z3_L_FALSE) return "internal error: a condition false in one model of the facts holds in another";
+    }
+    const rest = await session.check(solver, others.map((c) => c.literal));
+    if (rest === Z3_lbool.Z3_L_UNDEF) return this.reason(session, solver);
+    if (rest !== Z3_lbool.Z3_L_TRUE) return "internal error: the conditions true in a model of the facts are not satisfiable together";
+    return refuted.map((c) => c.position);
+  }
+
+  private unknown(session: Session, solver: Z3_solver, witnesses: number[]): StatementOutcome {
+    return { ...undecided(this.reason(session, solver)), witnesses: witnesses.sort((a, b) => a - b) };
+  }
+
+  private reason(session: Session, solver: Z3_solver): string {
+    return `the solver could not decide the statement: ${this.interrupted ? "interrupted" : session.reasonUnknown(solver)}`;
   }
 
   /** Stops a running solver call; the statement being decided is reported undecided. */
@@ -174,6 +249,39 @@ class Session {
     const code = this.z3.get_error_code(this.context);
     if (code !== 0) throw new Error(this.z3.get_error_msg(this.context, code));
     return result;
+  }
+
+  /** Checks the solver's assertions together with `extra`, which is retracted afterwards. */
+  async checkWith(solver: Z3_solver, extra: Z3_ast): Promise<Z3_lbool> {
+    this.run(() => this.z3.solver_push(this.context, solver));
+    try {
+      this.run(() => this.z3.solver_assert(this.context, solver, extra));
+      return await this.check(solver, []);
+    } finally {
+      this.z3.solver_pop(this.context, solver, 1);
+    }
+  }
+
+  or(terms: readonly Z3_ast[]): Z3_ast {
+    const disjunction = this.run(() => this.z3.mk_or(this.context, [...terms]));
+    this.z3.inc_ref(this.context, disjunction);
+    this.releases.push(() => this.z3.dec_ref(this.context, disjunction));
+    return disjunction;
+  }
+
+  /** Which of `terms` evaluate to false in the model of the last satisfiable check. */
+  falseInModel(solver: Z3_solver, terms: readonly Z3_ast[]): boolean[] {
+    const model = this.run(() => this.z3.solver_get_model(this.context, solver));
+    this.z3.model_inc_ref(this.context, model);
+    try {
+      return terms.map((term) => {
+        const value = this.run(() => this.z3.model_eval(this.context, model, term, true));
+        if (value === null) throw new Error("the model cannot evaluate a condition");
+        return this.z3.get_bool_value(this.context, value) === Z3_lbool.Z3_L_FALSE;
+      });
+    } finally {
+      this.z3.model_dec_ref(this.context, model);
+    }
   }
 
   reasonUnknown(solver: Z3_solver): string {
