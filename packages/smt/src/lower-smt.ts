@@ -13,6 +13,9 @@ import { and, comment, eq, implies, ite, not, or } from "./smt-terms.js";
  */
 export type Encoding = "literal" | "shared";
 
+/** In the shared encoding, by default, `bresp[ℓ]` windows up to this size are spelled out as in Figure 5. */
+export const defaultWindowSpelledOutUpTo = 16;
+
 /** The SMT query of one statement: ⟦τ⟧ ∧ R_φ, with one tracked condition R_φ(e) per event. */
 export interface SmtQuery {
   /**
@@ -26,6 +29,8 @@ export interface SmtQuery {
 
 export interface LowerOptions {
   readonly encoding?: Encoding;
+  /** Shared encoding: the largest `bresp` bound whose window is spelled out (default 16). */
+  readonly windowSpelledOutUpTo?: number;
 }
 
 /**
@@ -35,7 +40,7 @@ export interface LowerOptions {
  */
 export function lowerStatement(statement: CheckedStatement, events: readonly TraceEvent[], options: LowerOptions = {}): SmtQuery {
   const facts = buildFactBase(statement, events);
-  const lowering = new Lowering(statement, facts, options.encoding ?? "shared");
+  const lowering = new Lowering(statement, facts, options.encoding ?? "shared", options.windowSpelledOutUpTo ?? defaultWindowSpelledOutUpTo);
   const conditions = lowering.conditions();
   const lines = [...facts.lines];
   if (lowering.definitions.length > 0) {
@@ -72,6 +77,7 @@ class Lowering {
     private readonly statement: CheckedStatement,
     private readonly facts: FactBase,
     private readonly encoding: Encoding,
+    private readonly windowSpelledOutUpTo: number,
   ) {
     this.events = facts.events;
     this.n = this.events.length;
@@ -145,7 +151,9 @@ class Lowering {
 
   /** ∨_{i < j ≤ i+ℓ} ψ'(e_j) [∧ binding]. */
   private within(pattern: CheckedPattern, binding: BindingTerm | undefined, i: number, bound: number): string {
-    if (this.encoding === "literal") {
+    // A short window is cheapest spelled out (its size is the bound, not the trace); a long one uses
+    // the nearest later match, an integer per position.
+    if (this.encoding === "literal" || bound <= this.windowSpelledOutUpTo) {
       return or(...indices(i + 1, Math.min(this.n, i + 1 + bound)).map((j) => this.matchAt(pattern, binding, j)));
     }
     // The nearest later position where ψ' holds is within ℓ exactly when the windowed disjunction is true.

@@ -1,7 +1,7 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { Z3_lbool, type Z3_ast, type Z3_context, type Z3_solver } from "z3-solver";
-import { lowerStatement, type Encoding } from "./lower-smt.js";
+import { lowerStatement, type LowerOptions } from "./lower-smt.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 
 type Z3LowLevel = Z3Api["Z3"];
@@ -23,10 +23,9 @@ interface TrackedCondition {
   readonly condition: Z3_ast;
 }
 
-export interface SmtDeciderOptions {
+export interface SmtDeciderOptions extends LowerOptions {
   /** Per solver call, in milliseconds. A call that runs out is undecided (fail closed). Default 30 s. */
   readonly timeoutMs?: number;
-  readonly encoding?: Encoding;
   /**
    * How many unsatisfiable cores to read one by one (each a solver call naming one witness) before
    * finding the remaining witnesses at once from a model, with certificates. Default 8.
@@ -66,7 +65,7 @@ export class SmtDecider {
    */
   async decide(statement: CheckedStatement, events: readonly TraceEvent[]): Promise<StatementOutcome> {
     if (this.disposed) throw new Error("this decider has been disposed");
-    const query = lowerStatement(statement, events, this.options.encoding === undefined ? {} : { encoding: this.options.encoding });
+    const query = lowerStatement(statement, events, this.options);
     if (query.body.length > maximumQueryLength) {
       const megabytes = (query.body.length / 2 ** 20).toFixed(1);
       return undecided(

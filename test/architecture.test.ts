@@ -1,0 +1,77 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The dependency rules of docs/ARCHITECTURE.md, checked on the sources: each package imports only
+ * the packages below it, third-party libraries stay in the package that owns them, and packages
+ * reach each other by name, never by a relative path.
+ */
+const root = join(import.meta.dirname, "..");
+
+const allowed: Readonly<Record<string, readonly string[]>> = {
+  diagnostics: [],
+  trace: ["@vigil/diagnostics", "zod"],
+  syntax: ["@vigil/diagnostics", "chevrotain"],
+  checker: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace"],
+  engine: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace"],
+  smt: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace", "z3-solver"],
+  compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt"],
+  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame"],
+};
+
+function sources(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^"';]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map(
+    (match) => match[1] ?? match[2]!,
+  );
+}
+
+const packages = readdirSync(join(root, "packages"), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+
+it("knows the rules of every package", () => {
+  expect(packages.filter((name) => allowed[name] === undefined)).toEqual([]);
+});
+
+describe.each(packages.filter((name) => allowed[name] !== undefined))("package %s", (name) => {
+  const directory = join(root, "packages", name, "src");
+
+  it("imports only what the architecture allows", () => {
+    const violations: string[] = [];
+    for (const file of sources(directory)) {
+      for (const specifier of imports(file)) {
+        if (specifier.startsWith("node:")) continue;
+        if (specifier.startsWith(".")) {
+          if (specifier.includes("..")) violations.push(`${relative(root, file)}: relative import leaves the package: ${specifier}`);
+          continue;
+        }
+        const packageName = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
+        if (!allowed[name]!.includes(packageName)) violations.push(`${relative(root, file)}: ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("declares every package it imports", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "packages", name, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    const declared = Object.keys(manifest.dependencies ?? {});
+    const used = new Set<string>();
+    for (const file of sources(directory)) {
+      for (const specifier of imports(file)) {
+        if (specifier.startsWith(".") || specifier.startsWith("node:")) continue;
+        used.add(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!);
+      }
+    }
+    expect([...used].filter((dependency) => !declared.includes(dependency))).toEqual([]);
+  });
+});
