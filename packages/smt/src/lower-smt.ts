@@ -8,7 +8,7 @@ import { and, comment, eq, implies, ite, not, or } from "./smt-terms.js";
  * - `literal`: exactly as in the figure, ∨_{e' ≺ e} … spelled out for every event. Quadratic in
  *   the trace; meant for reading and for cross-checking the shared encoding on small traces.
  * - `shared`: the same formulas, with the running disjunctions named once and reused
- *   (`define-fun` abbreviations, arrays for sets of bound values). Linear in the trace. Each
+ *   (named constants and `define-fun`s, arrays for sets of bound values). Linear in the trace. Each
  *   definition states which disjunction it abbreviates.
  */
 export type Encoding = "literal" | "shared";
@@ -182,7 +182,15 @@ class Lowering {
   private readonly runningCache = new Map<string, string[]>();
 
   private define(name: string, sort: string, term: string): string {
-    this.definitions.push(`(define-fun ${name} () ${sort} ${term})`);
+    if (sort === "Bool") {
+      // A Boolean abbreviation is a constant equal to its term, not a `define-fun`: Z3 expands
+      // macros, and flattening the expansion of a running disjunction is quadratic in the trace.
+      this.definitions.push(`(declare-const ${name} Bool)`, `(assert (= ${name} ${term}))`);
+    } else {
+      // Arrays and positions stay macros: expanded, `select` over a `store` chain simplifies away,
+      // where a constant would leave the array theory to reason about equalities of arrays.
+      this.definitions.push(`(define-fun ${name} () ${sort} ${term})`);
+    }
     return name;
   }
 
