@@ -81,8 +81,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(new Option("-e, --engine <engine>", "decision procedure").choices(["eval", "smt"]).default("eval"))
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--strict", "treat warnings as errors")
+    .option("--exit-zero", "exit 0 even when a rule is violated or undecided (bad input still exits 2)")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
-    .action(async (policyFile: string, options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; timeout: number }) => {
+    .action(
+      async (
+        policyFile: string,
+        options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number },
+      ) => {
       const source = await readText(policyFile, "policy");
       const trace = await loadTrace(options.trace);
       const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
@@ -100,8 +105,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const report = await check(compiled, trace, { engine: options.engine, smt: { timeoutMs: options.timeout } });
       if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
       else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: options.trace, events: trace.events }, colors));
-      exitCode = report.verdict === "safe" ? EXIT_SAFE : EXIT_UNSAFE;
-    });
+      exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
+      },
+    );
 
   program
     .command("lower")
