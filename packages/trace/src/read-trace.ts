@@ -1,6 +1,6 @@
 import { diagnostic, LineIndex, type Diagnostic } from "@vigil/diagnostics";
 import { z } from "zod";
-import { observeOutput, type Trace, type TraceEvent } from "./event.js";
+import { OUTPUT_OBSERVATION_CAP, observeOutput, type Trace, type TraceEvent } from "./event.js";
 import type { JsonValue } from "./value.js";
 
 /**
@@ -41,9 +41,20 @@ export function readTrace(text: string, options: ReadTraceOptions = {}): ReadTra
     : splitJsonLines(text, lines, options.file, diagnostics);
   const events: TraceEvent[] = [];
   const unknownFieldsReported = new Set<string>();
+  let truncated = 0;
   for (const record of records) {
     const event = toEvent(record, events.length + 1, options.file, diagnostics, unknownFieldsReported);
-    if (event !== undefined) events.push(event);
+    if (event === undefined) continue;
+    events.push(event);
+    if (event.outputTruncated === true && truncated++ === 0) {
+      diagnostics.push(
+        diagnostic("T0005", `the output of the event on line ${record.line} is longer than ${OUTPUT_OBSERVATION_CAP} characters; only its first ${OUTPUT_OBSERVATION_CAP} are observed`, {
+          span: record.span,
+          ...(options.file !== undefined ? { file: options.file } : {}),
+          help: "a wildcard on `output` sees the observed prefix only",
+        }),
+      );
+    }
   }
   const trace: Trace = options.file === undefined ? { events } : { events, file: options.file };
   return { trace, diagnostics };
@@ -157,7 +168,7 @@ function toEvent(
       const message =
         field === undefined
           ? `the event on line ${record.line} is not a JSON object`
-          : issue.code === "invalid_type" && issue.input === undefined
+          : issue.code === "invalid_type" && !hasPath(record.value, issue.path)
             ? `the event on line ${record.line} has no \`${field}\` field`
             : `the field \`${field}\` of the event on line ${record.line} ${describeIssue(issue)}`;
       diagnostics.push(
@@ -227,4 +238,14 @@ function jsonErrorColumn(message: string, line: string): number | undefined {
 function cleanJsonError(message: string): string {
   const cleaned = message.replace(/ in JSON at position \d+.*$/s, "").replace(/^JSON\.parse: /, "");
   return cleaned.charAt(0).toLowerCase() + cleaned.slice(1);
+}
+
+/** Whether the raw record has a value at `path` (zod does not report the offending input). */
+function hasPath(value: unknown, path: readonly PropertyKey[]): boolean {
+  let current = value;
+  for (const segment of path) {
+    if (typeof current !== "object" || current === null || !Object.prototype.hasOwnProperty.call(current, segment)) return false;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return true;
 }
