@@ -46,6 +46,10 @@ export const diagnosticCodes = {
   T0004: { severity: "error", summary: "a trace file cannot be read" },
   T0005: { severity: "info", summary: "an event's output was longer than the observation cap and was truncated" },
   T0006: { severity: "warning", summary: "a trace event has fields the canonical format does not define; they are ignored" },
+  T0007: { severity: "error", summary: "a tool result refers to no tool call of the trace" },
+  T0008: { severity: "error", summary: "the trace's format cannot be recognized, or is not the one requested" },
+  T0009: { severity: "error", summary: "a tool call's arguments are not a JSON object" },
+  T0010: { severity: "warning", summary: "a tool call is answered more than once; the first answer is kept" },
 
   // Decision procedures (produced by @vigil/smt and @vigil/engine).
   E0001: { severity: "error", summary: "the solver did not decide a statement (time-out, resource limit or failure): fail closed" },

@@ -11,6 +11,8 @@ export interface EventSource {
   readonly line?: number;
   /** Adapter-specific identity of the record (a tool-call id, a JSON-RPC id). */
   readonly id?: string;
+  /** The call as the recording holds it, for reports that show the original record. */
+  readonly raw?: JsonValue;
 }
 
 /**

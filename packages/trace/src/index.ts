@@ -8,3 +8,5 @@ export type { JsonValue } from "./value.js";
 export { displayValue, isJsonObject, keyPathDisplay, keyPathId, stableStringify, valueKey, valuesAtPath } from "./value.js";
 export type { CompiledWildcard } from "./wildcard.js";
 export { compileWildcard, wildcardMatches } from "./wildcard.js";
+export type { ReadAnyTraceOptions, ReadAnyTraceResult, TraceFormat } from "./formats/index.js";
+export { detectTraceFormat, readAnyTrace, traceFormatDescriptions, traceFormats } from "./formats/index.js";

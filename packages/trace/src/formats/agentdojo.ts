@@ -1,0 +1,85 @@
+import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
+import type { TraceEvent } from "../event.js";
+import { isJsonObject, type JsonValue } from "../value.js";
+import { callsToEvents, contentText, type ToolCall, type ToolResult } from "./calls.js";
+
+/**
+ * OpenAI-style chat transcripts, in two dialects:
+ * - AgentDojo run files: `{suite_name, …, messages}`, tool calls as `{function, args, id}` with
+ *   named `args`, results as `role: "tool"` messages with `tool_call_id` and `error` (null or text);
+ * - OpenAI chat messages: a list of messages (or `{messages}`), tool calls as
+ *   `{id, type: "function", function: {name, arguments}}` where `arguments` is a JSON string.
+ *   A result's status is `error` only when the message says so (`error`, `is_error`).
+ */
+export function readChatMessages(
+  document: unknown,
+  text: string,
+  context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] },
+): TraceEvent[] {
+  const messages = Array.isArray(document) ? document : isJsonObject(document) && Array.isArray(document["messages"]) ? document["messages"] : [];
+  const calls: ToolCall[] = [];
+  const results: ToolResult[] = [];
+  const locate = locator(text);
+  for (const message of messages) {
+    if (!isJsonObject(message)) continue;
+    const toolCalls = message["tool_calls"];
+    if (Array.isArray(toolCalls)) {
+      for (const call of toolCalls) {
+        if (!isJsonObject(call)) continue;
+        const id = typeof call["id"] === "string" ? call["id"] : undefined;
+        const offset = id !== undefined ? locate(`"${id}"`) : 0;
+        const fn = call["function"];
+        if (typeof fn === "string") {
+          // AgentDojo: {function: name, args: {…}}
+          calls.push({ ...(id !== undefined ? { id } : {}), action: fn, args: call["args"] ?? {}, offset, raw: call as JsonValue });
+        } else if (isJsonObject(fn) && typeof fn["name"] === "string") {
+          // OpenAI: {function: {name, arguments: "<json>"}}
+          calls.push({ ...(id !== undefined ? { id } : {}), action: fn["name"], args: parseArguments(fn["arguments"]), offset, raw: call as JsonValue });
+        }
+      }
+    }
+    if (message["role"] === "tool" && typeof message["tool_call_id"] === "string") {
+      const error = message["error"];
+      const failed = (typeof error === "string" && error !== "") || message["is_error"] === true;
+      const output = contentText(message["content"]);
+      results.push({
+        callId: message["tool_call_id"],
+        status: failed ? "error" : "ok",
+        ...(output !== undefined ? { output: failed && typeof error === "string" && (output === "" || output === undefined) ? error : output } : {}),
+        offset: locate(`"tool_call_id": "${message["tool_call_id"]}"`, `"tool_call_id":"${message["tool_call_id"]}"`),
+      });
+    }
+  }
+  return callsToEvents(calls, results, { ...context, format: "chat" });
+}
+
+/** `arguments` is JSON text in the OpenAI format; an object is accepted as is. */
+function parseArguments(value: unknown): unknown {
+  if (typeof value !== "string") return value ?? {};
+  if (value.trim() === "") return {};
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+/** Finds the offset of the first occurrence of any of the needles, moving forward through the text. */
+function locator(text: string): (...needles: string[]) => number {
+  return (...needles) => {
+    for (const needle of needles) {
+      const at = text.indexOf(needle);
+      if (at >= 0) return at;
+    }
+    return 0;
+  };
+}
+
+export function looksLikeAgentDojo(value: unknown): boolean {
+  return isJsonObject(value) && Array.isArray(value["messages"]) && ("suite_name" in value || "pipeline_name" in value);
+}
+
+export function looksLikeChatMessages(value: unknown): boolean {
+  const messages = Array.isArray(value) ? value : isJsonObject(value) ? value["messages"] : undefined;
+  return Array.isArray(messages) && messages.length > 0 && messages.every((m) => isJsonObject(m) && typeof m["role"] === "string");
+}

@@ -1,0 +1,58 @@
+import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
+import type { TraceEvent } from "../event.js";
+import { isJsonObject, type JsonValue } from "../value.js";
+import { callsToEvents, contentText, invalidLine, jsonLines, type ToolCall, type ToolResult } from "./calls.js";
+
+/**
+ * Claude Code transcripts: both the `--output-format stream-json` stream and the session files
+ * under `~/.claude/projects/`. Lines of type `assistant` carry `tool_use` content blocks
+ * (`{id, name, input}`); lines of type `user` carry `tool_result` blocks (`{tool_use_id,
+ * content, is_error?}`), possibly out of order when calls ran in parallel. Other lines (system,
+ * result, summaries, text blocks) hold no calls and are skipped.
+ */
+export function readClaudeCode(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): TraceEvent[] {
+  const calls: ToolCall[] = [];
+  const results: ToolResult[] = [];
+  for (const record of jsonLines(text)) {
+    if (record.error !== undefined) {
+      context.diagnostics.push(invalidLine(record, context));
+      continue;
+    }
+    const value = record.value;
+    if (!isJsonObject(value)) continue;
+    const message = value["message"];
+    if (!isJsonObject(message) || !Array.isArray(message["content"])) continue;
+    for (const block of message["content"]) {
+      if (!isJsonObject(block)) continue;
+      if (block["type"] === "tool_use" && typeof block["name"] === "string") {
+        calls.push({
+          ...(typeof block["id"] === "string" ? { id: block["id"] } : {}),
+          action: block["name"],
+          args: block["input"] ?? {},
+          offset: record.offset,
+          raw: block as JsonValue,
+        });
+      } else if (block["type"] === "tool_result" && typeof block["tool_use_id"] === "string") {
+        const output = contentText(block["content"]);
+        results.push({
+          callId: block["tool_use_id"],
+          status: block["is_error"] === true ? "error" : "ok",
+          ...(output !== undefined ? { output } : {}),
+          offset: record.offset,
+        });
+      }
+    }
+  }
+  return callsToEvents(calls, results, { ...context, format: "claude-code" });
+}
+
+/** Whether a parsed first line looks like a Claude Code transcript line. */
+export function looksLikeClaudeCode(value: unknown): boolean {
+  if (!isJsonObject(value)) return false;
+  const type = value["type"];
+  return (
+    typeof type === "string" &&
+    ["system", "assistant", "user", "result", "summary"].includes(type) &&
+    (value["session_id"] !== undefined || value["sessionId"] !== undefined || isJsonObject(value["message"]))
+  );
+}

@@ -1,0 +1,143 @@
+import { diagnostic, LineIndex, type Diagnostic } from "@vigil/diagnostics";
+import type { Trace, TraceEvent } from "../event.js";
+import { readTrace } from "../read-trace.js";
+import { isJsonObject } from "../value.js";
+import { looksLikeAgentDojo, looksLikeChatMessages, readChatMessages } from "./agentdojo.js";
+import { jsonLines } from "./calls.js";
+import { looksLikeClaudeCode, readClaudeCode } from "./claude-code.js";
+import { looksLikeMcp, readMcp } from "./mcp.js";
+
+/** The trace formats `vigilc` reads; `auto` picks one from the content. */
+export const traceFormats = ["jsonl", "claude-code", "agentdojo", "openai", "mcp"] as const;
+export type TraceFormat = (typeof traceFormats)[number];
+
+export const traceFormatDescriptions: Readonly<Record<TraceFormat, string>> = {
+  jsonl: "canonical Vigil events, JSON Lines or a JSON array",
+  "claude-code": "Claude Code transcripts (stream-json output or session files)",
+  agentdojo: "AgentDojo run files",
+  openai: "OpenAI chat messages with tool_calls",
+  mcp: "MCP JSON-RPC logs (tools/call requests and their responses)",
+};
+
+export interface ReadAnyTraceOptions {
+  readonly file?: string;
+  /** A format, or `auto` (the default) to detect it from the content. */
+  readonly format?: TraceFormat | "auto";
+}
+
+export interface ReadAnyTraceResult {
+  readonly trace: Trace;
+  readonly diagnostics: Diagnostic[];
+  /** The format the events were read as (undefined when none could be recognized). */
+  readonly format?: TraceFormat;
+  /** Whether the format was detected rather than requested. */
+  readonly detected: boolean;
+}
+
+/**
+ * Reads a recording in any supported format into typed events. Never throws: an unrecognized
+ * format, malformed records and results without calls are diagnostics naming the line.
+ */
+export function readAnyTrace(text: string, options: ReadAnyTraceOptions = {}): ReadAnyTraceResult {
+  const requested = options.format ?? "auto";
+  const format = requested === "auto" ? detectTraceFormat(text) : requested;
+  const file = options.file;
+  const lines = new LineIndex(text);
+  const diagnostics: Diagnostic[] = [];
+  const make = (events: TraceEvent[]): Trace => (file === undefined ? { events } : { events, file });
+  if (format === undefined) {
+    diagnostics.push(
+      diagnostic("T0008", "the trace's format is not recognized", {
+        span: lines.span(0, Math.min(text.length, 1)),
+        ...(file !== undefined ? { file } : {}),
+        help: `name it with --trace-format (${traceFormats.join(", ")})`,
+      }),
+    );
+    return { trace: make([]), diagnostics, detected: true };
+  }
+  const context = { ...(file !== undefined ? { file } : {}), lines, diagnostics };
+  let events: TraceEvent[];
+  switch (format) {
+    case "jsonl": {
+      const result = readTrace(text, file === undefined ? {} : { file });
+      return { trace: result.trace, diagnostics: result.diagnostics, format, detected: requested === "auto" };
+    }
+    case "claude-code":
+      events = readClaudeCode(text, context);
+      break;
+    case "mcp":
+      events = readMcp(text, context);
+      break;
+    case "agentdojo":
+    case "openai": {
+      const document = parseDocument(text, context);
+      if (document === undefined) return { trace: make([]), diagnostics, format, detected: requested === "auto" };
+      const recognized = format === "agentdojo" ? looksLikeAgentDojo(document) || looksLikeChatMessages(document) : looksLikeChatMessages(document);
+      if (!recognized) {
+        diagnostics.push(
+          diagnostic("T0008", `the trace is JSON but not ${format === "agentdojo" ? "an AgentDojo run" : "a list of chat messages"}`, {
+            span: lines.span(0, Math.min(text.length, 1)),
+            ...(file !== undefined ? { file } : {}),
+          }),
+        );
+        return { trace: make([]), diagnostics, format, detected: requested === "auto" };
+      }
+      events = readChatMessages(document, text, context);
+      break;
+    }
+  }
+  return { trace: make(events), diagnostics, format, detected: requested === "auto" };
+}
+
+function parseDocument(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    const match = /position (\d+)/.exec((error as Error).message);
+    const at = match ? Math.min(Number(match[1]), text.length) : text.length;
+    context.diagnostics.push(
+      diagnostic("T0001", `the trace is not valid JSON: ${(error as Error).message.replace(/ in JSON at position \d+.*$/s, "")}`, {
+        span: context.lines.span(at, at),
+        ...(context.file !== undefined ? { file: context.file } : {}),
+        help: "the file may be truncated",
+      }),
+    );
+    return undefined;
+  }
+}
+
+/** Picks the format from the content: the shape of the whole document, or of its first records. */
+export function detectTraceFormat(text: string): TraceFormat | undefined {
+  const trimmed = text.trimStart();
+  if (trimmed === "") return "jsonl";
+  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
+    let whole: unknown;
+    let parsed = false;
+    try {
+      whole = JSON.parse(text);
+      parsed = true;
+    } catch {
+      // Not one JSON document: JSON Lines, or truncated.
+    }
+    if (parsed) {
+      if (looksLikeAgentDojo(whole)) return "agentdojo";
+      if (Array.isArray(whole) && whole.length > 0 && isJsonObject(whole[0]) && typeof whole[0]["action"] === "string") return "jsonl";
+      if (Array.isArray(whole) && whole.length === 0) return "jsonl";
+      if (looksLikeChatMessages(whole)) return "openai";
+      if (!Array.isArray(whole) && !isRecordLine(whole)) return undefined;
+    }
+  }
+  // JSON Lines: decide on the first records that parse.
+  for (const record of jsonLines(text).slice(0, 20)) {
+    if (record.error !== undefined) continue;
+    if (looksLikeClaudeCode(record.value)) return "claude-code";
+    if (looksLikeMcp(record.value)) return "mcp";
+    if (isJsonObject(record.value) && typeof record.value["action"] === "string") return "jsonl";
+  }
+  // Malformed throughout: a leading `{"action"` still says canonical, so that its errors get reported.
+  return /^\s*\{\s*"action"/.test(text) ? "jsonl" : undefined;
+}
+
+function isRecordLine(value: unknown): boolean {
+  return looksLikeClaudeCode(value) || looksLikeMcp(value) || (isJsonObject(value) && typeof value["action"] === "string");
+}
