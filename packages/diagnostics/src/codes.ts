@@ -50,6 +50,7 @@ export const diagnosticCodes = {
   T0008: { severity: "error", summary: "the trace's format cannot be recognized, or is not the one requested" },
   T0009: { severity: "error", summary: "a tool call's arguments are not a JSON object" },
   T0010: { severity: "warning", summary: "a tool call is answered more than once; the first answer is kept" },
+  T0011: { severity: "warning", summary: "a shell call's command line does not parse, so it is not grounded into events" },
 
   // Decision procedures (produced by @vigil/smt and @vigil/engine).
   E0001: { severity: "error", summary: "the solver did not decide a statement (time-out, resource limit or failure): fail closed" },

@@ -13,6 +13,8 @@ export interface EventSource {
   readonly id?: string;
   /** The call as the recording holds it, for reports that show the original record. */
   readonly raw?: JsonValue;
+  /** For an event grounded from a shell call: the position of that call's event. */
+  readonly groundedFrom?: number;
 }
 
 /**

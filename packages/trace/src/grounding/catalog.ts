@@ -1,0 +1,126 @@
+/**
+ * The catalog of command-line tools that argument grounding knows: for each program, how many
+ * subcommand words fold into the action (`git push`, `aws s3 cp`), the roles of its positional
+ * arguments, the options that take a value and the flags that mean something, each under a role
+ * name. It is plain data: add a tool by adding an entry (docs/grounding.md explains the format).
+ *
+ * - `positionals`: role names in order. A name ending in `...` takes every positional argument not
+ *   claimed by the names after it (so `cp`'s `["source...", "dest"]` makes the last one `dest`).
+ *   Positionals beyond the names become `arg1`, `arg2`, ….
+ * - `options`: flags that take a value (`-o FILE`, `--output FILE`, `--output=FILE`) → role.
+ * - `flags`: flags without a value → role (set to `true`).
+ * - `subcommands`: how many leading positional words name a subcommand (default 0).
+ * - `wrapper`: the tool runs the rest of its words as a command (`sudo`, `env`, `timeout 5`);
+ *   `skip` positionals are its own (the duration of `timeout`).
+ */
+export interface ToolSpec {
+  readonly positionals?: readonly string[];
+  readonly options?: Readonly<Record<string, string>>;
+  readonly flags?: Readonly<Record<string, string>>;
+  readonly subcommands?: number;
+  /** Per subcommand (the folded action's last word), positional roles that replace `positionals`. */
+  readonly subcommandPositionals?: Readonly<Record<string, readonly string[]>>;
+  readonly wrapper?: { readonly skip?: number };
+}
+
+const recursive = { "-r": "recursive", "-R": "recursive", "--recursive": "recursive" };
+const force = { "-f": "force", "--force": "force" };
+
+export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
+  // Files.
+  cp: { positionals: ["source...", "dest"], flags: { ...recursive, ...force, "-a": "archive", "-p": "preserve" }, options: { "-t": "dest", "--target-directory": "dest" } },
+  mv: { positionals: ["source...", "dest"], flags: { ...force, "-n": "no_clobber" }, options: { "-t": "dest", "--target-directory": "dest" } },
+  rm: { positionals: ["target..."], flags: { ...recursive, ...force, "-d": "dir", "-i": "interactive" } },
+  rmdir: { positionals: ["target..."], flags: { "-p": "parents" } },
+  mkdir: { positionals: ["path..."], flags: { "-p": "parents" }, options: { "-m": "mode", "--mode": "mode" } },
+  touch: { positionals: ["path..."] },
+  ln: { positionals: ["target", "link"], flags: { "-s": "symbolic", ...force } },
+  chmod: { positionals: ["mode", "path..."], flags: recursive },
+  chown: { positionals: ["owner", "path..."], flags: recursive },
+  cat: { positionals: ["path..."] },
+  head: { positionals: ["path..."], options: { "-n": "lines", "-c": "bytes" } },
+  tail: { positionals: ["path..."], options: { "-n": "lines", "-c": "bytes" }, flags: { "-f": "follow" } },
+  less: { positionals: ["path..."] },
+  ls: { positionals: ["path..."], flags: { "-a": "all", "-l": "long", "-R": "recursive" } },
+  find: { positionals: ["path..."], options: { "-name": "name", "-type": "type", "-exec": "exec", "-path": "match_path", "-maxdepth": "maxdepth" }, flags: { "-delete": "delete" } },
+  grep: { positionals: ["pattern", "path..."], flags: { ...recursive, "-i": "ignore_case", "-l": "files_only", "-v": "invert" }, options: { "-e": "pattern", "--include": "include" } },
+  sed: { positionals: ["script", "path..."], flags: { "-i": "in_place", "-n": "quiet" }, options: { "-e": "script" } },
+  awk: { positionals: ["program", "path..."], options: { "-F": "separator", "-f": "program_file" } },
+  sort: { positionals: ["path..."], options: { "-o": "output", "-k": "key" }, flags: { "-r": "reverse", "-n": "numeric", "-u": "unique" } },
+  uniq: { positionals: ["input", "output"], flags: { "-c": "count" } },
+  wc: { positionals: ["path..."], flags: { "-l": "lines" } },
+  diff: { positionals: ["from", "to"], flags: { "-u": "unified", ...recursive } },
+  tee: { positionals: ["path..."], flags: { "-a": "append" } },
+  tar: { positionals: ["path..."], options: { "-f": "archive", "--file": "archive", "-C": "directory" }, flags: { "-c": "create", "-x": "extract", "-z": "gzip", "-v": "verbose", "-t": "list" } },
+  zip: { positionals: ["archive", "path..."], flags: { "-r": "recursive" } },
+  unzip: { positionals: ["archive", "member..."], options: { "-d": "directory" }, flags: { "-o": "overwrite" } },
+  dd: { positionals: ["operand..."] },
+  base64: { positionals: ["path"], flags: { "-d": "decode", "--decode": "decode" } },
+  jq: { positionals: ["filter", "path..."], flags: { "-r": "raw" } },
+  echo: { positionals: ["text..."], flags: { "-n": "no_newline", "-e": "escapes" } },
+  printf: { positionals: ["format", "argument..."] },
+  cd: { positionals: ["path"] },
+  export: { positionals: ["assignment..."] },
+  source: { positionals: ["path", "argument..."] },
+  // Network.
+  curl: {
+    positionals: ["url..."],
+    options: {
+      "-X": "method", "--request": "method", "-d": "data", "--data": "data", "--data-raw": "data", "--data-binary": "data",
+      "-F": "form", "--form": "form", "-o": "output", "--output": "output", "-H": "header", "--header": "header",
+      "-u": "user", "--user": "user", "-T": "upload", "--upload-file": "upload", "--url": "url", "-A": "user_agent",
+    },
+    flags: { "-L": "follow", "-s": "silent", "-k": "insecure", "--insecure": "insecure", "-O": "remote_name", "-f": "fail", "-I": "head" },
+  },
+  wget: { positionals: ["url..."], options: { "-O": "output", "--output-document": "output", "-P": "directory", "--post-data": "data", "--method": "method" }, flags: { "-q": "quiet" } },
+  ssh: { positionals: ["host", "command..."], options: { "-i": "identity", "-p": "port", "-l": "user", "-o": "option" } },
+  scp: { positionals: ["source...", "dest"], options: { "-i": "identity", "-P": "port" }, flags: recursive },
+  rsync: { positionals: ["source...", "dest"], options: { "-e": "shell", "--exclude": "exclude" }, flags: { "-a": "archive", "-v": "verbose", "-z": "compress", "--delete": "delete", ...recursive } },
+  nc: { positionals: ["host", "port"], flags: { "-l": "listen" }, options: { "-p": "local_port" } },
+  // Development.
+  git: {
+    subcommands: 1,
+    options: { "-m": "message", "--message": "message", "-b": "branch", "-C": "directory", "-c": "config" },
+    flags: { ...force, "--force-with-lease": "force", "-a": "all", "--all": "all", "--hard": "hard", "--amend": "amend", "-d": "delete", "-D": "delete" },
+    subcommandPositionals: { clone: ["repository", "directory"], push: ["remote", "refspec..."], pull: ["remote", "refspec..."], fetch: ["remote", "refspec..."], checkout: ["target..."], add: ["path..."], rm: ["path..."], commit: [], reset: ["target..."], merge: ["branch..."], rebase: ["upstream", "branch"], branch: ["name..."], tag: ["name", "commit"], diff: ["target..."], log: ["target..."], show: ["object..."] },
+  },
+  npm: { subcommands: 1, subcommandPositionals: { install: ["package..."], i: ["package..."], uninstall: ["package..."], run: ["script", "argument..."], publish: ["path"], exec: ["command..."], test: [] }, flags: { "-g": "global", "--global": "global", "-D": "dev", "--save-dev": "dev" } },
+  npx: { positionals: ["package", "argument..."], flags: { "-y": "yes", "--yes": "yes" }, options: { "-p": "package", "--package": "package" } },
+  pnpm: { subcommands: 1, subcommandPositionals: { add: ["package..."], install: ["package..."], run: ["script", "argument..."] } },
+  yarn: { subcommands: 1, subcommandPositionals: { add: ["package..."], run: ["script", "argument..."] } },
+  pip: { subcommands: 1, subcommandPositionals: { install: ["package..."], uninstall: ["package..."] }, options: { "-r": "requirements", "--requirement": "requirements", "-i": "index_url", "--index-url": "index_url" }, flags: { "-U": "upgrade", "--upgrade": "upgrade", "--user": "user" } },
+  pip3: { subcommands: 1, subcommandPositionals: { install: ["package..."], uninstall: ["package..."] }, options: { "-r": "requirements", "-i": "index_url" }, flags: { "-U": "upgrade" } },
+  python: { positionals: ["script", "argument..."], options: { "-c": "code", "-m": "module" } },
+  python3: { positionals: ["script", "argument..."], options: { "-c": "code", "-m": "module" } },
+  node: { positionals: ["script", "argument..."], options: { "-e": "code", "--eval": "code" } },
+  make: { positionals: ["target..."], options: { "-C": "directory", "-f": "makefile", "-j": "jobs" } },
+  docker: {
+    subcommands: 1,
+    options: { "-v": "volume", "--volume": "volume", "-e": "env", "--env": "env", "-p": "publish", "--name": "name", "-t": "tag", "-f": "file", "--network": "network", "-u": "user", "-w": "workdir" },
+    flags: { "--rm": "remove", "-d": "detach", "-i": "interactive", "--privileged": "privileged", ...force },
+    subcommandPositionals: { run: ["image", "command..."], exec: ["container", "command..."], build: ["context"], pull: ["image"], push: ["image"], rm: ["container..."], rmi: ["image..."], stop: ["container..."], cp: ["source", "dest"] },
+  },
+  kubectl: {
+    subcommands: 1,
+    options: { "-n": "namespace", "--namespace": "namespace", "-f": "file", "--filename": "file", "-o": "output", "-l": "selector", "--context": "context", "-c": "container" },
+    flags: { "-A": "all_namespaces", "--all-namespaces": "all_namespaces", "--force": "force" },
+    subcommandPositionals: { get: ["resource", "name..."], describe: ["resource", "name..."], delete: ["resource", "name..."], apply: [], exec: ["pod", "command..."], logs: ["pod"], scale: ["resource"], rollout: ["action", "resource"] },
+  },
+  aws: { subcommands: 2, options: { "--region": "region", "--profile": "profile", "--bucket": "bucket", "--key": "key" }, flags: { "--recursive": "recursive", "--dryrun": "dry_run" }, subcommandPositionals: { cp: ["source", "dest"], mv: ["source", "dest"], rm: ["target"], ls: ["path"], sync: ["source", "dest"] } },
+  gcloud: { subcommands: 2, options: { "--project": "project", "--region": "region", "--zone": "zone" } },
+  az: { subcommands: 2, options: { "--resource-group": "resource_group", "-g": "resource_group", "--name": "name", "-n": "name" } },
+  databricks: { subcommands: 1, options: { "-p": "profile", "--profile": "profile", "--json": "json" }, flags: { "--version": "version" } },
+  terraform: { subcommands: 1, options: { "-var": "var", "-var-file": "var_file", "-target": "target_resource" }, flags: { "-auto-approve": "auto_approve", "-destroy": "destroy" } },
+  gh: { subcommands: 2, options: { "-R": "repo", "--repo": "repo", "-t": "title", "--title": "title", "-b": "body", "--body": "body" } },
+  openssl: { subcommands: 1, options: { "-in": "input", "-out": "output", "-k": "password", "-pass": "password" } },
+  // Processes and wrappers.
+  kill: { positionals: ["pid..."], options: { "-s": "signal" } },
+  pkill: { positionals: ["pattern"], options: { "-f": "full" } },
+  ps: { positionals: [] },
+  sudo: { wrapper: {}, options: { "-u": "user" } },
+  env: { wrapper: {} },
+  nohup: { wrapper: {} },
+  time: { wrapper: {} },
+  timeout: { wrapper: { skip: 1 } },
+  xargs: { wrapper: {}, options: { "-I": "replace", "-n": "max_args" } },
+};

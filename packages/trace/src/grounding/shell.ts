@@ -1,0 +1,110 @@
+import sh from "mvdan-sh";
+
+/**
+ * Shell command lines as data, parsed with mvdan/sh (a complete POSIX/Bash parser): every simple
+ * command of a line — through pipelines, `&&`/`||`/`;`, subshells, command substitutions — with
+ * its words (quotes removed; expansions kept as written, since their values are not known), its
+ * variable assignments and its redirections.
+ */
+export interface SimpleCommand {
+  readonly words: readonly string[];
+  readonly assignments: readonly { readonly name: string; readonly value: string }[];
+  readonly redirections: readonly Redirection[];
+  /** Offset of the command in the command line. */
+  readonly offset: number;
+}
+
+export interface Redirection {
+  /** The operator as written, without a file descriptor number: `>`, `>>`, `<`, `&>`, `>&`, `<<<`, … */
+  readonly operator: string;
+  readonly target: string;
+}
+
+export type ParsedCommandLine = { readonly ok: true; readonly commands: readonly SimpleCommand[] } | { readonly ok: false; readonly message: string };
+
+const { syntax } = sh;
+let parser: ReturnType<typeof syntax.NewParser> | undefined;
+
+// The AST nodes are GopherJS objects; these are the fields used here.
+interface Word {
+  Parts: Part[];
+  Pos(): { Offset(): number };
+  End(): { Offset(): number };
+}
+interface Part {
+  Value?: string;
+  Parts?: Part[];
+  Pos(): { Offset(): number };
+  End(): { Offset(): number };
+}
+interface CallExpr {
+  Args: Word[];
+  Assigns: { Name: { Value: string } | null; Value: Word | null }[];
+  Pos(): { Offset(): number };
+}
+interface Stmt {
+  Cmd: unknown;
+  Redirs: { Word: Word | null; Hdoc: Word | null; Pos(): { Offset(): number } }[];
+}
+
+export function parseCommandLine(source: string): ParsedCommandLine {
+  parser ??= syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash));
+  let file;
+  try {
+    file = parser.Parse(source, "command");
+  } catch (error) {
+    // GopherJS wraps Go errors: the text is behind `Error()`.
+    const wrapped = error as { Error?: () => string; message?: string };
+    const text = typeof wrapped.Error === "function" ? wrapped.Error() : (wrapped.message ?? String(error));
+    const message = text.replace(/^command:/, "");
+    return { ok: false, message };
+  }
+  const commands: SimpleCommand[] = [];
+  syntax.Walk(file, (node) => {
+    if (node === null || syntax.NodeType(node) !== "Stmt") return true;
+    const statement = node as unknown as Stmt;
+    const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r) => ({
+      operator: source.slice(r.Pos().Offset(), r.Word!.Pos().Offset()).replace(/^[0-9]+/, "").trim(),
+      target: wordText(r.Word!, source),
+    }));
+    const command = statement.Cmd as CallExpr | null;
+    if (command !== null && syntax.NodeType(command as never) === "CallExpr") {
+      commands.push({
+        words: command.Args.map((word) => wordText(word, source)),
+        assignments: command.Assigns.filter((a) => a.Name !== null).map((a) => ({ name: a.Name!.Value, value: a.Value ? wordText(a.Value, source) : "" })),
+        redirections,
+        offset: command.Pos().Offset(),
+      });
+    } else if (redirections.length > 0) {
+      // A compound command with redirections (`(a; b) > f`): the redirections still happen.
+      commands.push({ words: [], assignments: [], redirections, offset: (node as unknown as CallExpr).Pos().Offset() });
+    }
+    return true;
+  });
+  return { ok: true, commands };
+}
+
+/** A word with its quotes removed; parameter expansions and substitutions are kept as written. */
+function wordText(word: Word, source: string): string {
+  return word.Parts.map((part) => partText(part, source, false)).join("");
+}
+
+function partText(part: Part, source: string, inDoubleQuotes: boolean): string {
+  const type = syntax.NodeType(part as never);
+  switch (type) {
+    case "Lit":
+      return unescape(part.Value ?? "", inDoubleQuotes);
+    case "SglQuoted":
+      return part.Value ?? "";
+    case "DblQuoted":
+      return (part.Parts ?? []).map((inner) => partText(inner, source, true)).join("");
+    default:
+      return source.slice(part.Pos().Offset(), part.End().Offset());
+  }
+}
+
+/** Backslash escapes of unquoted (or double-quoted) literal text. */
+function unescape(text: string, inDoubleQuotes: boolean): string {
+  if (!text.includes("\\")) return text;
+  return inDoubleQuotes ? text.replace(/\\([$`"\\\n])/g, "$1") : text.replace(/\\\n/g, "").replace(/\\(.)/g, "$1");
+}
