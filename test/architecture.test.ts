@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
@@ -52,7 +52,9 @@ describe.each(packages.filter((name) => allowed[name] !== undefined))("package %
       for (const specifier of imports(file)) {
         if (specifier.startsWith("node:")) continue;
         if (specifier.startsWith(".")) {
-          if (specifier.includes("..")) violations.push(`${relative(root, file)}: relative import leaves the package: ${specifier}`);
+          if (relative(directory, resolve(dirname(file), specifier)).startsWith("..")) {
+            violations.push(`${relative(root, file)}: relative import leaves the package: ${specifier}`);
+          }
           continue;
         }
         const packageName = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
