@@ -1,20 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
-import {
-  check,
-  compile,
-  diagnosticCodes,
-  format,
-  readTrace,
-  renderSmtLib,
-  reportToJson,
-  signatureOf,
-  signatureToJson,
-  type Diagnostic,
-  type DiagnosticCode,
-  type EngineName,
-  type Encoding,
-  type Trace,
-} from "@vigil/compiler";
+import type { Diagnostic, DiagnosticCode, EngineName, Encoding, Trace } from "@vigil/compiler";
+import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { renderDiagnostic, renderReport } from "./render.js";
 
@@ -23,6 +9,14 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   readonly colors: boolean;
   readonly cwd: string;
+  /**
+   * True when the process ends as soon as `run` returns (the `vigilc` executable does). Z3's worker
+   * threads then end with the process instead of being stopped one by one: stopping them while the
+   * thread of the last solver call is still winding down makes the WebAssembly runtime print
+   * `received "cleanupThread" command from terminated worker` on stderr. Leave it unset when
+   * embedding `run` in a process that keeps running; the solver runtime is then released.
+   */
+  readonly exitsAfterRun?: boolean;
 }
 
 /** Exit codes: every statement holds; a statement is violated or undecided; bad usage or input. */
@@ -33,37 +27,91 @@ export const EXIT_INPUT_ERROR = 2;
 /** Thrown inside a command to stop with exit code 2 after the diagnostics were printed. */
 class InputError extends Error {}
 
+/**
+ * At most this many diagnostics are rendered in one run; the rest are counted in one closing line.
+ * A generated policy can produce thousands of identical warnings, each with a code frame.
+ */
+export const MAX_RENDERED_DIAGNOSTICS = 100;
+
+/** A leading byte-order mark is an encoding artifact, not part of the text. */
+function stripByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/**
+ * The stages are loaded when a command needs them: the parser generator, the schema library and
+ * the solver take most of a second to load, which `explain`, `--help` and a usage error never
+ * need, and `fmt` and `signature` need only one of.
+ */
+const loadCompiler = () => import("@vigil/compiler");
+const loadTraceReader = () => import("@vigil/trace");
+const loadSyntax = () => import("@vigil/syntax");
+
 /** Runs `vigilc` with the given arguments and returns the exit code. Never throws. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode = EXIT_SAFE;
   const colors = { enabled: io.colors };
   const sources = new Map<string, string>();
 
+  let rendered = 0;
+  const unrendered = { error: 0, warning: 0, info: 0 };
   const printDiagnostics = (diagnostics: readonly Diagnostic[]): void => {
-    for (const d of diagnostics) io.stderr(renderDiagnostic(d, sources, colors) + "\n\n");
+    for (const d of diagnostics) {
+      if (rendered >= MAX_RENDERED_DIAGNOSTICS) {
+        unrendered[d.severity]++;
+        continue;
+      }
+      rendered++;
+      io.stderr(renderDiagnostic(d, sources, colors) + "\n\n");
+    }
+  };
+  /** Says how many diagnostics were left out, if any; called before a command's closing line. */
+  const reportUnrendered = (): void => {
+    const parts = (["error", "warning", "info"] as const).filter((s) => unrendered[s] > 0).map((s) => plural(unrendered[s], s === "info" ? "more note" : `more ${s}`));
+    if (parts.length === 0) return;
+    io.stderr(`… and ${parts.join(", ")}, not shown (at most ${MAX_RENDERED_DIAGNOSTICS} diagnostics are printed)\n`);
+    unrendered.error = unrendered.warning = unrendered.info = 0;
   };
 
   const readText = async (file: string, what: string): Promise<string> => {
     try {
-      const text = await readFile(file, "utf8");
+      const text = stripByteOrderMark(await readFile(file, "utf8"));
       sources.set(file, text);
       return text;
     } catch (error) {
-      io.stderr(`error: cannot read the ${what} \`${file}\`: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}\n`);
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason =
+        code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (error as Error).message;
+      io.stderr(`error: cannot read the ${what} \`${file}\`: ${reason}\n`);
       throw new InputError();
     }
   };
 
-  const loadTrace = async (file: string): Promise<Trace> => {
+  /** Reads a trace; stops with exit 2 on any error. Returns the trace and how many warnings it got. */
+  const loadTrace = async (file: string, consequence = "no rule was checked"): Promise<{ trace: Trace; warnings: number }> => {
     const text = await readText(file, "trace");
-    const { trace, diagnostics } = readTrace(text, { file });
-    const errors = diagnostics.filter((d) => d.severity === "error");
-    printDiagnostics(errors.length > 0 ? errors : diagnostics.filter((d) => d.severity === "warning"));
-    if (errors.length > 0) {
-      io.stderr(`error: the trace \`${file}\` has ${errors.length} error${errors.length === 1 ? "" : "s"}; no rule was checked\n`);
+    const { readTrace } = await loadTraceReader();
+    let read: ReturnType<typeof readTrace>;
+    try {
+      read = readTrace(text, { file });
+    } catch (error) {
+      if (!isStackOverflow(error)) throw error;
+      io.stderr(`error: cannot read the trace \`${file}\`: a value in it is nested too deeply to read; ${consequence}\n`);
       throw new InputError();
     }
-    return trace;
+    const { trace, diagnostics } = read;
+    const errors = diagnostics.filter((d) => d.severity === "error");
+    printDiagnostics(errors.length > 0 ? errors : diagnostics);
+    if (errors.length > 0) {
+      reportUnrendered();
+      io.stderr(`error: the trace \`${file}\` has ${plural(errors.length, "error")}; ${consequence}\n`);
+      throw new InputError();
+    }
+    return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length };
   };
 
   const program = new Command("vigilc")
@@ -75,12 +123,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   program
     .command("check")
-    .description("judge a trace against a policy: exit 0 when every rule holds, 1 on a violation, 2 on bad input")
+    .description("judge a trace against a policy: exit 0 when every rule holds, 1 when one is violated or undecided, 2 on bad usage or input")
     .argument("<policy>", "a .vigil file")
     .requiredOption("-t, --trace <file>", "the trace: JSON Lines, or a JSON array of events")
     .addOption(new Option("-e, --engine <engine>", "decision procedure").choices(["eval", "smt"]).default("eval"))
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
-    .option("--strict", "treat warnings as errors")
+    .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
     .option("--exit-zero", "exit 0 even when a rule is violated or undecided (bad input still exits 2)")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
     .action(
@@ -88,24 +136,39 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         policyFile: string,
         options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number },
       ) => {
-      const source = await readText(policyFile, "policy");
-      const trace = await loadTrace(options.trace);
-      const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
-      printDiagnostics(compiled.diagnostics);
-      const warnings = compiled.diagnostics.filter((d) => d.severity === "warning");
-      if (!compiled.ok || (options.strict === true && warnings.length > 0)) {
-        const errors = compiled.diagnostics.filter((d) => d.severity === "error").length;
-        io.stderr(
-          errors > 0
-            ? `error: the policy \`${policyFile}\` has ${errors} error${errors === 1 ? "" : "s"}; no rule was checked\n`
-            : `error: --strict: the policy \`${policyFile}\` has ${warnings.length} warning${warnings.length === 1 ? "" : "s"}; no rule was checked\n`,
-        );
-        throw new InputError();
-      }
-      const report = await check(compiled, trace, { engine: options.engine, smt: { timeoutMs: options.timeout } });
-      if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
-      else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: options.trace, events: trace.events }, colors));
-      exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
+        const source = await readText(policyFile, "policy");
+        const { trace, warnings: traceWarnings } = await loadTrace(options.trace);
+        const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
+        const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
+        printDiagnostics(compiled.diagnostics);
+        reportUnrendered();
+        if (!compiled.ok) {
+          const errors = compiled.diagnostics.filter((d) => d.severity === "error").length;
+          io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors, "error")}; no rule was checked\n`);
+          throw new InputError();
+        }
+        let warnings = compiled.diagnostics.filter((d) => d.severity === "warning").length + traceWarnings;
+        if (compiled.program.policies.every((p) => p.statements.length === 0)) {
+          // Vacuously safe; but a policy without rules is almost always the wrong file or an unfinished one.
+          io.stderr(`warning: the policy \`${policyFile}\` declares no rule, so nothing is checked and the verdict is vacuously safe\n\n`);
+          warnings++;
+        }
+        if (options.strict === true && warnings > 0) {
+          io.stderr(`error: --strict: ${plural(warnings, "warning")} (about \`${policyFile}\` or \`${options.trace}\`) ${warnings === 1 ? "counts as an error" : "count as errors"}; no rule was checked\n`);
+          throw new InputError();
+        }
+        // The decider is made here rather than inside `check` so that its release can be left to the
+        // end of the process (see `CliIo.exitsAfterRun`).
+        const decider = options.engine === "smt" ? await SmtDecider.create({ timeoutMs: options.timeout }) : undefined;
+        let report;
+        try {
+          report = await check(compiled, trace, { engine: options.engine, ...(decider !== undefined ? { decider } : {}), smt: { timeoutMs: options.timeout } });
+        } finally {
+          if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
+        }
+        if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
+        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: options.trace, events: trace.events }, colors));
+        exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
       },
     );
 
@@ -118,18 +181,33 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(new Option("--encoding <encoding>", "literal: the disjunctions of Figure 5 spelled out; shared: the same, with running disjunctions named once").choices(["shared", "literal"]).default("shared"))
     .action(async (policyFile: string, options: { trace: string; rule?: string; encoding: Encoding }) => {
       const source = await readText(policyFile, "policy");
-      const trace = await loadTrace(options.trace);
+      const { trace } = await loadTrace(options.trace, "nothing was lowered");
+      const { compile, renderSmtLib, signatureOf } = await loadCompiler();
       const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
-      printDiagnostics(compiled.diagnostics.filter((d) => d.severity === "error"));
-      if (!compiled.ok) throw new InputError();
+      const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+      printDiagnostics(errors);
+      reportUnrendered();
+      if (!compiled.ok) {
+        io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; nothing was lowered\n`);
+        throw new InputError();
+      }
       const statements = compiled.program.policies
         .flatMap((p) => p.statements)
         .filter((s) => options.rule === undefined || s.name === options.rule || `${s.policy}.${s.name}` === options.rule);
       if (statements.length === 0) {
-        io.stderr(`error: no rule named \`${options.rule}\` in \`${policyFile}\`\n`);
+        if (options.rule === undefined) io.stderr(`error: the policy \`${policyFile}\` declares no rule; nothing to lower\n`);
+        else {
+          const near = closestName(
+            options.rule,
+            compiled.program.policies.flatMap((p) => p.statements.flatMap((s) => [s.name, `${s.policy}.${s.name}`])),
+          );
+          io.stderr(`error: no rule named \`${options.rule}\` in \`${policyFile}\`${near !== undefined ? `; did you mean \`${near}\`?` : ""}\n`);
+        }
         throw new InputError();
       }
-      io.stdout(statements.map((s) => renderSmtLib(s, trace.events, { encoding: options.encoding })).join("\n"));
+      // One script per rule. Each declares the same sorts and functions, so `(reset)` separates them
+      // and the whole output is one SMT-LIB script that a solver reads from start to end.
+      io.stdout(statements.map((s) => renderSmtLib(s, trace.events, { encoding: options.encoding })).join("\n(reset)\n\n"));
     });
 
   program
@@ -137,12 +215,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description("format .vigil files canonically (comments preserved; idempotent)")
     .argument("<files...>", ".vigil files")
     .option("-w, --write", "rewrite the files in place")
-    .option("--check", "exit 1 if a file is not formatted, print nothing else")
+    .option("--check", "write nothing; name each file that is not formatted and exit 1 if there is one")
     .action(async (files: string[], options: { write?: boolean; check?: boolean }) => {
       let unformatted = 0;
       let failed = false;
+      const { format } = await loadSyntax();
       for (const file of files) {
-        const source = await readText(file, "policy");
+        let source: string;
+        try {
+          source = await readText(file, "policy");
+        } catch (error) {
+          if (!(error instanceof InputError)) throw error;
+          failed = true;
+          continue;
+        }
         const result = format(source);
         if (result.text === undefined) {
           printDiagnostics(result.diagnostics.map((d) => ({ ...d, file })));
@@ -155,9 +241,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             io.stdout(`${file}: not formatted\n`);
           }
         } else if (options.write === true) {
-          if (result.text !== source) await writeFile(file, result.text);
+          if (result.text !== source) {
+            try {
+              await writeFile(file, result.text);
+            } catch (error) {
+              io.stderr(`error: cannot write \`${file}\`: ${(error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (error as Error).message}\n`);
+              failed = true;
+            }
+          }
         } else io.stdout(result.text);
       }
+      reportUnrendered();
       if (failed) throw new InputError();
       if (unformatted > 0) exitCode = EXIT_UNSAFE;
     });
@@ -168,19 +262,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .argument("<trace>", "the trace")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .action(async (traceFile: string, options: { format: "human" | "json" }) => {
-      const trace = await loadTrace(traceFile);
+      const { trace } = await loadTrace(traceFile, "no signature was read");
+      const { signatureOf, signatureToJson } = await loadTraceReader();
       const signature = signatureToJson(signatureOf(trace.events));
       if (options.format === "json") {
         io.stdout(JSON.stringify({ events: trace.events.length, ...signature }, null, 2) + "\n");
         return;
       }
-      const lines = [`${trace.events.length} events`, `actions (A): ${signature.actions.join(", ") || "(none)"}`, "argument names (K) and values (V):"];
+      const lines = [plural(trace.events.length, "event"), `actions (A): ${signature.actions.join(", ") || "(none)"}`, "argument names (K) and values (V):"];
       for (const key of signature.keys) {
         const more = key.distinctValues > key.values.length ? `, … (${key.distinctValues} distinct)` : "";
         lines.push(`  ${key.key}: ${key.values.join(", ")}${more}`);
       }
       if (signature.keys.length === 0) lines.push("  (none)");
-      lines.push(`outputs: ${signature.outputs} event${signature.outputs === 1 ? "" : "s"} carry one`);
+      lines.push(`outputs: ${signature.outputs === 1 ? "1 event carries one" : `${signature.outputs} events carry one`}`);
       io.stdout(lines.join("\n") + "\n");
     });
 
@@ -189,12 +284,16 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description("say what a diagnostic code means")
     .argument("<code>", "a code such as V1006")
     .action((code: string) => {
-      const entry = (diagnosticCodes as Record<string, { severity: string; summary: string }>)[code.toUpperCase()];
-      if (entry === undefined) {
-        io.stderr(`error: \`${code}\` is not a Vigil diagnostic code\n`);
+      const codes = diagnosticCodes as Record<string, { severity: string; summary: string }>;
+      const key = code.trim().toUpperCase();
+      if (!Object.hasOwn(codes, key)) {
+        const near = closestName(key, Object.keys(codes));
+        io.stderr(`error: \`${code}\` is not a Vigil diagnostic code${near !== undefined ? `; did you mean \`${near}\`?` : ""}\n`);
+        io.stderr("  help: codes are V0xxx (policy syntax), V1xxx (policy checking), T0xxx (traces), E0xxx (decision procedures)\n");
         throw new InputError();
       }
-      io.stdout(`${code.toUpperCase() as DiagnosticCode} (${entry.severity}): ${entry.summary}\n`);
+      const entry = codes[key]!;
+      io.stdout(`${key as DiagnosticCode} (${entry.severity}): ${entry.summary}\n`);
     });
 
   try {
@@ -203,12 +302,22 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (error instanceof InputError) return EXIT_INPUT_ERROR;
     if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT_SAFE;
-      return EXIT_INPUT_ERROR;
+      // `--help`, `help` and `--version` exit 0; no command at all (the help goes to stderr) and
+      // every other usage mistake exit 2.
+      return error.exitCode === 0 ? EXIT_SAFE : EXIT_INPUT_ERROR;
     }
-    io.stderr(`internal error: ${(error as Error).stack ?? String(error)}\n`);
+    // A bug, not a verdict: say so in one line (the stack only on request) and fail closed.
+    const debug = process.env["VIGIL_DEBUG"] !== undefined && process.env["VIGIL_DEBUG"] !== "" && process.env["VIGIL_DEBUG"] !== "0";
+    if (isStackOverflow(error)) io.stderr("error: the input is nested too deeply for vigilc to process; nothing was judged\n");
+    else io.stderr(`internal error: ${error instanceof Error ? error.message : String(error)}; nothing was judged\n`);
+    io.stderr(debug ? `${(error as Error).stack ?? ""}\n` : "  help: this is a bug in vigilc; set VIGIL_DEBUG=1 to print the stack trace, and report it with the input\n");
     return EXIT_INPUT_ERROR;
   }
+}
+
+/** A JavaScript stack overflow: some stage recursed on deeply nested input. */
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
 function parsePositiveInteger(text: string): number {

@@ -1,9 +1,36 @@
 #!/usr/bin/env node
 import { run } from "./cli.js";
 
-process.exitCode = await run(process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
+// A reader that goes away early (`vigilc lower … | head`) closes the pipe; what is left to write
+// is dropped instead of crashing the process with an unhandled EPIPE error. Any other failure to
+// write the output (a full disk) makes the run fail with exit code 2.
+let stdoutClosed = false;
+let writeFailed = false;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (stream === process.stdout) stdoutClosed = true;
+    if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") writeFailed = true;
+  });
+}
+
+const code = await run(process.argv.slice(2), {
+  stdout: (text) => {
+    if (!stdoutClosed) process.stdout.write(text);
+  },
   stderr: (text) => process.stderr.write(text),
   colors: process.stdout.isTTY === true && process.env["NO_COLOR"] === undefined,
   cwd: process.cwd(),
+  exitsAfterRun: true,
 });
+
+/** Resolves once everything written to `stream` so far has been handed to the operating system. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) resolve();
+    else stream.write("", () => resolve());
+  });
+}
+
+// End the process explicitly: the solver's worker threads (if `--engine smt` ran) end with it.
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(writeFailed ? 2 : code);

@@ -14,7 +14,7 @@ function paint(colors: Colors) {
 export function renderDiagnostic(d: Diagnostic, sources: ReadonlyMap<string, string>, colors: Colors): string {
   const c = paint(colors);
   const severity = d.severity === "error" ? c.red(c.bold("error")) : d.severity === "warning" ? c.yellow(c.bold("warning")) : c.cyan(c.bold("info"));
-  const lines = [`${severity}${c.bold(`[${d.code}]`)}: ${c.bold(d.message)}`];
+  const lines = [`${severity}${c.bold(`[${d.code}]`)}: ${c.bold(clip(d.message))}`];
   if (d.span !== undefined) {
     lines.push(`  ${c.blue("-->")} ${d.file ?? "<input>"}:${d.span.line}:${d.span.column}`);
     const source = d.file !== undefined ? sources.get(d.file) : undefined;
@@ -23,10 +23,10 @@ export function renderDiagnostic(d: Diagnostic, sources: ReadonlyMap<string, str
     lines.push(`  ${c.blue("-->")} ${d.file}`);
   }
   for (const related of d.related ?? []) {
-    lines.push(`  ${c.blue("note:")} ${related.message} at ${related.file ?? d.file ?? "<input>"}:${related.span.line}:${related.span.column}`);
+    lines.push(`  ${c.blue("note:")} ${clip(related.message)} at ${related.file ?? d.file ?? "<input>"}:${related.span.line}:${related.span.column}`);
   }
-  if (d.help !== undefined) lines.push(`  ${c.cyan("help:")} ${d.help}`);
-  if (d.fix !== undefined) lines.push(`  ${c.green("fix:")} ${d.fix.title}`);
+  if (d.help !== undefined) lines.push(`  ${c.cyan("help:")} ${clip(d.help)}`);
+  if (d.fix !== undefined) lines.push(`  ${c.green("fix:")} ${clip(d.fix.title)}`);
   return lines.join("\n");
 }
 
@@ -35,7 +35,78 @@ function frame(source: string, span: NonNullable<Diagnostic["span"]>, colors: Co
     span.endLine === span.line && span.endColumn <= span.column
       ? { line: span.line, column: span.column + 1 }
       : { line: span.endLine, column: span.endColumn };
-  return codeFrameColumns(source, { start: { line: span.line, column: span.column }, end }, { highlightCode: colors.enabled, forceColor: colors.enabled, linesAbove: 1, linesBelow: 0 });
+  return codeFrame(source, { line: span.line, column: span.column }, end, 1, colors);
+}
+
+/** Code frames show at most this many columns of a line, and this many lines of a span. */
+export const FRAME_WIDTH = 120;
+export const FRAME_LINES = 12;
+/** How many columns of context a cropped frame keeps left of the span. */
+const FRAME_LEAD = 30;
+
+let cachedSource: string | undefined;
+let cachedLines: string[] = [];
+
+function linesOf(source: string): string[] {
+  if (source !== cachedSource) {
+    cachedSource = source;
+    cachedLines = source.split("\n").map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+  }
+  return cachedLines;
+}
+
+interface Position {
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * A code frame of `start`–`end` (1-based, end exclusive) with `linesAbove` lines of context. Only
+ * the lines shown are handed to the frame printer, cut to a window of {@link FRAME_WIDTH} columns
+ * around the span (a cut is marked `…`), and a span over many lines shows its first
+ * {@link FRAME_LINES}: a 100 kB line or a 10,000-line rule gives a frame of a few lines.
+ */
+export function codeFrame(source: string, start: Position, end: Position, linesAbove: number, colors: Colors): string {
+  const all = linesOf(source);
+  const startLine = Math.min(Math.max(1, start.line), all.length);
+  let endLine = Math.min(Math.max(startLine, end.line), all.length);
+  let endColumn = end.line > all.length ? (all[all.length - 1]?.length ?? 0) + 1 : end.column;
+  if (endLine - startLine + 1 > FRAME_LINES) {
+    endLine = startLine + FRAME_LINES - 1;
+    endColumn = all[endLine - 1]!.length + 1;
+  }
+  const first = Math.max(1, startLine - linesAbove);
+  const shown = all.slice(first - 1, endLine);
+  const widest = Math.max(...shown.map((line) => line.length));
+  // Left edge of the window (0-based): 0 when everything fits, else a little left of the span.
+  const from = widest <= FRAME_WIDTH || start.column - 1 <= FRAME_WIDTH - FRAME_LEAD ? 0 : start.column - 1 - FRAME_LEAD;
+  const lead = from > 0 ? "…" : "";
+  const crop = (line: string): string => {
+    const cut = line.slice(from, from + FRAME_WIDTH);
+    return (line.length > from ? lead : "") + cut + (line.length > from + FRAME_WIDTH ? "…" : "");
+  };
+  const column = (line: string, c: number): number => {
+    const inWindow = Math.min(Math.max(c - 1 - from, 0), FRAME_WIDTH);
+    return inWindow + 1 + (line.length > from ? lead.length : 0);
+  };
+  const startText = all[startLine - 1]!;
+  const endText = all[endLine - 1]!;
+  let startColumn = column(startText, start.column);
+  let lastColumn = column(endText, endColumn);
+  if (endLine === startLine && lastColumn <= startColumn) lastColumn = startColumn + 1;
+  if (startLine === endLine && startColumn > crop(startText).length + 1) startColumn = crop(startText).length + 1;
+  return codeFrameColumns(
+    shown.map(crop).join("\n"),
+    { start: { line: startLine, column: startColumn }, end: { line: endLine, column: lastColumn } },
+    // `startLine` numbers the excerpt as the lines of the file (the option exists since
+    // @babel/code-frame 7.23; its type declarations lag behind).
+    { highlightCode: colors.enabled, forceColor: colors.enabled, linesAbove, linesBelow: 0, startLine: first } as Parameters<typeof codeFrameColumns>[2],
+  );
+}
+
+/** Cuts a message that quotes user input (a 100 kB action name, say) to a readable length. */
+export function clip(text: string, max = 400): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 function indent(text: string, by: number): string {
@@ -66,7 +137,11 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
   const held = report.statements.filter((v) => v.holds).length;
   const violated = report.statements.filter((v) => !v.holds && v.undecided === undefined);
   const undecided = report.statements.filter((v) => v.undecided !== undefined);
-  const names = (vs: readonly StatementVerdict[]) => vs.map((v) => `${v.policy}.${v.name}`).join(", ");
+  const names = (vs: readonly StatementVerdict[]) =>
+    vs
+      .slice(0, 10)
+      .map((v) => `${v.policy}.${v.name}`)
+      .join(", ") + (vs.length > 10 ? `, … ${vs.length - 10} more` : "");
   out.push(
     `${c.bold("checked")} ${report.statements.length} rule${report.statements.length === 1 ? "" : "s"} of ${input.policyFile} against ${input.events.length} event${input.events.length === 1 ? "" : "s"} of ${input.traceFile} (engine: ${report.engine})`,
   );
@@ -86,11 +161,11 @@ function renderViolation(verdict: StatementVerdict, input: RenderReportInput, co
     lines.push(`${c.red(c.bold("violation"))}${c.bold(`[${verdict.policy}.${verdict.name}]`)}: ${c.bold(verdict.doc?.split("\n").join(" ") ?? `the rule \`${verdict.name}\` does not hold`)}`);
   }
   lines.push(`  ${c.blue("-->")} ${input.policyFile}:${span.line}:${span.column}`);
-  lines.push(indent(codeFrameColumns(input.policySource, { start: { line: span.line, column: span.column }, end: { line: span.endLine, column: span.endColumn } }, { highlightCode: colors.enabled, forceColor: colors.enabled, linesAbove: 0, linesBelow: 0 }), 2));
-  const byPosition = new Map(input.events.map((e) => [e.position, e]));
+  lines.push(indent(codeFrame(input.policySource, { line: span.line, column: span.column }, { line: span.endLine, column: span.endColumn }, 0, colors), 2));
   const shown = verdict.witnesses.slice(0, 20);
   for (const position of shown) {
-    const event = byPosition.get(position);
+    // Events are numbered from 1 in file order; fall back to a search for any other numbering.
+    const event = input.events[position - 1]?.position === position ? input.events[position - 1] : input.events.find((e) => e.position === position);
     if (event === undefined) continue;
     const where = `${event.source?.file ?? input.traceFile}:${event.source?.line ?? "?"}`;
     lines.push(`  ${c.red("witness")} event ${position} (${where}): ${describeEvent(event)}`);
@@ -100,10 +175,10 @@ function renderViolation(verdict: StatementVerdict, input: RenderReportInput, co
   return lines.join("\n");
 }
 
-/** One line: action, arguments, status, and the start of the output. */
+/** One line: action, arguments (cut to 160 characters) and status. */
 export function describeEvent(event: TraceEvent): string {
   const args = JSON.stringify(event.args);
   const shortArgs = args.length > 160 ? `${args.slice(0, 157)}...` : args;
   const status = event.status === undefined ? "pending" : event.status;
-  return `${event.action} ${shortArgs} [${status}]`;
+  return `${clip(event.action, 80)} ${shortArgs} [${status}]${event.outputTruncated === true ? " (output cut to the observation cap)" : ""}`;
 }
