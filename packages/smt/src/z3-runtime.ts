@@ -12,7 +12,7 @@ let users = 0;
 
 export async function acquireZ3(): Promise<Z3Api> {
   users++;
-  runtime ??= init();
+  runtime ??= init({ printErr: reportRuntimeMessage });
   try {
     return await runtime;
   } catch (error) {
@@ -28,5 +28,17 @@ export async function releaseZ3(): Promise<void> {
   if (users > 0) return;
   const api = await runtime;
   runtime = undefined;
+  // A worker that just finished a solver call may still have its clean-up message in flight; let
+  // it arrive before the workers are stopped.
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
   await killThreads(api.em);
+}
+
+/**
+ * Z3's WebAssembly runtime writes its diagnostics to stderr. The one message a clean shutdown can
+ * produce — a stopped worker's late clean-up notice — is noise; everything else is passed on.
+ */
+function reportRuntimeMessage(text: string): void {
+  if (/command from terminated worker/.test(text)) return;
+  process.stderr.write(`${text}\n`);
 }

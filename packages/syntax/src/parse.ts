@@ -58,5 +58,11 @@ export function parse(text: string): ParseResult {
   const docs = attachDocComments(tokens, comments, text, lines);
   const built = cstToAst(policies, { text, lines, docs, comments, errorOffsets });
   diagnostics.push(...built.diagnostics);
+  // A malformed number the parser also rejected (`rule 4bad:`) is one mistake: keep the parser's error.
+  const parserErrorOffsets = new Set(errorOffsets);
+  for (let index = diagnostics.length - 1; index >= 0; index--) {
+    const d = diagnostics[index]!;
+    if (d.code === "V0005" && d.span !== undefined && parserErrorOffsets.has(d.span.start)) diagnostics.splice(index, 1);
+  }
   return { file: built.file, diagnostics: sortDiagnostics(diagnostics), lines };
 }

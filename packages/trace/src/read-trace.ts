@@ -161,6 +161,16 @@ function toEvent(
   unknownFieldsReported: Set<string>,
 ): TraceEvent | undefined {
   const where = { span: record.span, ...(file !== undefined ? { file } : {}) };
+  const deep = tooDeep(record.value);
+  if (deep !== undefined) {
+    diagnostics.push(
+      diagnostic("T0002", `the field \`${deep}\` of the event on line ${record.line} nests values more than ${maximumValueDepth} levels deep`, {
+        ...where,
+        help: "tool arguments this deep are not supported; flatten the value",
+      }),
+    );
+    return undefined;
+  }
   const parsed = canonicalEventSchema.safeParse(record.value);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -248,4 +258,20 @@ function hasPath(value: unknown, path: readonly PropertyKey[]): boolean {
     current = (current as Record<PropertyKey, unknown>)[segment];
   }
   return true;
+}
+
+/** How deeply an event's values may nest (every later stage walks values recursively). */
+export const maximumValueDepth = 64;
+
+/** The dotted path of the first value nested deeper than `maximumValueDepth`, if any (iterative: never overflows). */
+export function tooDeep(value: unknown): string | undefined {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: "" }];
+  while (stack.length > 0) {
+    const { value: current, depth, path } = stack.pop()!;
+    if (typeof current !== "object" || current === null) continue;
+    if (depth > maximumValueDepth) return path;
+    const entries: [string, unknown][] = Array.isArray(current) ? current.map((v, i) => [String(i), v]) : Object.entries(current);
+    for (const [key, child] of entries) stack.push({ value: child, depth: depth + 1, path: path === "" ? key : `${path}.${key}` });
+  }
+  return undefined;
 }

@@ -1,5 +1,6 @@
 import { diagnostic, type Diagnostic, type LineIndex } from "@vigil/diagnostics";
 import { observeOutput, type TraceEvent } from "../event.js";
+import { maximumValueDepth, tooDeep } from "../read-trace.js";
 import { isJsonObject, type JsonValue } from "../value.js";
 
 /**
@@ -53,6 +54,13 @@ export function callsToEvents(
   let truncatedReported = false;
   for (const call of calls) {
     const line = lines.position(call.offset).line;
+    const deep = tooDeep(call.args);
+    if (deep !== undefined) {
+      diagnostics.push(
+        diagnostic("T0009", `the argument \`${deep.split(".")[0]}\` of the \`${call.action}\` call on line ${line} nests values more than ${maximumValueDepth} levels deep`, located(call.offset)),
+      );
+      continue;
+    }
     if (!isJsonObject(call.args)) {
       diagnostics.push(
         diagnostic("T0009", `the arguments of the \`${call.action}\` call on line ${line} are not a JSON object`, {
