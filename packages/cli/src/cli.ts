@@ -92,12 +92,31 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   };
 
   /** Reads a trace; stops with exit 2 on any error. Returns the trace and how many warnings it got. */
-  const loadTrace = async (file: string, consequence = "no rule was checked"): Promise<{ trace: Trace; warnings: number }> => {
+  const loadTrace = async (
+    file: string,
+    consequence = "no rule was checked",
+    reading: TraceReading = {},
+  ): Promise<{ trace: Trace; warnings: number }> => {
     const text = await readText(file, "trace");
-    const { readTrace } = await loadTraceReader();
-    let read: ReturnType<typeof readTrace>;
+    const { readAnyTrace, groundTrace } = await loadTraceReader();
+    let read: { trace: Trace; diagnostics: Diagnostic[] };
     try {
-      read = readTrace(text, { file });
+      const any = readAnyTrace(text, { file, format: reading.traceFormat ?? "auto" });
+      read = any;
+      // Recordings of real agents are grounded by default; canonical events are taken as given.
+      const ground = reading.ground ?? (any.format !== undefined && any.format !== "jsonl");
+      if (ground && !any.diagnostics.some((d) => d.severity === "error")) {
+        const grounded = groundTrace(any.trace.events);
+        read = { trace: { ...any.trace, events: grounded.events }, diagnostics: [...any.diagnostics, ...grounded.diagnostics] };
+      }
+      if (any.format !== undefined && any.format !== "jsonl") {
+        const added = read.trace.events.length - any.trace.events.length;
+        io.stderr(
+          `note: read \`${file}\` as ${any.format}${any.detected ? " (detected)" : ""}: ${plural(any.trace.events.length, "tool call")}` +
+            (added > 0 ? `, and ${plural(added, "event")} grounded from shell commands` : "") +
+            "\n",
+        );
+      }
     } catch (error) {
       if (!isStackOverflow(error)) throw error;
       io.stderr(`error: cannot read the trace \`${file}\`: a value in it is nested too deeply to read; ${consequence}\n`);
@@ -125,7 +144,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command("check")
     .description("judge a trace against a policy: exit 0 when every rule holds, 1 when one is violated or undecided, 2 on bad usage or input")
     .argument("<policy>", "a .vigil file")
-    .requiredOption("-t, --trace <file>", "the trace: JSON Lines, or a JSON array of events")
+    .requiredOption("-t, --trace <file>", "the trace: canonical JSON Lines or JSON array, or a recording (see --trace-format)")
+    .addOption(traceFormatOption())
+    .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
+    .option("--no-ground", "do not ground shell calls")
     .addOption(new Option("-e, --engine <engine>", "decision procedure").choices(["eval", "smt"]).default("eval"))
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
@@ -134,10 +156,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(
       async (
         policyFile: string,
-        options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number },
+        options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
       ) => {
         const source = await readText(policyFile, "policy");
-        const { trace, warnings: traceWarnings } = await loadTrace(options.trace);
+        const { trace, warnings: traceWarnings } = await loadTrace(options.trace, undefined, options);
         const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
         const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
         printDiagnostics(compiled.diagnostics);
@@ -177,11 +199,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description("print the SMT-LIB query of each rule (Figure 5 lowering) for re-checking with any solver")
     .argument("<policy>", "a .vigil file")
     .requiredOption("-t, --trace <file>", "the trace whose facts the query asserts")
+    .addOption(traceFormatOption())
+    .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
+    .option("--no-ground", "do not ground shell calls")
     .option("-r, --rule <name>", "only this rule (NAME or POLICY.NAME)")
     .addOption(new Option("--encoding <encoding>", "literal: the disjunctions of Figure 5 spelled out; shared: the same, with running disjunctions named once").choices(["shared", "literal"]).default("shared"))
-    .action(async (policyFile: string, options: { trace: string; rule?: string; encoding: Encoding }) => {
+    .action(async (policyFile: string, options: { trace: string; rule?: string; encoding: Encoding } & TraceReading) => {
       const source = await readText(policyFile, "policy");
-      const { trace } = await loadTrace(options.trace, "nothing was lowered");
+      const { trace } = await loadTrace(options.trace, "nothing was lowered", options);
       const { compile, renderSmtLib, signatureOf } = await loadCompiler();
       const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
       const errors = compiled.diagnostics.filter((d) => d.severity === "error");
@@ -260,9 +285,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command("signature")
     .description("print the signature Σ = (A, K, V) of a trace: its actions, argument names and values")
     .argument("<trace>", "the trace")
+    .addOption(traceFormatOption())
+    .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
+    .option("--no-ground", "do not ground shell calls")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
-    .action(async (traceFile: string, options: { format: "human" | "json" }) => {
-      const { trace } = await loadTrace(traceFile, "no signature was read");
+    .action(async (traceFile: string, options: { format: "human" | "json" } & TraceReading) => {
+      const { trace } = await loadTrace(traceFile, "no signature was read", options);
       const { signatureOf, signatureToJson } = await loadTraceReader();
       const signature = signatureToJson(signatureOf(trace.events));
       if (options.format === "json") {
@@ -272,7 +300,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const lines = [plural(trace.events.length, "event"), `actions (A): ${signature.actions.join(", ") || "(none)"}`, "argument names (K) and values (V):"];
       for (const key of signature.keys) {
         const more = key.distinctValues > key.values.length ? `, … (${key.distinctValues} distinct)` : "";
-        lines.push(`  ${key.key}: ${key.values.join(", ")}${more}`);
+        const shown = key.values.map((value) => (value.length > 60 ? `${value.slice(0, 57)}…` : value));
+        lines.push(`  ${key.key}: ${shown.join(", ")}${more}`);
       }
       if (signature.keys.length === 0) lines.push("  (none)");
       lines.push(`outputs: ${signature.outputs === 1 ? "1 event carries one" : `${signature.outputs} events carry one`}`);
@@ -324,4 +353,16 @@ function parsePositiveInteger(text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError("must be a positive integer");
   return value;
+}
+
+/** How a trace file is read: its format (or detection) and whether shell calls are grounded. */
+interface TraceReading {
+  readonly traceFormat?: "auto" | "jsonl" | "claude-code" | "agentdojo" | "openai" | "mcp";
+  readonly ground?: boolean;
+}
+
+function traceFormatOption(): Option {
+  return new Option("--trace-format <format>", "the trace's format; auto detects it from the content")
+    .choices(["auto", "jsonl", "claude-code", "agentdojo", "openai", "mcp"])
+    .default("auto");
 }

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { fixtures, vigilc } from "./support/run-vigilc.js";
+
+/** Recordings in the formats agents write, read by `vigilc check` with detection and grounding. */
+describe.concurrent("vigilc check on recordings", () => {
+  it("detects a Claude Code transcript, grounds its Bash call, and finds the grounded witnesses", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl", "--format", "json"], { cwd: fixtures });
+    expect(result.stderr).toMatch(/^note: read `claude-session.jsonl` as claude-code \(detected\): 2 tool calls, and 2 events grounded from shell commands\n/);
+    // `validate` never ran: the closed world says so, and the precondition fails at the copy.
+    expect(result.stderr).toContain("warning[V1101]: the action `validate` does not occur in the trace");
+    expect(JSON.parse(result.stdout)).toEqual({
+      verdict: "unsafe",
+      statements: [
+        { policy: "housekeeping", name: "no_recursive_delete", holds: false, witnesses: [3] },
+        { policy: "housekeeping", name: "validate_before_share", holds: false, witnesses: [2] },
+      ],
+    });
+    expect(result.code).toBe(1);
+  });
+
+  it("without grounding, the shell call is one opaque event", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl", "--no-ground", "--format", "json"], { cwd: fixtures });
+    expect(JSON.parse(result.stdout).verdict).toBe("safe");
+    expect(result.code).toBe(0);
+  });
+
+  it("shows the witness at the line of the original tool call", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl"], { cwd: fixtures });
+    expect(result.stdout).toContain("claude-session.jsonl:2");
+  });
+
+  it("a requested format that does not fit is an input error", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl", "--trace-format", "openai"], { cwd: fixtures });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/error\[T0001\]|error\[T0008\]/);
+  });
+
+  it("an unknown format name is a usage error", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl", "--trace-format", "csv"], { cwd: fixtures });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--trace-format");
+  });
+});
