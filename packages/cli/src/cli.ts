@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import type { Diagnostic, DiagnosticCode, EngineName, Encoding, Trace } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
 import { renderDiagnostic, renderReport } from "./render.js";
 
 export interface CliIo {
@@ -17,6 +18,8 @@ export interface CliIo {
    * embedding `run` in a process that keeps running; the solver runtime is then released.
    */
   readonly exitsAfterRun?: boolean;
+  /** True when stderr is a terminal: corpus runs then draw a progress bar there. */
+  readonly progress?: boolean;
 }
 
 /** Exit codes: every statement holds; a statement is violated or undecided; bad usage or input. */
@@ -133,6 +136,44 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length };
   };
 
+  /** `check` over a directory or glob of runs: every run checked, a summary, exit 2 if any run could not be. */
+  const checkCorpusCommand = async (
+    source: string,
+    policyFile: string,
+    options: { trace: string; format: "human" | "json"; exitZero?: boolean } & TraceReading,
+  ): Promise<number> => {
+    const { compile } = await loadCompiler();
+    // The policy's own errors are reported once, before any run (signature warnings are per run, and not printed).
+    const compiled = compile(source, { file: policyFile });
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+    if (errors.length > 0) {
+      printDiagnostics(errors);
+      reportUnrendered();
+      io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; no run was checked\n`);
+      throw new InputError();
+    }
+    const files = await expandCorpus(options.trace);
+    if (files.length === 0) {
+      io.stderr(`error: \`${options.trace}\` holds no trace files (*.jsonl, *.json, *.ndjson); no run was checked\n`);
+      throw new InputError();
+    }
+    const outcomes = await checkCorpus(files, {
+      policySource: source,
+      policyFile,
+      traceFormat: options.traceFormat ?? "auto",
+      ...(options.ground !== undefined ? { ground: options.ground } : {}),
+      ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
+    });
+    if (io.progress === true) io.stderr("\n");
+    const summary = summarize(outcomes);
+    if (options.format === "json") {
+      const verdict = summary.unsafe > 0 || summary.failed > 0 ? "unsafe" : "safe";
+      io.stdout(JSON.stringify({ verdict, summary, runs: outcomes }, null, 2) + "\n");
+    } else io.stdout(renderSummary(summary, outcomes));
+    if (summary.failed > 0) return EXIT_INPUT_ERROR;
+    return summary.unsafe > 0 && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
+  };
+
   const program = new Command("vigilc")
     .description("Vigil: check agent tool-call traces against behavioral policies")
     .version("0.1.0")
@@ -159,6 +200,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
       ) => {
         const source = await readText(policyFile, "policy");
+        if (await isCorpus(options.trace)) {
+          exitCode = await checkCorpusCommand(source, policyFile, options);
+          return;
+        }
         const { trace, warnings: traceWarnings } = await loadTrace(options.trace, undefined, options);
         const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
         const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });

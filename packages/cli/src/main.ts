@@ -19,6 +19,7 @@ const code = await run(process.argv.slice(2), {
   },
   stderr: (text) => process.stderr.write(text),
   colors: process.stdout.isTTY === true && process.env["NO_COLOR"] === undefined,
+  progress: process.stderr.isTTY === true,
   cwd: process.cwd(),
   exitsAfterRun: true,
 });

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { fixtures, vigilc } from "./support/run-vigilc.js";
+
+/** `vigilc check POLICY --trace DIR-or-GLOB`: every run of a corpus, a summary, exit codes. */
+describe.concurrent("vigilc check on a corpus", () => {
+  it("checks every trace of a directory, recursively, in any format", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--format", "json"], { cwd: fixtures });
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { verdict: string; summary: Record<string, unknown>; runs: { file: string; format: string; verdict: string }[] };
+    expect(report.verdict).toBe("unsafe");
+    expect(report.summary).toMatchObject({ runs: 3, safe: 1, unsafe: 2, failed: 0 });
+    expect(report.runs.map((r) => [r.file, r.format, r.verdict])).toEqual([
+      ["corpus/benign.jsonl", "jsonl", "safe"],
+      ["corpus/nested/session.jsonl", "claude-code", "unsafe"],
+      ["corpus/violating.jsonl", "jsonl", "unsafe"],
+    ]);
+  });
+
+  it("prints a summary per rule for people, with no progress bar when piped", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus"], { cwd: fixtures });
+    expect(result.stdout).toContain("unsafe  corpus/violating.jsonl: housekeeping.no_recursive_delete at 2");
+    expect(result.stdout).toMatch(/housekeeping\.no_recursive_delete\s+2 of 3 runs/);
+    expect(result.stdout).toContain("checked 3 runs (");
+    expect(result.stderr).not.toContain("[#");
+  });
+
+  it("takes a glob", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus/*.jsonl", "--format", "json"], { cwd: fixtures });
+    expect(JSON.parse(result.stdout).summary).toMatchObject({ runs: 2, safe: 1, unsafe: 1 });
+  });
+
+  it("reports a run it cannot check, with its line, checks the others, and exits 2", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus-bad"], { cwd: fixtures });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/error {3}corpus-bad\/truncated\.jsonl:1: T0001/);
+    expect(result.stdout).toContain("checked 2 runs (1 events): 1 safe, 0 unsafe, 1 could not be checked");
+  });
+
+  it("a directory without traces is an input error", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus-empty"], { cwd: fixtures });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("holds no trace files");
+  });
+});
