@@ -254,7 +254,13 @@ describe.concurrent("vigilc check: malformed traces exit 2 and name the line and
   });
 
   it("rejects a file that is neither JSON Lines nor a JSON array", async ({ expect }) => {
-    const text = await vigilc(["check", "files.vigil", "--trace", "not-json.log"]);
+    // Detection finds no known format: one error saying so, with the way out.
+    const detected = await vigilc(["check", "files.vigil", "--trace", "not-json.log"]);
+    expect(detected.code).toBe(2);
+    expect(detected.stderr).toContain("error[T0008]: the trace's format is not recognized");
+    expect(detected.stderr).toContain("--trace-format");
+    // Read as canonical JSON Lines, every line that is not JSON is named.
+    const text = await vigilc(["check", "files.vigil", "--trace", "not-json.log", "--trace-format", "jsonl"]);
     expect(text.code).toBe(2);
     expect(text.stderr).toContain("error[T0001]: line 1 is not valid JSON");
     expect(text.stderr).toContain("--> not-json.log:1:");
@@ -263,7 +269,7 @@ describe.concurrent("vigilc check: malformed traces exit 2 and name the line and
     expect(unterminated.code).toBe(2);
     expect(unterminated.stderr).toContain("the trace is not valid JSON");
     expect(unterminated.stderr).toContain("--> array-unterminated.json:");
-    for (const result of [text, unterminated]) expect(result.stderr).not.toMatch(crashPattern);
+    for (const result of [detected, text, unterminated]) expect(result.stderr).not.toMatch(crashPattern);
   });
 
   it("accepts an empty trace (and one of blank lines): every statement holds vacuously, with both engines", async ({ expect }) => {
@@ -379,9 +385,10 @@ describe.concurrent("vigilc check: bad policies and bad usage exit 2 with locate
     const trace = await vigilc(["check", "files.vigil", "--trace", "nope.jsonl"]);
     expect(trace.code).toBe(2);
     expect(trace.stderr).toBe("error: cannot read the trace `nope.jsonl`: no such file\n");
-    const directory = await vigilc(["check", "files.vigil", "--trace", "."]);
+    // A directory of traces is a corpus (see corpus.test.ts); a directory is never a policy.
+    const directory = await vigilc(["check", ".", "--trace", "ok.jsonl"]);
     expect(directory.code).toBe(2);
-    expect(directory.stderr).toBe("error: cannot read the trace `.`: it is a directory\n");
+    expect(directory.stderr).toBe("error: cannot read the policy `.`: it is a directory\n");
   });
 
   const usage: [args: string[], message: string][] = [

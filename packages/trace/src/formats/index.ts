@@ -134,7 +134,11 @@ export function detectTraceFormat(text: string): TraceFormat | undefined {
     if (looksLikeMcp(record.value)) return "mcp";
     if (isJsonObject(record.value) && typeof record.value["action"] === "string") return "jsonl";
   }
-  // Malformed throughout: a leading `{"action"` still says canonical, so that its errors get reported.
+  // Malformed (a truncated document, say): guess from its beginning, so that the reader of that
+  // format reports where it breaks.
+  const head = text.slice(0, 4096);
+  if (trimmed.startsWith("[")) return /"role"\s*:/.test(head) ? "openai" : "jsonl";
+  if (/"suite_name"|"pipeline_name"/.test(head)) return "agentdojo";
   return /^\s*\{\s*"action"/.test(text) ? "jsonl" : undefined;
 }
 
