@@ -24,7 +24,12 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
         const suggestion = closestName(action.value, signature.actions);
         const replacement = suggestion === undefined ? undefined : /^[A-Za-z_][A-Za-z0-9_]*$/.test(suggestion) && !action.quoted ? suggestion : JSON.stringify(suggestion);
         diagnostics.push(
-          diagnostic("V1101", `the action \`${action.value}\` does not occur in the trace, so it matches no event`, {
+          diagnostic(
+            "V1101",
+            signature.origin === "schemas"
+              ? `the action \`${action.value}\` is not one of the tools, so it matches no event`
+              : `the action \`${action.value}\` does not occur in the trace, so it matches no event`,
+            {
             span: action.span,
             help:
               suggestion !== undefined
@@ -42,10 +47,10 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
     case "KeyBind": {
       const info = signature.keys.get(keyPathId(expr.key.segments.map((s) => s.name)));
       if (info === undefined) {
-        reportUnknownKey(expr.key, keyNames, diagnostics);
+        reportUnknownKey(expr.key, keyNames, diagnostics, signature.origin === "schemas");
         return;
       }
-      if (expr.kind !== "KeyIn") return;
+      if (expr.kind !== "KeyIn" || info.openValues === true) return;
       for (const literal of expr.values) {
         if (info.values.has(valueKey(literal.value))) continue;
         // The most common slip is a value of the wrong JSON type: `"6"` where the trace has 6.
@@ -70,11 +75,16 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
   }
 }
 
-function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnostic[]): void {
+function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnostic[], fromSchemas: boolean): void {
   const written = keyPathText(key);
   const suggestion = closestName(written, keyNames);
   diagnostics.push(
-    diagnostic("V1102", `no event of the trace has an argument \`${written}\`, so a condition on it is false`, {
+    diagnostic(
+      "V1102",
+      fromSchemas
+        ? `no tool schema has an argument \`${written}\`, so a condition on it is false`
+        : `no event of the trace has an argument \`${written}\`, so a condition on it is false`,
+      {
       span: key.span,
       help: suggestion !== undefined ? `did you mean \`${suggestion}\`?` : "under the closed world a condition on an argument an event lacks is false",
       ...(suggestion !== undefined ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: key.span, newText: suggestion }] } } : {}),

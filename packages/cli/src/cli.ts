@@ -136,6 +136,30 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length };
   };
 
+  /** `check --schema`: the policy against the signature of tool schemas, before any run exists. */
+  const checkAgainstSchemas = async (source: string, policyFile: string, schemaFile: string, strict: boolean): Promise<number> => {
+    const text = await readText(schemaFile, "tool schemas");
+    const { signatureFromToolSchemas } = await loadTraceReader();
+    const { signature, diagnostics: schemaProblems } = signatureFromToolSchemas(text, { file: schemaFile });
+    if (schemaProblems.length > 0) {
+      printDiagnostics(schemaProblems);
+      reportUnrendered();
+      io.stderr(`error: the tool schemas \`${schemaFile}\` cannot be read; nothing was checked\n`);
+      throw new InputError();
+    }
+    const { compile } = await loadCompiler();
+    const compiled = compile(source, { signature, file: policyFile });
+    printDiagnostics(compiled.diagnostics);
+    reportUnrendered();
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error").length;
+    const warnings = compiled.diagnostics.filter((d) => d.severity === "warning").length;
+    io.stdout(
+      `checked ${policyFile} against ${plural(signature.actions.size, "tool")} of ${schemaFile}: ` +
+        `${plural(errors, "error")}, ${plural(warnings, "warning")}\n`,
+    );
+    return errors > 0 || (strict && warnings > 0) ? EXIT_INPUT_ERROR : EXIT_SAFE;
+  };
+
   /** `check` over a directory or glob of runs: every run checked, a summary, exit 2 if any run could not be. */
   const checkCorpusCommand = async (
     source: string,
@@ -185,7 +209,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command("check")
     .description("judge a trace against a policy: exit 0 when every rule holds, 1 when one is violated or undecided, 2 on bad usage or input")
     .argument("<policy>", "a .vigil file")
-    .requiredOption("-t, --trace <file>", "the trace: canonical JSON Lines or JSON array, or a recording (see --trace-format)")
+    .option("-t, --trace <file>", "the trace: canonical JSON Lines or JSON array, a recording (see --trace-format), or a directory or glob of runs")
+    .option("--schema <file>", "without --trace: check the policy against tool schemas (an MCP tools/list result or OpenAI function definitions)")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
@@ -197,14 +222,23 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(
       async (
         policyFile: string,
-        options: { trace: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
+        options: { trace?: string; schema?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
       ) => {
+        if (options.trace === undefined && options.schema === undefined) {
+          io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
+          throw new InputError();
+        }
         const source = await readText(policyFile, "policy");
-        if (await isCorpus(options.trace)) {
-          exitCode = await checkCorpusCommand(source, policyFile, options);
+        if (options.trace === undefined) {
+          exitCode = await checkAgainstSchemas(source, policyFile, options.schema!, options.strict === true);
           return;
         }
-        const { trace, warnings: traceWarnings } = await loadTrace(options.trace, undefined, options);
+        const traceFile = options.trace;
+        if (await isCorpus(traceFile)) {
+          exitCode = await checkCorpusCommand(source, policyFile, { ...options, trace: traceFile });
+          return;
+        }
+        const { trace, warnings: traceWarnings } = await loadTrace(traceFile, undefined, options);
         const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
         const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
         printDiagnostics(compiled.diagnostics);

@@ -16,3 +16,4 @@ export type { ToolSpec } from "./grounding/catalog.js";
 export { toolCatalog } from "./grounding/catalog.js";
 export type { ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";
 export { parseCommandLine } from "./grounding/shell.js";
+export { signatureFromToolSchemas } from "./schema-signature.js";

@@ -6,6 +6,8 @@ export interface KeyInfo {
   readonly segments: readonly string[];
   /** The distinct values seen under the key, by {@link valueKey}, with list elements flattened. */
   readonly values: ReadonlyMap<string, JsonValue>;
+  /** True when the values are not all known (a schema without an enumeration): none is reported as absent. */
+  readonly openValues?: boolean;
 }
 
 /**
@@ -20,6 +22,8 @@ export interface Signature {
   readonly keys: ReadonlyMap<string, KeyInfo>;
   /** How many events carry an output (outputs belong to V; they are not listed one by one). */
   readonly outputCount: number;
+  /** Where Σ was read: a trace (the default) or tool schemas; diagnostics say which. */
+  readonly origin?: "trace" | "schemas";
 }
 
 export function emptySignature(): Signature {
