@@ -396,7 +396,7 @@ describe.concurrent("vigilc check: bad policies and bad usage exit 2 with locate
     [["check", "files.vigil", "--trace", "ok.jsonl", "--format", "xml"], "argument 'xml' is invalid. Allowed choices are human, json."],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--timeout", "0"], "must be a positive integer"],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--timeout", "soon"], "must be a positive integer"],
-    [["check", "files.vigil"], "required option '-t, --trace <file>' not specified"],
+    [["check", "files.vigil"], "`check` needs a trace (--trace FILE) or tool schemas (--schema FILE)"],
     [["check", "--trace", "ok.jsonl"], "missing required argument 'policy'"],
     [["check", "files.vigil", "extra.vigil", "--trace", "ok.jsonl"], "too many arguments"],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--bogus"], "unknown option '--bogus'"],
