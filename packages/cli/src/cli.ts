@@ -3,6 +3,8 @@ import type { Diagnostic, DiagnosticCode, EngineName, Encoding, Trace } from "@v
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
+import type { RunOutcome } from "./corpus-worker.js";
+import { toSarif } from "./sarif.js";
 import { renderDiagnostic, renderReport } from "./render.js";
 
 export interface CliIo {
@@ -136,6 +138,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length };
   };
 
+  const writeSarif = async (file: string, outcomes: readonly RunOutcome[], policyFile: string): Promise<void> => {
+    try {
+      await writeFile(file, JSON.stringify(toSarif(outcomes, { policyFile, cwd: io.cwd, version: "0.1.0" }), null, 2) + "\n");
+    } catch (error) {
+      io.stderr(`error: cannot write the SARIF report \`${file}\`: ${(error as Error).message}\n`);
+      throw new InputError();
+    }
+  };
+
   /** `check --schema`: the policy against the signature of tool schemas, before any run exists. */
   const checkAgainstSchemas = async (source: string, policyFile: string, schemaFile: string, strict: boolean): Promise<number> => {
     const text = await readText(schemaFile, "tool schemas");
@@ -164,7 +175,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const checkCorpusCommand = async (
     source: string,
     policyFile: string,
-    options: { trace: string; format: "human" | "json"; exitZero?: boolean } & TraceReading,
+    options: { trace: string; format: "human" | "json"; exitZero?: boolean; sarif?: string } & TraceReading,
   ): Promise<number> => {
     const { compile } = await loadCompiler();
     // The policy's own errors are reported once, before any run (signature warnings are per run, and not printed).
@@ -190,6 +201,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     });
     if (io.progress === true) io.stderr("\n");
     const summary = summarize(outcomes);
+    if (options.sarif !== undefined) await writeSarif(options.sarif, outcomes, policyFile);
     if (options.format === "json") {
       const verdict = summary.unsafe > 0 || summary.failed > 0 ? "unsafe" : "safe";
       io.stdout(JSON.stringify({ verdict, summary, runs: outcomes }, null, 2) + "\n");
@@ -218,11 +230,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
     .option("--exit-zero", "exit 0 even when a rule is violated or undecided (bad input still exits 2)")
+    .option("--sarif <file>", "also write the results as SARIF 2.1.0 (for code-scanning interfaces)")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
     .action(
       async (
         policyFile: string,
-        options: { trace?: string; schema?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
+        options: { trace?: string; schema?: string; sarif?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
       ) => {
         if (options.trace === undefined && options.schema === undefined) {
           io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
@@ -266,6 +279,24 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           report = await check(compiled, trace, { engine: options.engine, ...(decider !== undefined ? { decider } : {}), smt: { timeoutMs: options.timeout } });
         } finally {
           if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
+        }
+        if (options.sarif !== undefined) {
+          const outcome: RunOutcome = {
+            file: traceFile,
+            events: trace.events.length,
+            verdict: report.verdict,
+            statements: report.statements.map((s) => ({
+              policy: s.policy,
+              name: s.name,
+              ...(s.doc !== undefined ? { doc: s.doc } : {}),
+              holds: s.holds,
+              witnesses: [...s.witnesses],
+              witnessLines: s.witnesses.map((position) => trace.events[position - 1]?.source?.line ?? 1),
+              ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
+            })),
+            errors: [],
+          };
+          await writeSarif(options.sarif, [outcome], policyFile);
         }
         if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
         else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: options.trace, events: trace.events }, colors));

@@ -21,7 +21,16 @@ export interface RunOutcome {
   readonly events: number;
   /** Absent when the run could not be judged (see `errors`). */
   readonly verdict?: "safe" | "unsafe";
-  readonly statements: readonly { policy: string; name: string; holds: boolean; witnesses: number[]; undecided?: string }[];
+  readonly statements: readonly {
+    policy: string;
+    name: string;
+    doc?: string;
+    holds: boolean;
+    witnesses: number[];
+    /** The trace line of each witness (same order). */
+    witnessLines: number[];
+    undecided?: string;
+  }[];
   /** Errors that kept the run from being judged, rendered as `file:line: CODE message`. */
   readonly errors: readonly string[];
 }
@@ -62,8 +71,10 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
       statements: report.statements.map((s) => ({
         policy: s.policy,
         name: s.name,
+        ...(s.doc !== undefined ? { doc: s.doc } : {}),
         holds: s.holds,
         witnesses: [...s.witnesses],
+        witnessLines: s.witnesses.map((position) => events[position - 1]?.source?.line ?? 1),
         ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
       })),
       errors: [],

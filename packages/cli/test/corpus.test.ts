@@ -42,3 +42,29 @@ describe.concurrent("vigilc check on a corpus", () => {
     expect(result.stderr).toContain("holds no trace files");
   });
 });
+
+describe("SARIF", () => {
+  it("writes one result per violated rule and run, located at the witnesses' trace lines", async () => {
+    const { mkdtemp, readFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const out = join(await mkdtemp(join(tmpdir(), "vigil-sarif-")), "report.sarif");
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--sarif", out], { cwd: fixtures });
+    expect(result.code).toBe(1);
+    const sarif = JSON.parse(await readFile(out, "utf8"));
+    expect(sarif.version).toBe("2.1.0");
+    const run = sarif.runs[0];
+    expect(run.tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(["housekeeping.no_recursive_delete", "housekeeping.validate_before_share"]);
+    expect(run.tool.driver.rules[0].shortDescription.text).toBe("Never delete files recursively.");
+    const located = run.results.map((r: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[] }) => [
+      r.ruleId,
+      r.locations[0]!.physicalLocation.artifactLocation.uri,
+      r.locations[0]!.physicalLocation.region.startLine,
+    ]);
+    expect(located).toEqual([
+      ["housekeeping.no_recursive_delete", "corpus/nested/session.jsonl", 2],
+      ["housekeeping.validate_before_share", "corpus/nested/session.jsonl", 2],
+      ["housekeeping.no_recursive_delete", "corpus/violating.jsonl", 2],
+    ]);
+  });
+});
