@@ -1,9 +1,10 @@
 import { readFile, writeFile } from "node:fs/promises";
-import type { Diagnostic, DiagnosticCode, EngineName, Encoding, Trace } from "@vigil/compiler";
+import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, Trace } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
-import type { RunOutcome } from "./corpus-worker.js";
+import { toHtml, type RuleText } from "./html.js";
+import { outcomeOf, type RunOutcome } from "./outcome.js";
 import { toSarif } from "./sarif.js";
 import { renderDiagnostic, renderReport } from "./render.js";
 
@@ -147,6 +148,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
   };
 
+  const writeHtml = async (file: string, outcomes: readonly RunOutcome[], policyFile: string, rules: readonly RuleText[]): Promise<void> => {
+    try {
+      await writeFile(file, toHtml(outcomes, { policyFile, rules, version: "0.1.0", generatedAt: new Date().toISOString() }));
+    } catch (error) {
+      io.stderr(`error: cannot write the HTML report \`${file}\`: ${(error as Error).message}\n`);
+      throw new InputError();
+    }
+  };
+
   /** `check --schema`: the policy against the signature of tool schemas, before any run exists. */
   const checkAgainstSchemas = async (source: string, policyFile: string, schemaFile: string, strict: boolean): Promise<number> => {
     const text = await readText(schemaFile, "tool schemas");
@@ -175,7 +185,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const checkCorpusCommand = async (
     source: string,
     policyFile: string,
-    options: { trace: string; format: "human" | "json"; exitZero?: boolean; sarif?: string } & TraceReading,
+    options: { trace: string; format: "human" | "json"; exitZero?: boolean; sarif?: string; html?: string } & TraceReading,
   ): Promise<number> => {
     const { compile } = await loadCompiler();
     // The policy's own errors are reported once, before any run (signature warnings are per run, and not printed).
@@ -197,14 +207,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       policyFile,
       traceFormat: options.traceFormat ?? "auto",
       ...(options.ground !== undefined ? { ground: options.ground } : {}),
+      ...(options.html !== undefined ? { timeline: true } : {}),
       ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
     });
     if (io.progress === true) io.stderr("\n");
     const summary = summarize(outcomes);
     if (options.sarif !== undefined) await writeSarif(options.sarif, outcomes, policyFile);
+    if (options.html !== undefined) await writeHtml(options.html, outcomes, policyFile, ruleTexts(compiled, source));
     if (options.format === "json") {
       const verdict = summary.unsafe > 0 || summary.failed > 0 ? "unsafe" : "safe";
-      io.stdout(JSON.stringify({ verdict, summary, runs: outcomes }, null, 2) + "\n");
+      const runs = outcomes.map(({ timeline: _timeline, ...outcome }) => outcome);
+      io.stdout(JSON.stringify({ verdict, summary, runs }, null, 2) + "\n");
     } else io.stdout(renderSummary(summary, outcomes));
     if (summary.failed > 0) return EXIT_INPUT_ERROR;
     return summary.unsafe > 0 && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
@@ -231,11 +244,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
     .option("--exit-zero", "exit 0 even when a rule is violated or undecided (bad input still exits 2)")
     .option("--sarif <file>", "also write the results as SARIF 2.1.0 (for code-scanning interfaces)")
+    .option("--html <file>", "also write a self-contained HTML report: a timeline per run, witnesses beside the rules they violate")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
     .action(
       async (
         policyFile: string,
-        options: { trace?: string; schema?: string; sarif?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
+        options: { trace?: string; schema?: string; sarif?: string; html?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
       ) => {
         if (options.trace === undefined && options.schema === undefined) {
           io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
@@ -280,23 +294,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         } finally {
           if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
         }
-        if (options.sarif !== undefined) {
-          const outcome: RunOutcome = {
-            file: traceFile,
-            events: trace.events.length,
-            verdict: report.verdict,
-            statements: report.statements.map((s) => ({
-              policy: s.policy,
-              name: s.name,
-              ...(s.doc !== undefined ? { doc: s.doc } : {}),
-              holds: s.holds,
-              witnesses: [...s.witnesses],
-              witnessLines: s.witnesses.map((position) => trace.events[position - 1]?.source?.line ?? 1),
-              ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
-            })),
-            errors: [],
-          };
-          await writeSarif(options.sarif, [outcome], policyFile);
+        if (options.sarif !== undefined || options.html !== undefined) {
+          const outcome = outcomeOf(traceFile, undefined, trace.events, report, { timeline: options.html !== undefined });
+          if (options.sarif !== undefined) await writeSarif(options.sarif, [outcome], policyFile);
+          if (options.html !== undefined) await writeHtml(options.html, [outcome], policyFile, ruleTexts(compiled, source));
         }
         if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
         else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: options.trace, events: trace.events }, colors));
@@ -455,6 +456,18 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** A JavaScript stack overflow: some stage recursed on deeply nested input. */
+/** Each rule of a compiled policy with its documentation and its declaration as written. */
+function ruleTexts(compiled: CompiledPolicy, source: string): RuleText[] {
+  if (!compiled.ok) return [];
+  return compiled.program.policies.flatMap((policy) =>
+    policy.statements.map((statement) => ({
+      id: `${statement.policy}.${statement.name}`,
+      ...(statement.doc !== undefined ? { doc: statement.doc } : {}),
+      source: source.slice(statement.span.start, statement.span.end),
+    })),
+  );
+}
+
 function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }

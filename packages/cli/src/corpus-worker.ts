@@ -1,6 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { check, compile, signatureOf } from "@vigil/compiler";
 import { groundTrace, readAnyTrace, type TraceFormat } from "@vigil/trace";
+import { outcomeOf, type RunOutcome } from "./outcome.js";
+
+export type { RunOutcome } from "./outcome.js";
 
 /**
  * Checks one run of a corpus, in a worker thread. Everything it returns is plain data; a problem
@@ -13,32 +16,39 @@ export interface RunTask {
   readonly policyFile: string;
   readonly traceFormat: TraceFormat | "auto";
   readonly ground?: boolean;
-}
-
-export interface RunOutcome {
-  readonly file: string;
-  readonly format?: string;
-  readonly events: number;
-  /** Absent when the run could not be judged (see `errors`). */
-  readonly verdict?: "safe" | "unsafe";
-  readonly statements: readonly {
-    policy: string;
-    name: string;
-    doc?: string;
-    holds: boolean;
-    witnesses: number[];
-    /** The trace line of each witness (same order). */
-    witnessLines: number[];
-    undecided?: string;
-  }[];
-  /** Errors that kept the run from being judged, rendered as `file:line: CODE message`. */
-  readonly errors: readonly string[];
+  /** Send the run's events back for a report that shows them (`--html`). */
+  readonly timeline?: boolean;
 }
 
 export default async function checkRun(task: RunTask): Promise<RunOutcome> {
   let text: string;
   try {
     text = await readFile(task.file, "utf8");
+  } catch (error) {
+    return { file: task.file, events: 0, statements: [], errors: [`${task.file}: cannot be read: ${(error as Error).message}`] };
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    const read = readAnyTrace(text, { file: task.file, format: task.traceFormat });
+    let events = read.trace.events;
+    const diagnostics = [...read.diagnostics];
+    if (task.ground ?? (read.format !== undefined && read.format !== "jsonl")) {
+      const grounded = groundTrace(events);
+      events = grounded.events;
+      diagnostics.push(...grounded.diagnostics);
+    }
+    const errors = diagnostics
+      .filter((d) => d.severity === "error")
+      .map((d) => `${d.file ?? task.file}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
+    const format = read.format;
+    if (errors.length > 0) return { file: task.file, ...(format ? { format } : {}), events: events.length, statements: [], errors };
+    const compiled = compile(task.policySource, { file: task.policyFile, signature: signatureOf(events) });
+    if (!compiled.ok) {
+      const policyErrors = compiled.diagnostics.filter((d) => d.severity === "error").map((d) => `${task.policyFile}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
+      return { file: task.file, ...(format ? { format } : {}), events: events.length, statements: [], errors: policyErrors };
+    }
+    const report = await check(compiled, events, { engine: "eval" });
+    return outcomeOf(task.file, format, events, report, { timeline: task.timeline === true });
   } catch (error) {
     return { file: task.file, events: 0, statements: [], errors: [`${task.file}: cannot be read: ${(error as Error).message}`] };
   }

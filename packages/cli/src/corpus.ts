@@ -1,7 +1,8 @@
 import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import type { RunOutcome, RunTask } from "./corpus-worker.js";
+import type { RunTask } from "./corpus-worker.js";
+import type { RunOutcome } from "./outcome.js";
 
 /**
  * Corpus mode of `vigilc check`: a directory or a glob of traces, every run checked (in parallel
@@ -44,6 +45,8 @@ export interface CorpusOptions {
   readonly policyFile: string;
   readonly traceFormat: RunTask["traceFormat"];
   readonly ground?: boolean;
+  /** Send each run's events back, for the HTML report. */
+  readonly timeline?: boolean;
   /** Called after each run with the number done so far. */
   readonly onProgress?: (done: number, total: number) => void;
 }
@@ -66,6 +69,7 @@ export async function checkCorpus(files: readonly string[], options: CorpusOptio
           policyFile: options.policyFile,
           traceFormat: options.traceFormat,
           ...(options.ground !== undefined ? { ground: options.ground } : {}),
+          ...(options.timeline === true ? { timeline: true } : {}),
         });
         options.onProgress?.(++done, files.length);
         return outcome;

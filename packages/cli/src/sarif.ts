@@ -1,6 +1,6 @@
 import { relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { RunOutcome } from "./corpus-worker.js";
+import type { RunOutcome } from "./outcome.js";
 
 /**
  * SARIF 2.1.0 for code-scanning interfaces: one `rule` per Vigil statement (its `///` text as the

@@ -1,0 +1,136 @@
+import type { CheckReport } from "@vigil/compiler";
+import type { TraceEvent } from "@vigil/trace";
+
+/**
+ * A judged run as plain data: what the corpus workers send back and what every report (the summary,
+ * JSON, SARIF, HTML) is written from. A problem with the run is part of it (`errors`), never a
+ * thrown error, so that a report accounts for every run.
+ */
+export interface RunOutcome {
+  readonly file: string;
+  readonly format?: string;
+  readonly events: number;
+  /** Absent when the run could not be judged (see `errors`). */
+  readonly verdict?: "safe" | "unsafe";
+  readonly statements: readonly StatementResult[];
+  /** Errors that kept the run from being judged, rendered as `file:line: CODE message`. */
+  readonly errors: readonly string[];
+  /** The run's events as a report shows them; present when a report asked for it (`--html`). */
+  readonly timeline?: readonly TimelineEntry[];
+}
+
+export interface StatementResult {
+  readonly policy: string;
+  readonly name: string;
+  readonly doc?: string;
+  readonly holds: boolean;
+  readonly witnesses: number[];
+  /** The trace line of each witness (same order). */
+  readonly witnessLines: number[];
+  readonly undecided?: string;
+}
+
+/** One event of a timeline, its values shortened for display. */
+export interface TimelineEvent {
+  readonly position: number;
+  readonly action: string;
+  readonly status?: "ok" | "error";
+  /** Argument name and its value as JSON text (a string value without quotes), shortened. */
+  readonly args: readonly (readonly [string, string])[];
+  readonly output?: string;
+  readonly line?: number;
+  readonly callId?: string;
+  /** For an event grounded from a shell call: that call's position. */
+  readonly groundedFrom?: number;
+}
+
+/** A run of events left out of a long timeline (none of them a witness). */
+export interface TimelineGap {
+  readonly hidden: number;
+}
+
+export type TimelineEntry = TimelineEvent | TimelineGap;
+
+/** Timelines up to this many events are shown whole. */
+export const TIMELINE_WHOLE_UP_TO = 300;
+/** Around each witness of a longer timeline, this many events on either side are kept. */
+const CONTEXT = 3;
+const VALUE_CHARS = 160;
+const OUTPUT_CHARS = 240;
+
+function shorten(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let end = limit;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}… (${text.length} characters)`;
+}
+
+function timelineEvent(event: TraceEvent): TimelineEvent {
+  const args = Object.entries(event.args).map(([key, value]) => {
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    return [key, shorten(text, VALUE_CHARS)] as const;
+  });
+  return {
+    position: event.position,
+    action: event.action,
+    ...(event.status !== undefined ? { status: event.status } : {}),
+    args,
+    ...(event.output !== undefined && event.output !== "" ? { output: shorten(event.output, OUTPUT_CHARS) } : {}),
+    ...(event.source?.line !== undefined ? { line: event.source.line } : {}),
+    ...(event.source?.id !== undefined ? { callId: event.source.id } : {}),
+    ...(event.source?.groundedFrom !== undefined ? { groundedFrom: event.source.groundedFrom } : {}),
+  };
+}
+
+/**
+ * The events a report shows: all of them up to {@link TIMELINE_WHOLE_UP_TO}; beyond, every witness
+ * with its neighbours, the first ten and the last five, and a gap entry for each run left out.
+ * A witness is never left out.
+ */
+export function timelineOf(events: readonly TraceEvent[], witnesses: Iterable<number>): TimelineEntry[] {
+  if (events.length <= TIMELINE_WHOLE_UP_TO) return events.map(timelineEvent);
+  const keep = new Set<number>();
+  for (let p = 1; p <= Math.min(10, events.length); p++) keep.add(p);
+  for (let p = Math.max(1, events.length - 4); p <= events.length; p++) keep.add(p);
+  for (const w of witnesses) for (let p = Math.max(1, w - CONTEXT); p <= Math.min(events.length, w + CONTEXT); p++) keep.add(p);
+  const entries: TimelineEntry[] = [];
+  let hidden = 0;
+  for (const event of events) {
+    if (keep.has(event.position)) {
+      if (hidden > 0) entries.push({ hidden });
+      hidden = 0;
+      entries.push(timelineEvent(event));
+    } else hidden++;
+  }
+  if (hidden > 0) entries.push({ hidden });
+  return entries;
+}
+
+/** The outcome of a judged run, with its timeline when asked for. */
+export function outcomeOf(
+  file: string,
+  format: string | undefined,
+  events: readonly TraceEvent[],
+  report: CheckReport,
+  options: { timeline?: boolean } = {},
+): RunOutcome {
+  const statements = report.statements.map((s) => ({
+    policy: s.policy,
+    name: s.name,
+    ...(s.doc !== undefined ? { doc: s.doc } : {}),
+    holds: s.holds,
+    witnesses: [...s.witnesses],
+    witnessLines: s.witnesses.map((position) => events[position - 1]?.source?.line ?? 1),
+    ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
+  }));
+  return {
+    file,
+    ...(format !== undefined ? { format } : {}),
+    events: events.length,
+    verdict: report.verdict,
+    statements,
+    errors: [],
+    ...(options.timeline === true ? { timeline: timelineOf(events, statements.flatMap((s) => s.witnesses)) } : {}),
+  };
+}

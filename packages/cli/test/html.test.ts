@@ -1,0 +1,129 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TraceEvent } from "@vigil/trace";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { escapeHtml, toHtml } from "../src/html.js";
+import { TIMELINE_WHOLE_UP_TO, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/outcome.js";
+import { examples, fixtures, vigilc } from "./support/run-vigilc.js";
+
+/**
+ * The HTML report (`vigilc check --html`) as text: what it contains, what it leaves out of a long
+ * run, and that nothing from a trace reaches the page as markup. `html-browser.test.ts` opens the
+ * same reports in a real browser.
+ */
+
+function events(count: number): TraceEvent[] {
+  return Array.from({ length: count }, (_, i) => ({ position: i + 1, action: `tool${i % 7}`, args: { n: i }, status: "ok" as const }));
+}
+
+const shownPositions = (entries: readonly TimelineEntry[]) =>
+  entries.filter((e): e is TimelineEvent => "position" in e).map((e) => e.position);
+
+const tempFile = async (name: string) => join(await mkdtemp(join(tmpdir(), "vigil-html-")), name);
+
+describe("timelines", () => {
+  it(`shows a run of up to ${TIMELINE_WHOLE_UP_TO} events whole`, () => {
+    expect(shownPositions(timelineOf(events(TIMELINE_WHOLE_UP_TO), [3]))).toEqual(Array.from({ length: TIMELINE_WHOLE_UP_TO }, (_, i) => i + 1));
+  });
+
+  it("keeps the start, the end and each witness with three neighbours of a longer run, and counts what it leaves out", () => {
+    const entries = timelineOf(events(1000), [500]);
+    expect(entries.filter((e) => "hidden" in e)).toEqual([{ hidden: 486 }, { hidden: 492 }]);
+    expect(shownPositions(entries)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 497, 498, 499, 500, 501, 502, 503, 996, 997, 998, 999, 1000]);
+  });
+
+  it("never leaves out a witness, and accounts for every event", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2000 }), fc.array(fc.nat(), { maxLength: 20 }), (count, raw) => {
+        const witnesses = raw.map((w) => (w % count) + 1);
+        const entries = timelineOf(events(count), witnesses);
+        const shown = shownPositions(entries);
+        const hidden = entries.reduce((sum, e) => sum + ("hidden" in e ? e.hidden : 0), 0);
+        expect(shown.length + hidden).toBe(count);
+        for (const w of witnesses) expect(shown).toContain(w);
+        // Positions ascend, and a gap never follows a gap.
+        expect([...shown].sort((a, b) => a - b)).toEqual(shown);
+        for (let i = 1; i < entries.length; i++) expect("hidden" in entries[i]! && "hidden" in entries[i - 1]!).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("shortens long values and outputs, saying how long they were", () => {
+    const [event] = timelineOf([{ position: 1, action: "write", args: { content: "x".repeat(5000) }, output: "y".repeat(1000), status: "ok" }], []);
+    expect((event as TimelineEvent).args[0]![1]).toMatch(/^x{160}… \(5000 characters\)$/);
+    expect((event as TimelineEvent).output).toMatch(/^y{240}… \(1000 characters\)$/);
+  });
+});
+
+describe("escaping", () => {
+  it("escapes the five characters that are markup", () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe("&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+  });
+
+  it("puts nothing from a trace or a policy on the page as markup", () => {
+    const payload = `"><img src=x onerror=alert(1)></script><script>alert(2)</script>`;
+    const outcome: RunOutcome = {
+      file: `runs/${payload}.jsonl`,
+      format: payload,
+      events: 1,
+      verdict: "unsafe",
+      statements: [{ policy: "p", name: "r", doc: payload, holds: false, witnesses: [1], witnessLines: [1] }],
+      errors: [payload],
+      timeline: [{ position: 1, action: payload, status: "ok", args: [[payload, payload]], output: payload, callId: payload, line: 1 }],
+    };
+    const html = toHtml([outcome], { policyFile: payload, rules: [{ id: "p.r", doc: payload, source: payload }], version: "0", generatedAt: payload });
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
+  });
+});
+
+describe("vigilc check --html", () => {
+  it("writes one self-contained page for one trace, the witness beside its rule's text", async () => {
+    const out = await tempFile("report.html");
+    const result = await vigilc(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--html", out], { cwd: join(examples, "dashcam") });
+    expect(result.code).toBe(1);
+    const html = await readFile(out, "utf8");
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    // Self-contained: nothing is loaded from anywhere, and the page says so to the browser.
+    expect(html).toContain(`http-equiv="Content-Security-Policy" content="default-src 'none';`);
+    expect(html).not.toMatch(/\b(src|href)="(https?:)?\/\//);
+    // Event 5 is the witness of dashcam.R3, and its note carries the rule's documentation and text.
+    const witness = /<li class="event witness" id="r1e5">(.*?)<\/li>/s.exec(html)?.[1];
+    expect(witness).toBeDefined();
+    expect(witness).toContain(`violates <a href="#rule-dashcam_2eR3">dashcam.R3</a>`);
+    expect(witness).toContain("rule R3:");
+    expect(html.match(/class="event witness"/g)).toHaveLength(1);
+    expect(html.match(/<li class="event/g)).toHaveLength(8);
+  });
+
+  it("writes a page for a corpus, with a timeline per run, and keeps timelines out of the JSON", async () => {
+    const out = await tempFile("corpus.html");
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--html", out, "--format", "json"], { cwd: fixtures });
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { runs: Record<string, unknown>[] };
+    for (const run of report.runs) expect(run).not.toHaveProperty("timeline");
+    const html = await readFile(out, "utf8");
+    expect(html.match(/<article class="run"/g)).toHaveLength(3);
+    expect(html.match(/<article class="run" [^>]*data-verdict="safe"/g)).toHaveLength(1);
+    expect(html.match(/<article class="run" [^>]*data-verdict="unsafe"/g)).toHaveLength(2);
+  });
+
+  it("lists a run it could not check with the reason", async () => {
+    const out = await tempFile("bad.html");
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus-bad", "--html", out], { cwd: fixtures });
+    expect(result.code).toBe(2);
+    const html = await readFile(out, "utf8");
+    expect(html).toMatch(/<article class="run" [^>]*data-verdict="failed"/);
+    expect(html).toMatch(/<p class="error">corpus-bad\/truncated\.jsonl:1: T0001 /);
+  });
+
+  it("a report it cannot write is an input error, after the verdict", async () => {
+    const result = await vigilc(["check", "no-delete.vigil", "--trace", "ok.jsonl", "--html", "/nonexistent-dir/report.html"], { cwd: fixtures });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("cannot write the HTML report `/nonexistent-dir/report.html`");
+  });
+});
