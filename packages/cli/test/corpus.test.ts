@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixtures, vigilc } from "./support/run-vigilc.js";
+import { cli, fixtures, vigilc } from "./support/run-vigilc.js";
 
 /** `vigilc check POLICY --trace DIR-or-GLOB`: every run of a corpus, a summary, exit codes. */
 describe.concurrent("vigilc check on a corpus", () => {
@@ -22,6 +22,20 @@ describe.concurrent("vigilc check on a corpus", () => {
     expect(result.stdout).toMatch(/housekeeping\.no_recursive_delete\s+2 of 3 runs/);
     expect(result.stdout).toContain("checked 3 runs (");
     expect(result.stderr).not.toContain("[#");
+  });
+
+  it("draws a progress bar on a terminal", async () => {
+    // util-linux `script` gives the CLI a pseudo-terminal for stdout and stderr.
+    const { execFile } = await import("node:child_process");
+    const command = [process.execPath, cli, "check", "no-delete.vigil", "--trace", "corpus"].map((a) => `'${a}'`).join(" ");
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile("script", ["-qec", command, "/dev/null"], { cwd: fixtures, timeout: 20_000, env: { ...process.env, NO_COLOR: "1" } }, (error, stdout) =>
+        error !== null && (error as { code?: unknown }).code !== 1 ? reject(error) : resolve(stdout),
+      ),
+    );
+    const frames = output.split("\r").map((frame) => frame.trim()).filter((frame) => frame.startsWith("["));
+    expect(frames.at(-1)).toMatch(/^\[#{30}\] 3\/3 runs/);
+    expect(output).toContain("checked 3 runs (");
   });
 
   it("takes a glob", async () => {
