@@ -27,7 +27,7 @@ export function readChatMessages(
       for (const call of toolCalls) {
         if (!isJsonObject(call)) continue;
         const id = typeof call["id"] === "string" ? call["id"] : undefined;
-        const offset = id !== undefined ? locate(`"${id}"`) : 0;
+        const offset = id !== undefined ? locate(new RegExp(jsonString(id), "g")) : 0;
         const fn = call["function"];
         if (typeof fn === "string") {
           // AgentDojo: {function: name, args: {…}}
@@ -46,7 +46,7 @@ export function readChatMessages(
         callId: message["tool_call_id"],
         status: failed ? "error" : "ok",
         ...(output !== undefined ? { output: failed && typeof error === "string" && (output === "" || output === undefined) ? error : output } : {}),
-        offset: locate(`"tool_call_id": "${message["tool_call_id"]}"`, `"tool_call_id":"${message["tool_call_id"]}"`),
+        offset: locate(new RegExp(`"tool_call_id"\\s*:\\s*${jsonString(message["tool_call_id"])}`, "g")),
       });
     }
   }
@@ -64,15 +64,31 @@ function parseArguments(value: unknown): unknown {
   }
 }
 
-/** Finds the offset of the first occurrence of any of the needles, moving forward through the text. */
-function locator(text: string): (...needles: string[]) => number {
-  return (...needles) => {
-    for (const needle of needles) {
-      const at = text.indexOf(needle);
-      if (at >= 0) return at;
-    }
-    return 0;
+/**
+ * Finds where a call or a result is in the text, for its line number. Messages are visited in
+ * document order, so each search starts where the previous match was found (linear over the whole
+ * document); a pattern not found after that point is looked for from the start, and a pattern
+ * found nowhere is placed at offset 0.
+ */
+function locator(text: string): (pattern: RegExp) => number {
+  let cursor = 0;
+  const search = (pattern: RegExp, from: number) => {
+    pattern.lastIndex = from;
+    return pattern.exec(text)?.index ?? -1;
   };
+  return (pattern) => {
+    const ahead = search(pattern, cursor);
+    if (ahead >= 0) {
+      cursor = ahead + 1;
+      return ahead;
+    }
+    return Math.max(0, search(pattern, 0));
+  };
+}
+
+/** A global pattern for a JSON string literal, as it is written in the text. */
+function jsonString(value: string): string {
+  return JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export function looksLikeAgentDojo(value: unknown): boolean {
