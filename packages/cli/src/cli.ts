@@ -455,7 +455,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
-/** A JavaScript stack overflow: some stage recursed on deeply nested input. */
 /** Each rule of a compiled policy with its documentation and its declaration as written. */
 function ruleTexts(compiled: CompiledPolicy, source: string): RuleText[] {
   if (!compiled.ok) return [];
@@ -468,6 +467,7 @@ function ruleTexts(compiled: CompiledPolicy, source: string): RuleText[] {
   );
 }
 
+/** A JavaScript stack overflow: some stage recursed on deeply nested input. */
 function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }

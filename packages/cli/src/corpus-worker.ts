@@ -50,46 +50,6 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
     const report = await check(compiled, events, { engine: "eval" });
     return outcomeOf(task.file, format, events, report, { timeline: task.timeline === true });
   } catch (error) {
-    return { file: task.file, events: 0, statements: [], errors: [`${task.file}: cannot be read: ${(error as Error).message}`] };
-  }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  try {
-    const read = readAnyTrace(text, { file: task.file, format: task.traceFormat });
-    let events = read.trace.events;
-    const diagnostics = [...read.diagnostics];
-    if (task.ground ?? (read.format !== undefined && read.format !== "jsonl")) {
-      const grounded = groundTrace(events);
-      events = grounded.events;
-      diagnostics.push(...grounded.diagnostics);
-    }
-    const errors = diagnostics
-      .filter((d) => d.severity === "error")
-      .map((d) => `${d.file ?? task.file}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
-    const format = read.format;
-    if (errors.length > 0) return { file: task.file, ...(format ? { format } : {}), events: events.length, statements: [], errors };
-    const compiled = compile(task.policySource, { file: task.policyFile, signature: signatureOf(events) });
-    if (!compiled.ok) {
-      const policyErrors = compiled.diagnostics.filter((d) => d.severity === "error").map((d) => `${task.policyFile}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
-      return { file: task.file, ...(format ? { format } : {}), events: events.length, statements: [], errors: policyErrors };
-    }
-    const report = await check(compiled, events, { engine: "eval" });
-    return {
-      file: task.file,
-      ...(format ? { format } : {}),
-      events: events.length,
-      verdict: report.verdict,
-      statements: report.statements.map((s) => ({
-        policy: s.policy,
-        name: s.name,
-        ...(s.doc !== undefined ? { doc: s.doc } : {}),
-        holds: s.holds,
-        witnesses: [...s.witnesses],
-        witnessLines: s.witnesses.map((position) => events[position - 1]?.source?.line ?? 1),
-        ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
-      })),
-      errors: [],
-    };
-  } catch (error) {
     return { file: task.file, events: 0, statements: [], errors: [`${task.file}: internal error: ${(error as Error).message}`] };
   }
 }
