@@ -1,3 +1,4 @@
+import type { Span } from "@vigil/diagnostics";
 import type { JsonValue } from "./value.js";
 
 /** The outcome of a call: `ok` (s(e) = ⊤), `error` (s(e) = ⊥), or unknown while it is pending. */
@@ -9,6 +10,8 @@ export interface EventSource {
   readonly file?: string;
   /** The 1-based line of the file where the event's record starts. */
   readonly line?: number;
+  /** Where the record (or, in a document holding many, the call) is in the file, for diagnostics. */
+  readonly span?: Span;
   /** Adapter-specific identity of the record (a tool-call id, a JSON-RPC id). */
   readonly id?: string;
   /** The call as the recording holds it, for reports that show the original record. */

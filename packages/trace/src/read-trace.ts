@@ -217,7 +217,7 @@ function toEvent(
     status: data.status ?? "ok",
     ...(output !== undefined ? { output } : {}),
     ...(outputTruncated ? { outputTruncated } : {}),
-    source: { ...(file !== undefined ? { file } : {}), line: record.line },
+    source: { ...(file !== undefined ? { file } : {}), line: record.line, span: record.span },
   };
 }
 

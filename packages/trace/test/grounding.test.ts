@@ -83,6 +83,16 @@ describe("grounding a trace", () => {
     expect(diagnostics.map((d) => [d.code, d.message])).toEqual([["T0011", expect.stringContaining("line 7")]]);
   });
 
+  it("locates an unparsable command line at the record of its call", () => {
+    const transcript = [
+      JSON.stringify({ type: "system", subtype: "init", session_id: "s" }),
+      JSON.stringify({ type: "assistant", message: { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: { command: "cp a b && echo $((" } }] } }),
+    ].join("\n");
+    const { trace } = readAnyTrace(transcript, { file: "session.jsonl" });
+    const { diagnostics } = groundTrace(trace.events);
+    expect(diagnostics).toEqual([expect.objectContaining({ code: "T0011", file: "session.jsonl", span: expect.objectContaining({ line: 2, column: 1 }) })]);
+  });
+
   it("grounds every Bash call of the real Claude Code transcripts", () => {
     const name = "claude-code-claude-opus-4-5-skills-jax-computing-basics-6143f4.jsonl";
     const text = readFileSync(join(import.meta.dirname, "../../../../shared/data/claude-code", name), "utf8");

@@ -8,8 +8,8 @@ describe("readTrace", () => {
     const { trace, diagnostics } = readTrace('{"action":"a"}\n\n{"action":"b","args":{"k":1},"status":"error","output":"x"}\r\n', { file: "t.jsonl" });
     expect(diagnostics).toEqual([]);
     expect(trace.events).toEqual([
-      { position: 1, action: "a", args: {}, status: "ok", source: { file: "t.jsonl", line: 1 } },
-      { position: 2, action: "b", args: { k: 1 }, status: "error", output: "x", source: { file: "t.jsonl", line: 3 } },
+      { position: 1, action: "a", args: {}, status: "ok", source: { file: "t.jsonl", line: 1, span: expect.objectContaining({ start: 0, line: 1, column: 1, endLine: 1 }) } },
+      { position: 2, action: "b", args: { k: 1 }, status: "error", output: "x", source: { file: "t.jsonl", line: 3, span: expect.objectContaining({ start: 16, line: 3, column: 1, endLine: 3 }) } },
     ]);
   });
 

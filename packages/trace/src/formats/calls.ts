@@ -89,7 +89,7 @@ export function callsToEvents(
       ...(result !== undefined ? { status: result.status } : {}),
       ...(output !== undefined ? { output: output.output } : {}),
       ...(output?.truncated === true ? { outputTruncated: true } : {}),
-      source: { ...(file !== undefined ? { file } : {}), line, ...(call.id !== undefined ? { id: call.id } : {}), raw: call.raw },
+      source: { ...(file !== undefined ? { file } : {}), line, span: lines.span(call.offset, call.offset), ...(call.id !== undefined ? { id: call.id } : {}), raw: call.raw },
     });
   }
   return events;

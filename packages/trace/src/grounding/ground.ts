@@ -209,6 +209,7 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
         diagnostics.push(
           diagnostic("T0011", `the \`command\` of the ${event.action} call${where} is not a valid shell command line (${parsed.message}); it is not grounded`, {
             ...(event.source?.file !== undefined ? { file: event.source.file } : {}),
+            ...(event.source?.span !== undefined ? { span: event.source.span } : {}),
             help: "policies can still match the call itself, e.g. `command ~ \"…\"`",
           }),
         );
