@@ -1,5 +1,5 @@
 import { readFile, writeFile } from "node:fs/promises";
-import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, Trace } from "@vigil/compiler";
+import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
@@ -104,22 +104,16 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     reading: TraceReading = {},
   ): Promise<{ trace: Trace; warnings: number }> => {
     const text = await readText(file, "trace");
-    const { readAnyTrace, groundTrace } = await loadTraceReader();
-    let read: { trace: Trace; diagnostics: Diagnostic[] };
+    const { readRecording } = await loadTraceReader();
+    let read: ReadRecordingResult;
     try {
-      const any = readAnyTrace(text, { file, format: reading.traceFormat ?? "auto" });
-      read = any;
       // Recordings of real agents are grounded by default; canonical events are taken as given.
-      const ground = reading.ground ?? (any.format !== undefined && any.format !== "jsonl");
-      if (ground && !any.diagnostics.some((d) => d.severity === "error")) {
-        const grounded = groundTrace(any.trace.events);
-        read = { trace: { ...any.trace, events: grounded.events }, diagnostics: [...any.diagnostics, ...grounded.diagnostics] };
-      }
-      if (any.format !== undefined && any.format !== "jsonl") {
-        const added = read.trace.events.length - any.trace.events.length;
+      read = readRecording(text, { file, format: reading.traceFormat ?? "auto", ...(reading.ground !== undefined ? { ground: reading.ground } : {}) });
+      const { format, detected, calls, groundedEvents } = read;
+      if (format !== undefined && format !== "jsonl") {
         io.stderr(
-          `note: read \`${file}\` as ${any.format}${any.detected ? " (detected)" : ""}: ${plural(any.trace.events.length, "tool call")}` +
-            (added > 0 ? `, and ${plural(added, "event")} grounded from shell commands` : "") +
+          `note: read \`${file}\` as ${format}${detected ? " (detected)" : ""}: ${plural(calls, "tool call")}` +
+            (groundedEvents > 0 ? `, and ${plural(groundedEvents, "event")} grounded from shell commands` : "") +
             "\n",
         );
       }

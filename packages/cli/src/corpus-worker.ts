@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { check, compile, signatureOf } from "@vigil/compiler";
-import { groundTrace, readAnyTrace, type TraceFormat } from "@vigil/trace";
+import { check, compile, readRecording, signatureOf, type TraceFormat } from "@vigil/compiler";
 import { outcomeOf, type RunOutcome } from "./outcome.js";
 
 export type { RunOutcome } from "./outcome.js";
@@ -29,15 +28,9 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
-    const read = readAnyTrace(text, { file: task.file, format: task.traceFormat });
-    let events = read.trace.events;
-    const diagnostics = [...read.diagnostics];
-    if (task.ground ?? (read.format !== undefined && read.format !== "jsonl")) {
-      const grounded = groundTrace(events);
-      events = grounded.events;
-      diagnostics.push(...grounded.diagnostics);
-    }
-    const errors = diagnostics
+    const read = readRecording(text, { file: task.file, format: task.traceFormat, ...(task.ground !== undefined ? { ground: task.ground } : {}) });
+    const events = read.trace.events;
+    const errors = read.diagnostics
       .filter((d) => d.severity === "error")
       .map((d) => `${d.file ?? task.file}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
     const format = read.format;

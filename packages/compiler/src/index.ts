@@ -16,5 +16,5 @@ export { renderSmtLib, SmtDecider } from "@vigil/smt";
 export { evaluateStatement } from "@vigil/engine";
 export { format, parse, printExpr } from "@vigil/syntax";
 export type { SourceFile } from "@vigil/syntax";
-export type { JsonValue, Signature, Trace, TraceEvent } from "@vigil/trace";
-export { readTrace, signatureOf, signatureToJson, OUTPUT_OBSERVATION_CAP } from "@vigil/trace";
+export type { JsonValue, ReadRecordingOptions, ReadRecordingResult, Signature, Trace, TraceEvent, TraceFormat } from "@vigil/trace";
+export { readRecording, readTrace, signatureFromToolSchemas, signatureOf, signatureToJson, traceFormats, OUTPUT_OBSERVATION_CAP } from "@vigil/trace";

@@ -10,6 +10,8 @@ export type { CompiledWildcard } from "./wildcard.js";
 export { compileWildcard, wildcardMatches } from "./wildcard.js";
 export type { ReadAnyTraceOptions, ReadAnyTraceResult, TraceFormat } from "./formats/index.js";
 export { detectTraceFormat, readAnyTrace, traceFormatDescriptions, traceFormats } from "./formats/index.js";
+export type { ReadRecordingOptions, ReadRecordingResult } from "./read-recording.js";
+export { readRecording } from "./read-recording.js";
 export type { GroundedCommand, GroundTraceOptions } from "./grounding/ground.js";
 export { groundSimpleCommand, groundTrace, groundWords, shellToolNames } from "./grounding/ground.js";
 export type { ToolSpec } from "./grounding/catalog.js";
