@@ -1,12 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { check, compile, readTrace, signatureOf, SmtDecider, type CheckReport } from "@vigil/compiler";
+import { check, compile, readRecording, signatureOf, SmtDecider, type CheckReport } from "@vigil/compiler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
  * Every shipped example with an `expected.json`: each trace beside its policy gets the verdict and
- * the witnesses recorded there, from both decision procedures. (`agentdojo/` is measured against a
- * recorded corpus instead, by its own test.)
+ * the witnesses recorded there, from both decision procedures. Traces are read as `vigilc` reads
+ * them: in any format, recordings of agents with their shell calls grounded. (`agentdojo/` is
+ * measured against a recorded corpus instead, by its own test.)
  */
 
 interface Expectation {
@@ -36,8 +37,8 @@ afterAll(async () => {
   await decider.dispose();
 });
 
-it("ships the four trace examples the documentation describes", () => {
-  expect(examples).toEqual(["ari-kernel", "dashcam", "databricks", "trailofbits-asan"]);
+it("ships the five trace examples the documentation describes", () => {
+  expect(examples).toEqual(["ari-kernel", "coding-agent", "dashcam", "databricks", "trailofbits-asan"]);
 });
 
 describe.each(examples)("example %s", (example) => {
@@ -58,7 +59,7 @@ describe.each(examples)("example %s", (example) => {
   });
 
   describe.each(Object.entries(expected.traces))("trace %s", (traceFile, want) => {
-    const { trace, diagnostics } = readTrace(readFileSync(join(directory, traceFile), "utf8"), { file: traceFile });
+    const { trace, diagnostics } = readRecording(readFileSync(join(directory, traceFile), "utf8"), { file: traceFile });
     const compiled = compile(source, { file: expected.policy, signature: signatureOf(trace.events) });
 
     it.each(["eval", "smt"] as const)("gets the expected verdict and witnesses from %s", async (engine) => {
@@ -66,5 +67,26 @@ describe.each(examples)("example %s", (example) => {
       const report = await check(compiled, trace, { engine, decider });
       expect({ verdict: report.verdict, violations: violations(report) }).toEqual(want);
     });
+  });
+});
+
+describe("the coding-agent policy on the real Claude Code transcripts in ../shared/data/claude-code", () => {
+  const directory = join(root, "../../shared/data/claude-code");
+  const transcripts = readdirSync(directory).filter((name) => name.endsWith(".jsonl")).sort();
+  const source = readFileSync(join(root, "coding-agent/coding-agent.vigil"), "utf8");
+
+  it("finds the eight transcripts", () => {
+    expect(transcripts).toHaveLength(8);
+  });
+
+  it.each(transcripts)("%s reads as Claude Code, grounds its shell calls, and raises no false alarm", async (name) => {
+    const read = readRecording(readFileSync(join(directory, name), "utf8"), { file: name });
+    expect(read.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    expect(read.format).toBe("claude-code");
+    const shellCalls = read.trace.events.filter((e) => e.action === "Bash").length;
+    expect(read.groundedEvents >= shellCalls).toBe(true);
+    const compiled = compile(source, { file: "coding-agent.vigil", signature: signatureOf(read.trace.events) });
+    const report = await check(compiled, read.trace, { engine: "eval" });
+    expect({ verdict: report.verdict, violations: violations(report) }).toEqual({ verdict: "safe", violations: {} });
   });
 });

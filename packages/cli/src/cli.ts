@@ -6,7 +6,7 @@ import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summa
 import { toHtml, type RuleText } from "./html.js";
 import { outcomeOf, type RunOutcome } from "./outcome.js";
 import { toSarif } from "./sarif.js";
-import { renderDiagnostic, renderReport } from "./render.js";
+import { renderClosedWorldSummary, renderDiagnostic, renderReport, splitClosedWorld } from "./render.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -262,8 +262,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         const { trace, warnings: traceWarnings } = await loadTrace(traceFile, undefined, options);
         const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
         const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
-        printDiagnostics(compiled.diagnostics);
+        const { alone, summed } = splitClosedWorld(compiled.diagnostics);
+        printDiagnostics(alone);
         reportUnrendered();
+        if (summed.length > 0) io.stderr(renderClosedWorldSummary(summed, source, traceFile, colors) + "\n\n");
         if (!compiled.ok) {
           const errors = compiled.diagnostics.filter((d) => d.severity === "error").length;
           io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors, "error")}; no rule was checked\n`);

@@ -182,3 +182,54 @@ export function describeEvent(event: TraceEvent): string {
   const status = event.status === undefined ? "pending" : event.status;
   return `${clip(event.action, 80)} ${shortArgs} [${status}]${event.outputTruncated === true ? " (output cut to the observation cap)" : ""}`;
 }
+
+/**
+ * Closed-world diagnostics (the paper's Section 4.3): a name in the policy that the trace does not
+ * exhibit denotes the empty set. One per occurrence is right in an editor; on the command line a
+ * general policy checked against one run gets dozens of them, so beyond a few they are summed up in
+ * one message. Those with a fix (a near name: likely a typo) are still shown one by one.
+ */
+const closedWorldKinds: Readonly<Record<string, string>> = { V1101: "actions", V1102: "arguments", V1103: "values" };
+/** Up to this many closed-world diagnostics are shown one by one. */
+export const CLOSED_WORLD_SHOWN_ALONE = 3;
+/** Names listed per kind in the summary. */
+const CLOSED_WORLD_NAMES = 12;
+
+export function splitClosedWorld(diagnostics: readonly Diagnostic[]): { readonly alone: Diagnostic[]; readonly summed: Diagnostic[] } {
+  const closedWorld = diagnostics.filter((d) => closedWorldKinds[d.code] !== undefined);
+  if (closedWorld.length <= CLOSED_WORLD_SHOWN_ALONE) return { alone: [...diagnostics], summed: [] };
+  const summed = closedWorld.filter((d) => d.fix === undefined && d.span !== undefined);
+  const summedSet = new Set(summed);
+  return { alone: diagnostics.filter((d) => !summedSet.has(d)), summed };
+}
+
+/** One message for many closed-world diagnostics: the distinct names, by kind, as the policy writes them. */
+export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySource: string, traceFile: string, colors: Colors): string {
+  const c = paint(colors);
+  const byKind = new Map<string, { codes: Set<string>; names: string[] }>();
+  for (const d of summed) {
+    const kind = closedWorldKinds[d.code]!;
+    const entry = byKind.get(kind) ?? { codes: new Set<string>(), names: [] };
+    byKind.set(kind, entry);
+    entry.codes.add(d.code);
+    const name = clip(policySource.slice(d.span!.start, d.span!.end), 60);
+    if (!entry.names.includes(name)) entry.names.push(name);
+  }
+  const distinct = [...byKind.values()].reduce((sum, entry) => sum + entry.names.length, 0);
+  const onlyNotes = summed.every((d) => d.severity === "info");
+  const severity = onlyNotes ? c.cyan(c.bold("info")) : c.yellow(c.bold("warning"));
+  const lines = [
+    `${severity}: ${c.bold(`${distinct} name${distinct === 1 ? "" : "s"} of the policy ${distinct === 1 ? "does" : "do"} not occur in \`${traceFile}\`, so the conditions on them match nothing (closed world)`)}`,
+  ];
+  for (const kind of ["actions", "arguments", "values"]) {
+    const entry = byKind.get(kind);
+    if (entry === undefined) continue;
+    const shown = entry.names.slice(0, CLOSED_WORLD_NAMES).join(", ");
+    const more = entry.names.length > CLOSED_WORLD_NAMES ? `, … (${entry.names.length - CLOSED_WORLD_NAMES} more)` : "";
+    lines.push(`  ${kind} (${[...entry.codes].join(", ")}): ${shown}${more}`);
+  }
+  lines.push(
+    `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${traceFile}\` lists what the run has, and \`--strict\` fails on these warnings`,
+  );
+  return lines.join("\n");
+}

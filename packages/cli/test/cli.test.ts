@@ -47,6 +47,7 @@ beforeAll(() => {
   writeFileSync(generated("unclosed-parens.vigil"), `policy p {\n  rule r: always ${"(".repeat(depth)}action in {read}\n  rule s: always not action in {send}\n}\n`);
   writeFileSync(generated("nots.vigil"), `policy p {\n  rule r: always ${"not ".repeat(depth)}action in {read}\n}\n`);
   writeFileSync(generated("ands.vigil"), `policy p {\n  rule r: always not (${Array.from({ length: depth }, () => "action in {nowhere}").join(" and ")})\n}\n`);
+  writeFileSync(generated("unused-patterns.vigil"), `policy p {\n${Array.from({ length: depth }, (_, i) => `  pattern p${i} = action in {read}\n`).join("")}  rule r: abs(action in {read} and status = error)\n}\n`);
   writeFileSync(generated("deep-args.jsonl"), `{"action": "read", "args": {"path": ${"[".repeat(depth)}${"]".repeat(depth)}}}\n`);
   writeFileSync(
     generated("many-actions.jsonl"),
@@ -369,13 +370,35 @@ describe.concurrent("vigilc check: bad policies and bad usage exit 2 with locate
     expect(result.stderr.match(/^error\[V\d{4}\]/gm)).toEqual(["error[V0001]"]);
   });
 
-  it("prints at most 100 diagnostics and counts the rest (10,000 warnings of one generated rule)", async ({ expect }) => {
-    const result = await vigilc(["check", generated("ands.vigil"), "--trace", "ok.jsonl", "--format", "json"]);
+  it("prints at most 100 diagnostics and counts the rest (10,000 unused patterns)", async ({ expect }) => {
+    const result = await vigilc(["check", generated("unused-patterns.vigil"), "--trace", "ok.jsonl", "--format", "json"]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ verdict: "safe" });
-    expect((result.stderr.match(/^warning\[V1101\]/gm) ?? []).length).toBe(100);
+    expect((result.stderr.match(/^warning\[V1104\]/gm) ?? []).length).toBe(100);
     expect(result.stderr).toContain("… and 9900 more warnings, not shown (at most 100 diagnostics are printed)");
     expect(result.stderr.length).toBeLessThan(100_000);
+  });
+
+  it("sums up the closed world's warnings in one message, beyond three (10,000 of one generated rule)", async ({ expect }) => {
+    const result = await vigilc(["check", generated("ands.vigil"), "--trace", "ok.jsonl", "--format", "json"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("warning[V1101]");
+    expect(result.stderr).toContain("warning: 1 name of the policy does not occur in `ok.jsonl`, so the conditions on them match nothing (closed world)\n  actions (V1101): nowhere\n");
+    expect(result.stderr.length).toBeLessThan(2_000);
+    // They are still warnings: --strict fails on them.
+    const strict = await vigilc(["check", generated("ands.vigil"), "--trace", "ok.jsonl", "--strict"]);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain("error: --strict: 10000 warnings");
+  });
+
+  it("shows a closed-world warning with a suggested name on its own, and sums up the others", async ({ expect }) => {
+    const policy = generated("closed-world.vigil");
+    writeFileSync(policy, "policy p {\n  rule r: always not (action in {reed, alpha, beta, gamma} and depth in {1} and mode in {2})\n}\n");
+    const result = await vigilc(["check", policy, "--trace", "ok.jsonl"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr.match(/^warning\[V1101\].*$/gm)).toEqual(["warning[V1101]: the action `reed` does not occur in the trace, so it matches no event"]);
+    expect(result.stderr).toContain("warning: 5 names of the policy do not occur in `ok.jsonl`");
+    expect(result.stderr).toContain("  actions (V1101): alpha, beta, gamma\n  arguments (V1102): depth, mode\n");
   });
 
   it("names a missing policy file, a missing trace file and a directory", async ({ expect }) => {

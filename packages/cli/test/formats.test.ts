@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixtures, vigilc } from "./support/run-vigilc.js";
+import { fixtures, root, vigilc } from "./support/run-vigilc.js";
 
 /** Recordings in the formats agents write, read by `vigilc check` with detection and grounding. */
 describe.concurrent("vigilc check on recordings", () => {
@@ -27,6 +27,15 @@ describe.concurrent("vigilc check on recordings", () => {
   it("shows the witness at the line of the original tool call", async () => {
     const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl"], { cwd: fixtures });
     expect(result.stdout).toContain("claude-session.jsonl:2");
+  });
+
+  it("reports the coding-agent example's exfiltration at the curl grounded out of the second Bash call (README)", async () => {
+    const result = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "examples/coding-agent/secret-exfiltration.jsonl"], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("note: read `examples/coding-agent/secret-exfiltration.jsonl` as claude-code (detected): 3 tool calls, and 2 events grounded from shell commands");
+    expect(result.stdout).toContain("violation[coding_agent.no_egress_after_secret]");
+    expect(result.stdout).toMatch(/witness event 5 \(examples\/coding-agent\/secret-exfiltration\.jsonl:6\): curl \{[^\n]*"method":"POST","data":"@\.env"/);
+    expect(result.stdout).toContain("4 hold, 1 violated (coding_agent.no_egress_after_secret)");
   });
 
   it("a requested format that does not fit is an input error", async () => {
