@@ -23,7 +23,12 @@ export interface CliIo {
   readonly exitsAfterRun?: boolean;
   /** True when stderr is a terminal: corpus runs then draw a progress bar there. */
   readonly progress?: boolean;
+  /** Reads all of standard input, for a trace given as `-`. Without it, `-` is a file name. */
+  readonly stdin?: () => Promise<string>;
 }
+
+/** How a trace read from standard input (`--trace -`) is named in diagnostics and reports. */
+export const STDIN_NAME = "<stdin>";
 
 /** Exit codes: every statement holds; a statement is violated or undecided; bad usage or input. */
 export const EXIT_SAFE = 0;
@@ -83,7 +88,18 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     unrendered.error = unrendered.warning = unrendered.info = 0;
   };
 
+  let stdinRead = false;
   const readText = async (file: string, what: string): Promise<string> => {
+    if (file === "-" && io.stdin !== undefined && what === "trace") {
+      if (stdinRead) {
+        io.stderr("error: standard input can be read only once\n");
+        throw new InputError();
+      }
+      stdinRead = true;
+      const text = stripByteOrderMark(await io.stdin());
+      sources.set(STDIN_NAME, text);
+      return text;
+    }
     try {
       const text = stripByteOrderMark(await readFile(file, "utf8"));
       sources.set(file, text);
@@ -104,6 +120,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     reading: TraceReading = {},
   ): Promise<{ trace: Trace; warnings: number }> => {
     const text = await readText(file, "trace");
+    if (file === "-" && io.stdin !== undefined) file = STDIN_NAME;
     const { readRecording } = await loadTraceReader();
     let read: ReadRecordingResult;
     try {
@@ -228,7 +245,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command("check")
     .description("judge a trace against a policy: exit 0 when every rule holds, 1 when one is violated or undecided, 2 on bad usage or input")
     .argument("<policy>", "a .vigil file")
-    .option("-t, --trace <file>", "the trace: canonical JSON Lines or JSON array, a recording (see --trace-format), or a directory or glob of runs")
+    .option("-t, --trace <file>", "the trace: canonical JSON Lines or JSON array, a recording (see --trace-format), a directory or glob of runs, or - for standard input")
     .option("--schema <file>", "without --trace: check the policy against tool schemas (an MCP tools/list result or OpenAI function definitions)")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
@@ -254,12 +271,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           exitCode = await checkAgainstSchemas(source, policyFile, options.schema!, options.strict === true);
           return;
         }
-        const traceFile = options.trace;
+        let traceFile = options.trace;
         if (await isCorpus(traceFile)) {
           exitCode = await checkCorpusCommand(source, policyFile, { ...options, trace: traceFile });
           return;
         }
         const { trace, warnings: traceWarnings } = await loadTrace(traceFile, undefined, options);
+        if (traceFile === "-" && io.stdin !== undefined) traceFile = STDIN_NAME;
         const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
         const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
         const { alone, summed } = splitClosedWorld(compiled.diagnostics);
@@ -278,7 +296,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           warnings++;
         }
         if (options.strict === true && warnings > 0) {
-          io.stderr(`error: --strict: ${plural(warnings, "warning")} (about \`${policyFile}\` or \`${options.trace}\`) ${warnings === 1 ? "counts as an error" : "count as errors"}; no rule was checked\n`);
+          io.stderr(`error: --strict: ${plural(warnings, "warning")} (about \`${policyFile}\` or \`${traceFile}\`) ${warnings === 1 ? "counts as an error" : "count as errors"}; no rule was checked\n`);
           throw new InputError();
         }
         // The decider is made here rather than inside `check` so that its release can be left to the
@@ -296,7 +314,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           if (options.html !== undefined) await writeHtml(options.html, [outcome], policyFile, ruleTexts(compiled, source));
         }
         if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
-        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: options.trace, events: trace.events }, colors));
+        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, events: trace.events }, colors));
         exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
       },
     );
@@ -305,7 +323,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command("lower")
     .description("print the SMT-LIB query of each rule (Figure 5 lowering) for re-checking with any solver")
     .argument("<policy>", "a .vigil file")
-    .requiredOption("-t, --trace <file>", "the trace whose facts the query asserts")
+    .requiredOption("-t, --trace <file>", "the trace whose facts the query asserts (- for standard input)")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
@@ -391,7 +409,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   program
     .command("signature")
     .description("print the signature Σ = (A, K, V) of a trace: its actions, argument names and values")
-    .argument("<trace>", "the trace")
+    .argument("<trace>", "the trace (- for standard input)")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")

@@ -22,6 +22,11 @@ const code = await run(process.argv.slice(2), {
   progress: process.stderr.isTTY === true,
   cwd: process.cwd(),
   exitsAfterRun: true,
+  stdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
 });
 
 /** Resolves once everything written to `stream` so far has been handed to the operating system. */

@@ -38,6 +38,21 @@ describe.concurrent("vigilc check on recordings", () => {
     expect(result.stdout).toContain("4 hold, 1 violated (coding_agent.no_egress_after_secret)");
   });
 
+  it("reads a trace piped on standard input (--trace -), named <stdin>", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const input = readFileSync(join(root, "examples/coding-agent/secret-exfiltration.jsonl"), "utf8");
+    const result = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "-"], { cwd: root, input });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("note: read `<stdin>` as claude-code (detected): 3 tool calls, and 2 events grounded from shell commands");
+    expect(result.stdout).toContain("witness event 5 (<stdin>:6): curl");
+    const signature = await vigilc(["signature", "-", "--format", "json"], { cwd: root, input });
+    expect(JSON.parse(signature.stdout)).toMatchObject({ events: 5, actions: ["Bash", "Read", "cat", "curl"] });
+    const broken = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "-"], { cwd: root, input: input.slice(0, input.indexOf("\n") + 40) });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/error\[T0001\]: line 2 is not valid JSON[^\n]*\n {2}--> <stdin>:2:/);
+  });
+
   it("a requested format that does not fit is an input error", async () => {
     const result = await vigilc(["check", "no-delete.vigil", "--trace", "claude-session.jsonl", "--trace-format", "openai"], { cwd: fixtures });
     expect(result.code).toBe(2);

@@ -140,6 +140,15 @@ describe("bad recordings", () => {
     expect(result.trace.events).toHaveLength(1);
   });
 
+  it("a recording cut inside its first line is still recognized, so the cut is reported where it is", () => {
+    const claude = '{"type":"system","subtype":"init","session_id":"s","tools":["Bash",';
+    expect(detectTraceFormat(claude)).toBe("claude-code");
+    expect(codes(claude)).toEqual(["T0001@1"]);
+    const mcp = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_fi';
+    expect(detectTraceFormat(mcp)).toBe("mcp");
+    expect(codes(mcp)).toEqual(["T0001@1"]);
+  });
+
   it("arguments that are not an object are an error", () => {
     const text = JSON.stringify([{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{not json" } }] }]);
     expect(codes(text, "openai")).toEqual(["T0009@1"]);

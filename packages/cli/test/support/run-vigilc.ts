@@ -25,6 +25,8 @@ export interface RunOptions {
   /** Kill the process after this long; every spawn has a limit, so a hang fails the test. */
   readonly timeoutMs?: number;
   readonly env?: Readonly<Record<string, string>>;
+  /** Written to the process's standard input, which is then closed (closed at once without it). */
+  readonly input?: string;
 }
 
 /** The environment of every spawn: no colours, no debugging switches of the caller's shell. */
@@ -39,7 +41,7 @@ function childEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessE
 export function vigilc(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const started = performance.now();
   return new Promise((resolvePromise) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [cli, ...args],
       { cwd: options.cwd ?? fixtures, timeout: options.timeoutMs ?? 20_000, killSignal: "SIGKILL", maxBuffer: 256 * 2 ** 20, env: childEnv(options.env), encoding: "utf8" },
@@ -54,6 +56,7 @@ export function vigilc(args: readonly string[], options: RunOptions = {}): Promi
         });
       },
     );
+    child.stdin?.end(options.input ?? "");
   });
 }
 

@@ -139,7 +139,10 @@ export function detectTraceFormat(text: string): TraceFormat | undefined {
   const head = text.slice(0, 4096);
   if (trimmed.startsWith("[")) return /"role"\s*:/.test(head) ? "openai" : "jsonl";
   if (/"suite_name"|"pipeline_name"/.test(head)) return "agentdojo";
-  return /^\s*\{\s*"action"/.test(text) ? "jsonl" : undefined;
+  if (/^\s*\{\s*"action"/.test(text)) return "jsonl";
+  if (/^\s*\{\s*"type"\s*:\s*"(?:system|assistant|user|result|summary)"/.test(text)) return "claude-code";
+  if (/^\s*\{\s*"jsonrpc"\s*:/.test(text)) return "mcp";
+  return undefined;
 }
 
 function isRecordLine(value: unknown): boolean {
