@@ -19,6 +19,7 @@ export const diagnosticCodes = {
   V0004: { severity: "error", summary: "a string literal contains an invalid escape sequence" },
   V0005: { severity: "error", summary: "a number literal is not a valid JSON number" },
   V0006: { severity: "error", summary: "an expression is nested too deeply for the parser" },
+  V0007: { severity: "error", summary: "a value is written as a bare word; argument values are JSON values" },
 
   // Checking (produced by @vigil/checker).
   V1001: { severity: "error", summary: "a name refers to no pattern of the policy" },

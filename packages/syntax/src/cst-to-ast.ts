@@ -323,9 +323,13 @@ class AstBuilder {
     const valueSet = childNode(node, "valueSet");
     if (childToken(node, "InKeyword") !== undefined && valueSet !== undefined && childToken(valueSet, "LeftBrace") !== undefined) {
       const values = childNodes(valueSet, "value")
-        .map((valueNode) => childToken(valueNode, "literal"))
-        .filter((token): token is IToken => token !== undefined)
-        .map((token) => this.valueLiteral(token));
+        .map((valueNode) => {
+          const literal = childToken(valueNode, "literal");
+          if (literal !== undefined) return this.valueLiteral(literal);
+          const bare = childToken(valueNode, "bareWord");
+          return bare === undefined ? undefined : this.bareWord(bare);
+        })
+        .filter((value): value is ValueLiteral => value !== undefined);
       return { kind: "KeyIn", key, values, span };
     }
     const patternToken = childToken(node, "StringToken");
@@ -368,6 +372,23 @@ class AstBuilder {
       default:
         return { value: this.stringValue(token), raw, span };
     }
+  }
+
+  /**
+   * A bare word where a value belongs (`module in {pytest}`): only action names are written bare.
+   * Reported with a fix that quotes it; the tree keeps it as the string it was meant to be.
+   */
+  private bareWord(token: IToken): ValueLiteral {
+    const span = this.tokenSpan(token);
+    const quoted = JSON.stringify(token.image);
+    this.diagnostics.push(
+      diagnostic("V0007", `the value \`${token.image}\` is a bare word; an argument's values are JSON values`, {
+        span,
+        help: `write the string \`${quoted}\` (only action names, in \`action in {…}\`, are written without quotes)`,
+        fix: { title: `write \`${quoted}\``, edits: [{ span, newText: quoted }] },
+      }),
+    );
+    return { value: token.image, raw: token.image, span };
   }
 
   private stringLiteral(token: IToken): StringLiteral {

@@ -310,6 +310,8 @@ export class VigilCstParser extends CstParser {
       { ALT: () => this.CONSUME(TrueKeyword, { LABEL: "literal" }) },
       { ALT: () => this.CONSUME(FalseKeyword, { LABEL: "literal" }) },
       { ALT: () => this.CONSUME(NullKeyword, { LABEL: "literal" }) },
+      // Not a value: read so that `key in {pytest}` gets one precise error (V0007) with a fix.
+      { ALT: () => this.CONSUME(Identifier, { LABEL: "bareWord" }) },
     ]);
   });
 }
