@@ -32,9 +32,9 @@ describe.concurrent("vigilc check on recordings", () => {
   it("reports the coding-agent example's exfiltration at the curl grounded out of the second Bash call (README)", async () => {
     const result = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "examples/coding-agent/secret-exfiltration.jsonl"], { cwd: root });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("note: read `examples/coding-agent/secret-exfiltration.jsonl` as claude-code (detected): 3 tool calls, and 2 events grounded from shell commands");
+    expect(result.stderr).toContain("note: read `examples/coding-agent/secret-exfiltration.jsonl` as claude-code (detected): 3 tool calls, and 3 events grounded from shell commands");
     expect(result.stdout).toContain("violation[coding_agent.no_egress_after_secret]");
-    expect(result.stdout).toMatch(/witness event 5 \(examples\/coding-agent\/secret-exfiltration\.jsonl:6\): curl \{[^\n]*"method":"POST","data":"@\.env"/);
+    expect(result.stdout).toMatch(/witness event 6 \(examples\/coding-agent\/secret-exfiltration\.jsonl:6\): curl \{[^\n]*"method":"POST","data":"@\.env"/);
     expect(result.stdout).toContain("4 hold, 1 violated (coding_agent.no_egress_after_secret)");
   });
 
@@ -44,10 +44,10 @@ describe.concurrent("vigilc check on recordings", () => {
     const input = readFileSync(join(root, "examples/coding-agent/secret-exfiltration.jsonl"), "utf8");
     const result = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "-"], { cwd: root, input });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("note: read `<stdin>` as claude-code (detected): 3 tool calls, and 2 events grounded from shell commands");
-    expect(result.stdout).toContain("witness event 5 (<stdin>:6): curl");
+    expect(result.stderr).toContain("note: read `<stdin>` as claude-code (detected): 3 tool calls, and 3 events grounded from shell commands");
+    expect(result.stdout).toContain("witness event 6 (<stdin>:6): curl");
     const signature = await vigilc(["signature", "-", "--format", "json"], { cwd: root, input });
-    expect(JSON.parse(signature.stdout)).toMatchObject({ events: 5, actions: ["Bash", "Read", "cat", "curl"] });
+    expect(JSON.parse(signature.stdout)).toMatchObject({ events: 6, actions: ["Bash", "Read", "cat", "curl", "read"] });
     const broken = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "-"], { cwd: root, input: input.slice(0, input.indexOf("\n") + 40) });
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/error\[T0001\]: line 2 is not valid JSON[^\n]*\n {2}--> <stdin>:2:/);

@@ -12,6 +12,9 @@
  * - `subcommands`: how many leading positional words name a subcommand (default 0).
  * - `wrapper`: the tool runs the rest of its words as a command (`sudo`, `env`, `timeout 5`);
  *   `skip` positionals are its own (the duration of `timeout`).
+ * - `reads`: roles whose values name a file the tool reads, by a pattern whose first group is the
+ *   path (`curl -d @secret.txt` reads `secret.txt`). Each such file becomes a `read` event before
+ *   the command's own, so a rule about reading a file sees reads hidden inside arguments.
  */
 export interface ToolSpec {
   readonly positionals?: readonly string[];
@@ -21,6 +24,7 @@ export interface ToolSpec {
   /** Per subcommand (the folded action's last word), positional roles that replace `positionals`. */
   readonly subcommandPositionals?: Readonly<Record<string, readonly string[]>>;
   readonly wrapper?: { readonly skip?: number };
+  readonly reads?: Readonly<Record<string, RegExp>>;
 }
 
 const recursive = { "-r": "recursive", "-R": "recursive", "--recursive": "recursive" };
@@ -71,8 +75,16 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
       "-u": "user", "--user": "user", "-T": "upload", "--upload-file": "upload", "--url": "url", "-A": "user_agent",
     },
     flags: { "-L": "follow", "-s": "silent", "-k": "insecure", "--insecure": "insecure", "-O": "remote_name", "-f": "fail", "-I": "head" },
+    // `-d @file` and `--data-binary @file` send a file's content; `-F name=@file` (or `=<file`) a
+    // file in a form; `-T file` uploads one.
+    reads: { data: /^@(.+)$/s, form: /^[^=]*=[@<]([^;]+)/s, upload: /^(.+)$/s },
   },
-  wget: { positionals: ["url..."], options: { "-O": "output", "--output-document": "output", "-P": "directory", "--post-data": "data", "--method": "method" }, flags: { "-q": "quiet" } },
+  wget: {
+    positionals: ["url..."],
+    options: { "-O": "output", "--output-document": "output", "-P": "directory", "--post-data": "data", "--post-file": "post_file", "--body-file": "post_file", "--method": "method" },
+    flags: { "-q": "quiet" },
+    reads: { post_file: /^(.+)$/s },
+  },
   ssh: { positionals: ["host", "command..."], options: { "-i": "identity", "-p": "port", "-l": "user", "-o": "option" } },
   scp: { positionals: ["source...", "dest"], options: { "-i": "identity", "-P": "port" }, flags: recursive },
   rsync: { positionals: ["source...", "dest"], options: { "-e": "shell", "--exclude": "exclude" }, flags: { "-a": "archive", "-v": "verbose", "-z": "compress", "--delete": "delete", ...recursive } },

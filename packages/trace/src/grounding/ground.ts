@@ -20,12 +20,36 @@ export interface GroundedCommand {
 /** Grounds one parsed simple command (and its redirections) into events, in execution order. */
 export function groundSimpleCommand(command: SimpleCommand, catalog: Readonly<Record<string, ToolSpec>> = toolCatalog): GroundedCommand[] {
   const result: GroundedCommand[] = [];
-  if (command.words.length > 0) result.push(groundWords(command.words, command.assignments, catalog));
+  if (command.words.length > 0) {
+    const grounded = groundWords(command.words, command.assignments, catalog);
+    result.push(...fileReads(grounded, catalog), grounded);
+  }
   for (const redirection of command.redirections) {
     const event = redirectionEvent(redirection);
     if (event !== undefined) result.push(event);
   }
   return result;
+}
+
+/**
+ * The files a command reads through its arguments' values (the catalog's `reads`): a `read` event
+ * for each, with the program and the argument it came from. They precede the command's event,
+ * because the command reads them before it acts.
+ */
+function fileReads(command: GroundedCommand, catalog: Readonly<Record<string, ToolSpec>>): GroundedCommand[] {
+  const program = command.args["program"];
+  const spec = typeof program === "string" ? catalog[basename(program)] : undefined;
+  if (spec?.reads === undefined) return [];
+  const reads: GroundedCommand[] = [];
+  for (const [role, pattern] of Object.entries(spec.reads)) {
+    const value = command.args[role];
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (typeof item !== "string") continue;
+      const path = pattern.exec(item)?.[1];
+      if (path !== undefined && path !== "-") reads.push({ action: "read", args: { path, by: command.action, argument: role } });
+    }
+  }
+  return reads;
 }
 
 function redirectionEvent(redirection: Redirection): GroundedCommand | undefined {
