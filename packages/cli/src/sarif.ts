@@ -1,5 +1,6 @@
 import { relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type * as Sarif from "sarif";
 import type { RunOutcome } from "./outcome.js";
 
 /**
@@ -7,10 +8,10 @@ import type { RunOutcome } from "./outcome.js";
  * description), one `result` per violated statement and run, located at the trace lines of its
  * witnesses; a run that could not be checked is a `notification` of the tool's execution.
  */
-export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: string; cwd: string; version: string }): object {
-  const rules = new Map<string, { id: string; shortDescription: { text: string }; properties: { policyFile: string } }>();
-  const results: object[] = [];
-  const notifications: object[] = [];
+export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: string; cwd: string; version: string }): Sarif.Log {
+  const rules = new Map<string, Sarif.ReportingDescriptor>();
+  const results: Sarif.Result[] = [];
+  const notifications: Sarif.Notification[] = [];
   // Paths inside the working directory stay relative (how code-scanning tools expect them); others become file URIs.
   const uri = (file: string) => {
     const path = relative(options.cwd, resolve(options.cwd, file));
