@@ -103,6 +103,28 @@ describe("MCP JSON-RPC logs", () => {
     expect(trace.events[0]!.output).toBe("127.0.0.1 localhost");
     expect(trace.events[2]!.output).toBe("Unknown tool: fetch");
   });
+
+  it("reads JSON-RPC batches, a request's batch and its responses' batch on a line each", () => {
+    const text = [
+      [
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read_file", arguments: { path: "a" } } },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "delete_file", arguments: { path: "b" } } },
+      ],
+      [
+        { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "no such file" }], isError: true } },
+        { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "A" }] } },
+      ],
+    ]
+      .map((line) => JSON.stringify(line))
+      .join("\n");
+    const { trace, diagnostics, format } = readAnyTrace(text);
+    expect(format).toBe("mcp");
+    expect(diagnostics).toEqual([]);
+    expect(trace.events.map((e) => [e.action, e.args, e.status, e.output, e.source?.line])).toEqual([
+      ["read_file", { path: "a" }, "ok", "A", 1],
+      ["delete_file", { path: "b" }, "error", "no such file", 1],
+    ]);
+  });
 });
 
 describe("OpenAI chat messages", () => {

@@ -5,8 +5,8 @@ import { callsToEvents, contentText, invalidLine, jsonLines, type ToolCall, type
 
 /**
  * MCP JSON-RPC logs: one JSON-RPC message per line (bare, or under a `message` field as many
- * proxies log them). Each `tools/call` request `{id, method, params: {name, arguments}}` is an
- * event; the response with the same id gives its status (`result.isError`, or a JSON-RPC `error`)
+ * proxies log them), or a JSON-RPC batch on a line (an array of messages, as MCP 2025-03-26
+ * allowed). Each `tools/call` request `{id, method, params: {name, arguments}}` is an event; the response with the same id gives its status (`result.isError`, or a JSON-RPC `error`)
  * and its output (the text content). Other methods are not tool calls and are skipped.
  */
 export function readMcp(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): TraceEvent[] {
@@ -19,17 +19,20 @@ export function readMcp(text: string, context: { readonly file?: string; readonl
       context.diagnostics.push(invalidLine(record, context));
       continue;
     }
-    const message = jsonRpcMessage(record.value);
-    if (message === undefined) continue;
-    const id = message["id"] === undefined || message["id"] === null ? undefined : String(message["id"]);
-    if (message["method"] === "tools/call") {
-      const params = isJsonObject(message["params"]) ? message["params"] : {};
-      const name = params["name"];
-      if (typeof name !== "string") continue;
-      if (id !== undefined) callIds.add(id);
-      calls.push({ ...(id !== undefined ? { id } : {}), action: name, args: params["arguments"] ?? {}, offset: record.offset, raw: message as JsonValue });
-    } else if (id !== undefined && message["method"] === undefined && ("result" in message || "error" in message)) {
-      responses.push({ id, message, offset: record.offset });
+    const batch = Array.isArray(record.value) ? record.value : [record.value];
+    for (const element of batch) {
+      const message = jsonRpcMessage(element);
+      if (message === undefined) continue;
+      const id = message["id"] === undefined || message["id"] === null ? undefined : String(message["id"]);
+      if (message["method"] === "tools/call") {
+        const params = isJsonObject(message["params"]) ? message["params"] : {};
+        const name = params["name"];
+        if (typeof name !== "string") continue;
+        if (id !== undefined) callIds.add(id);
+        calls.push({ ...(id !== undefined ? { id } : {}), action: name, args: params["arguments"] ?? {}, offset: record.offset, raw: message as JsonValue });
+      } else if (id !== undefined && message["method"] === undefined && ("result" in message || "error" in message)) {
+        responses.push({ id, message, offset: record.offset });
+      }
     }
   }
   // Responses to other requests (initialize, tools/list, …) share the id space: keep only answers to calls.
@@ -56,5 +59,6 @@ function jsonRpcMessage(value: unknown): Record<string, JsonValue> | undefined {
 }
 
 export function looksLikeMcp(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && value.every((element) => jsonRpcMessage(element) !== undefined);
   return jsonRpcMessage(value) !== undefined;
 }
