@@ -171,6 +171,28 @@ describe("bad recordings", () => {
     expect(codes(mcp)).toEqual(["T0001@1"]);
   });
 
+  it("a call without a tool name or a result without a call id is an error, never skipped", () => {
+    const claude = [
+      '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","input":{}}]},"session_id":"s"}',
+      '{"type":"user","message":{"content":[{"type":"tool_result","content":"?"}]},"session_id":"s"}',
+    ].join("\n");
+    expect(codes(claude)).toEqual(["T0002@1", "T0002@2"]);
+    expect(readAnyTrace(claude).diagnostics.map((d) => d.message)).toEqual([
+      "the `tool_use` block on line 1 has no `name` (a string naming the tool)",
+      "the `tool_result` block on line 2 has no `tool_use_id` naming the call it answers",
+    ]);
+    expect(codes('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}')).toEqual(["T0002@1"]);
+    const chat = JSON.stringify([
+      { role: "assistant", tool_calls: [{ id: "c1", type: "function", function: { arguments: "{}" } }, 7] },
+      { role: "tool", content: "x" },
+    ]);
+    expect(readAnyTrace(chat, { format: "openai" }).diagnostics.map((d) => [d.code, d.message])).toEqual([
+      ["T0002", "the tool call `messages[0].tool_calls[0]` (line 1) names no function (`function` or `function.name`)"],
+      ["T0002", "the tool call `messages[0].tool_calls[1]` names no function (`function` or `function.name`)"],
+      ["T0002", "the tool result `messages[1]` has no `tool_call_id` naming the call it answers"],
+    ]);
+  });
+
   it("arguments that are not an object are an error", () => {
     const text = JSON.stringify([{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{not json" } }] }]);
     expect(codes(text, "openai")).toEqual(["T0009@1"]);

@@ -1,7 +1,7 @@
 import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { callsToEvents, contentText, type ToolCall, type ToolResult } from "./calls.js";
+import { callsToEvents, contentText, malformedRecord, type ToolCall, type ToolResult } from "./calls.js";
 
 /**
  * OpenAI-style chat transcripts, in two dialects:
@@ -20,16 +20,18 @@ export function readChatMessages(
   const calls: ToolCall[] = [];
   const results: ToolResult[] = [];
   const locate = locator(text);
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     if (!isJsonObject(message)) continue;
     const toolCalls = message["tool_calls"];
     if (Array.isArray(toolCalls)) {
-      for (const call of toolCalls) {
-        if (!isJsonObject(call)) continue;
-        const id = typeof call["id"] === "string" ? call["id"] : undefined;
+      for (const [callIndex, call] of toolCalls.entries()) {
+        const id = isJsonObject(call) && typeof call["id"] === "string" ? call["id"] : undefined;
         const offset = id !== undefined ? locate(new RegExp(jsonString(id), "g")) : 0;
-        const fn = call["function"];
-        if (typeof fn === "string") {
+        const fn = isJsonObject(call) ? call["function"] : undefined;
+        if (!isJsonObject(call) || !(typeof fn === "string" || (isJsonObject(fn) && typeof fn["name"] === "string"))) {
+          const where = `\`messages[${index}].tool_calls[${callIndex}]\`${id !== undefined ? " (line {line})" : ""}`;
+          context.diagnostics.push(malformedRecord(`the tool call ${where} names no function (\`function\` or \`function.name\`)`, offset, context));
+        } else if (typeof fn === "string") {
           // AgentDojo: {function: name, args: {…}}
           calls.push({ ...(id !== undefined ? { id } : {}), action: fn, args: call["args"] ?? {}, offset, raw: call as JsonValue });
         } else if (isJsonObject(fn) && typeof fn["name"] === "string") {
@@ -38,7 +40,9 @@ export function readChatMessages(
         }
       }
     }
-    if (message["role"] === "tool" && typeof message["tool_call_id"] === "string") {
+    if (message["role"] === "tool" && typeof message["tool_call_id"] !== "string") {
+      context.diagnostics.push(malformedRecord(`the tool result \`messages[${index}]\` has no \`tool_call_id\` naming the call it answers`, 0, context));
+    } else if (message["role"] === "tool" && typeof message["tool_call_id"] === "string") {
       const error = message["error"];
       const failed = (typeof error === "string" && error !== "") || message["is_error"] === true;
       const output = contentText(message["content"]);

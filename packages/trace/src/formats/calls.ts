@@ -143,6 +143,17 @@ export function jsonLines(text: string): JsonLine[] {
   return records;
 }
 
+/**
+ * A T0002 diagnostic for a call or a result that lacks what an event or its pairing needs (a tool
+ * name, a call id). It is an error, not a skip: a trace missing a call could pass a rule it breaks.
+ */
+export function malformedRecord(what: string, offset: number, context: { readonly file?: string; readonly lines: LineIndex }): Diagnostic {
+  return diagnostic("T0002", what.replace("{line}", String(context.lines.position(offset).line)), {
+    span: context.lines.span(offset, offset),
+    ...(context.file !== undefined ? { file: context.file } : {}),
+  });
+}
+
 /** A T0001 diagnostic for a JSON Lines record that does not parse. */
 export function invalidLine(record: JsonLine, context: { readonly file?: string; readonly lines: LineIndex }): Diagnostic {
   const message = record.error!.replace(/ in JSON at position \d+.*$/s, "");

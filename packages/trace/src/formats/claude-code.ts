@@ -1,7 +1,7 @@
 import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { callsToEvents, contentText, invalidLine, jsonLines, type ToolCall, type ToolResult } from "./calls.js";
+import { callsToEvents, contentText, invalidLine, jsonLines, malformedRecord, type ToolCall, type ToolResult } from "./calls.js";
 
 /**
  * Claude Code transcripts: both the `--output-format stream-json` stream and the session files
@@ -24,7 +24,11 @@ export function readClaudeCode(text: string, context: { readonly file?: string; 
     if (!isJsonObject(message) || !Array.isArray(message["content"])) continue;
     for (const block of message["content"]) {
       if (!isJsonObject(block)) continue;
-      if (block["type"] === "tool_use" && typeof block["name"] === "string") {
+      if (block["type"] === "tool_use" && typeof block["name"] !== "string") {
+        context.diagnostics.push(malformedRecord("the `tool_use` block on line {line} has no `name` (a string naming the tool)", record.offset, context));
+      } else if (block["type"] === "tool_result" && typeof block["tool_use_id"] !== "string") {
+        context.diagnostics.push(malformedRecord("the `tool_result` block on line {line} has no `tool_use_id` naming the call it answers", record.offset, context));
+      } else if (block["type"] === "tool_use" && typeof block["name"] === "string") {
         calls.push({
           ...(typeof block["id"] === "string" ? { id: block["id"] } : {}),
           action: block["name"],

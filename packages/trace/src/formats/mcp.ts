@@ -1,7 +1,7 @@
 import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { callsToEvents, contentText, invalidLine, jsonLines, type ToolCall, type ToolResult } from "./calls.js";
+import { callsToEvents, contentText, invalidLine, jsonLines, malformedRecord, type ToolCall, type ToolResult } from "./calls.js";
 
 /**
  * MCP JSON-RPC logs: one JSON-RPC message per line (bare, or under a `message` field as many
@@ -27,7 +27,10 @@ export function readMcp(text: string, context: { readonly file?: string; readonl
       if (message["method"] === "tools/call") {
         const params = isJsonObject(message["params"]) ? message["params"] : {};
         const name = params["name"];
-        if (typeof name !== "string") continue;
+        if (typeof name !== "string") {
+          context.diagnostics.push(malformedRecord("the `tools/call` request on line {line} has no tool `name` in its `params`", record.offset, context));
+          continue;
+        }
         if (id !== undefined) callIds.add(id);
         calls.push({ ...(id !== undefined ? { id } : {}), action: name, args: params["arguments"] ?? {}, offset: record.offset, raw: message as JsonValue });
       } else if (id !== undefined && message["method"] === undefined && ("result" in message || "error" in message)) {
