@@ -128,11 +128,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       read = readRecording(text, { file, format: reading.traceFormat ?? "auto", ...(reading.ground !== undefined ? { ground: reading.ground } : {}) });
       const { format, detected, calls, groundedEvents } = read;
       if (format !== undefined && format !== "jsonl") {
-        io.stderr(
-          `note: read \`${file}\` as ${format}${detected ? " (detected)" : ""}: ${plural(calls, "tool call")}` +
-            (groundedEvents > 0 ? `, and ${plural(groundedEvents, "event")} grounded from shell commands` : "") +
-            "\n",
-        );
+        // Counts only for a recording that read: with errors, the format is what explains them.
+        const counts = read.diagnostics.some((d) => d.severity === "error")
+          ? ""
+          : `: ${plural(calls, "tool call")}` + (groundedEvents > 0 ? `, and ${plural(groundedEvents, "event")} grounded from shell commands` : "");
+        io.stderr(`note: read \`${file}\` as ${format}${detected ? " (detected)" : ""}${counts}\n`);
       }
     } catch (error) {
       if (!isStackOverflow(error)) throw error;

@@ -171,6 +171,24 @@ describe("bad recordings", () => {
     expect(codes(mcp)).toEqual(["T0001@1"]);
   });
 
+  it("a requested format that the text plainly is not is one error naming the format it reads as", () => {
+    const run = readFileSync(join(data, "agentdojo/gpt-4o-2024-05-13/banking/user_task_0/none/none.json"), "utf8");
+    for (const format of ["claude-code", "mcp", "jsonl"] as const) {
+      const result = readAnyTrace(run, { format });
+      expect(result.diagnostics.map((d) => [d.code, d.span?.line])).toEqual([["T0008", 1]]);
+      expect(result.diagnostics[0]!.message).toMatch(/^the trace is one JSON document over \d+ lines; `[a-z-]+` reads /);
+      expect(result.diagnostics[0]!.help).toBe("it reads as `agentdojo`: leave out --trace-format to detect it, or name that format");
+      expect(result.trace.events).toEqual([]);
+    }
+    // Lines of another format would otherwise read as an empty trace, which breaks no prohibition.
+    const transcript = readFileSync(join(data, "claude-code/claude-code-claude-opus-4-5-skills-3d-scan-calc-bace81.jsonl"), "utf8");
+    const asMcp = readAnyTrace(transcript, { format: "mcp" });
+    expect(asMcp.diagnostics.map((d) => [d.code, d.message])).toEqual([["T0008", "no line of the trace is one of the MCP JSON-RPC messages that `mcp` reads"]]);
+    expect(readAnyTrace(readFileSync(join(fixtures, "mcp-session.jsonl"), "utf8"), { format: "claude-code" }).diagnostics.map((d) => d.code)).toEqual(["T0008"]);
+    // An empty recording is an empty trace, in any format.
+    expect(readAnyTrace("", { format: "claude-code" })).toMatchObject({ diagnostics: [], trace: { events: [] } });
+  });
+
   it("a call without a tool name or a result without a call id is an error, never skipped", () => {
     const claude = [
       '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","input":{}}]},"session_id":"s"}',

@@ -56,6 +56,23 @@ export function readAnyTrace(text: string, options: ReadAnyTraceOptions = {}): R
     return { trace: make([]), diagnostics, detected: true };
   }
   const context = { ...(file !== undefined ? { file } : {}), lines, diagnostics };
+  if (requested !== "auto") {
+    const mismatch = formatMismatch(text, requested);
+    if (mismatch !== undefined) {
+      const detected = detectTraceFormat(text);
+      diagnostics.push(
+        diagnostic("T0008", mismatch, {
+          span: lines.span(0, Math.min(text.length, 1)),
+          ...(file !== undefined ? { file } : {}),
+          help:
+            detected !== undefined && detected !== requested
+              ? `it reads as \`${detected}\`: leave out --trace-format to detect it, or name that format`
+              : `name the recording's format with --trace-format (${traceFormats.join(", ")})`,
+        }),
+      );
+      return { trace: make([]), diagnostics, format, detected: false };
+    }
+  }
   let events: TraceEvent[];
   switch (format) {
     case "jsonl": {
@@ -87,6 +104,39 @@ export function readAnyTrace(text: string, options: ReadAnyTraceOptions = {}): R
     }
   }
   return { trace: make(events), diagnostics, format, detected: requested === "auto" };
+}
+
+/** What each line-oriented format reads, and how, in words. */
+const lineFormatRecords: Readonly<Record<string, string>> = { "claude-code": "Claude Code transcript records", mcp: "MCP JSON-RPC messages", jsonl: "Vigil events" };
+const lineFormatShapes: Readonly<Record<string, string>> = { "claude-code": "one per line", mcp: "one per line", jsonl: "one per line or as a JSON array" };
+
+/**
+ * Why a requested format cannot be the text's, when that is plain before reading it: a document
+ * spread over lines where a format wants one record per line (which would otherwise give an error
+ * per line), or records of which none is the format's (which would otherwise read as an empty
+ * trace and pass every prohibition). Undefined when the text may be of the format.
+ */
+function formatMismatch(text: string, format: TraceFormat): string | undefined {
+  if (format !== "claude-code" && format !== "mcp" && format !== "jsonl") return undefined;
+  const records = jsonLines(text);
+  if (records.length === 0) return undefined;
+  if (records[0]!.error !== undefined && records.length > 1) {
+    let whole: unknown;
+    try {
+      whole = JSON.parse(text);
+    } catch {
+      return undefined; // Malformed lines: the reader reports each where it is.
+    }
+    if (format === "jsonl" && Array.isArray(whole)) return undefined; // A JSON array of events.
+    return `the trace is one JSON document over ${records.length} lines; \`${format}\` reads ${lineFormatRecords[format]}, ${lineFormatShapes[format]}`;
+  }
+  if (format === "jsonl") return undefined; // Each record is checked as an event, with its line.
+  const looksLike = format === "claude-code" ? looksLikeClaudeCode : looksLikeMcp;
+  const parsed = records.filter((record) => record.error === undefined);
+  if (parsed.length > 0 && !parsed.some((record) => looksLike(record.value))) {
+    return `no line of the trace is one of the ${lineFormatRecords[format]} that \`${format}\` reads`;
+  }
+  return undefined;
 }
 
 function parseDocument(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): unknown {
