@@ -127,6 +127,23 @@ describe("MCP JSON-RPC logs", () => {
   });
 });
 
+describe("OpenAI Responses API items", () => {
+  it("pairs function_call items with their function_call_output by call_id", () => {
+    const text = readFileSync(join(fixtures, "openai-responses.json"), "utf8");
+    const { trace, diagnostics, format } = readAnyTrace(text, { file: "openai-responses.json" });
+    expect(format).toBe("openai");
+    expect(diagnostics).toEqual([]);
+    expect(trace.events.map((e) => [e.action, e.args, e.status, e.output, e.source?.line, e.source?.id])).toEqual([
+      ["run_shell", { command: "tar czf logs.tgz logs/ && rm -rf logs/" }, "ok", "ok", 11, "call_a1"],
+      ["send_email", { to: ["ops@example.com"], subject: "Logs archived" }, undefined, undefined, 24, "call_b2"],
+    ]);
+    // Wrapped as an Agents SDK input list, and an output without its call.
+    expect(readAnyTrace(JSON.stringify({ input: JSON.parse(text) })).trace.events).toHaveLength(2);
+    const orphan = JSON.stringify([{ type: "function_call_output", call_id: "nope", output: "x" }]);
+    expect(readAnyTrace(orphan).diagnostics.map((d) => d.code)).toEqual(["T0007"]);
+  });
+});
+
 describe("OpenAI chat messages", () => {
   it("parses the JSON-string arguments and pairs results by tool_call_id", () => {
     const text = readFileSync(join(fixtures, "openai-chat.json"), "utf8");

@@ -9,19 +9,27 @@ import { callsToEvents, contentText, malformedRecord, type ToolCall, type ToolRe
  *   named `args`, results as `role: "tool"` messages with `tool_call_id` and `error` (null or text);
  * - OpenAI chat messages: a list of messages (or `{messages}`), tool calls as
  *   `{id, type: "function", function: {name, arguments}}` where `arguments` is a JSON string.
- *   A result's status is `error` only when the message says so (`error`, `is_error`).
+ *   A result's status is `error` only when the message says so (`error`, `is_error`);
+ * - OpenAI Responses API items (a list, or `{input}` / `{output}`, as the Agents SDK records a
+ *   run): `{type: "function_call", call_id, name, arguments}` and its
+ *   `{type: "function_call_output", call_id, output}`; the format has no error flag, so a result
+ *   is `ok`.
  */
 export function readChatMessages(
   document: unknown,
   text: string,
   context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] },
 ): TraceEvent[] {
-  const messages = Array.isArray(document) ? document : isJsonObject(document) && Array.isArray(document["messages"]) ? document["messages"] : [];
+  const messages = chatItems(document) ?? [];
   const calls: ToolCall[] = [];
   const results: ToolResult[] = [];
   const locate = locator(text);
   for (const [index, message] of messages.entries()) {
     if (!isJsonObject(message)) continue;
+    if (message["type"] === "function_call" || message["type"] === "function_call_output") {
+      readResponsesItem(message, index, { calls, results, locate, context });
+      continue;
+    }
     const toolCalls = message["tool_calls"];
     if (Array.isArray(toolCalls)) {
       for (const [callIndex, call] of toolCalls.entries()) {
@@ -56,6 +64,41 @@ export function readChatMessages(
   }
   return callsToEvents(calls, results, { ...context, format: "chat" });
 }
+
+/** A Responses API function call or its output. */
+function readResponsesItem(
+  item: Record<string, JsonValue>,
+  index: number,
+  into: { calls: ToolCall[]; results: ToolResult[]; locate: (pattern: RegExp) => number; context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] } },
+): void {
+  const callId = typeof item["call_id"] === "string" ? item["call_id"] : undefined;
+  const offset = callId !== undefined ? into.locate(new RegExp(`"call_id"\\s*:\\s*${jsonString(callId)}`, "g")) : 0;
+  if (item["type"] === "function_call") {
+    if (typeof item["name"] !== "string") {
+      into.context.diagnostics.push(malformedRecord(`the function call \`items[${index}]\` has no \`name\``, offset, into.context));
+      return;
+    }
+    into.calls.push({ ...(callId !== undefined ? { id: callId } : {}), action: item["name"], args: parseArguments(item["arguments"]), offset, raw: item as JsonValue });
+  } else if (callId === undefined) {
+    into.context.diagnostics.push(malformedRecord(`the function call output \`items[${index}]\` has no \`call_id\` naming the call it answers`, 0, into.context));
+  } else {
+    const output = contentText(item["output"]);
+    into.results.push({ callId, status: "ok", ...(output !== undefined ? { output } : {}), offset });
+  }
+}
+
+/** The messages or items of a chat document: a list, or the list under `messages`, `input` or `output`. */
+function chatItems(document: unknown): unknown[] | undefined {
+  if (Array.isArray(document)) return document;
+  if (!isJsonObject(document)) return undefined;
+  for (const key of ["messages", "input", "output"]) {
+    const items = document[key];
+    if (Array.isArray(items)) return items;
+  }
+  return undefined;
+}
+
+const responsesItemTypes = new Set(["message", "function_call", "function_call_output", "reasoning", "web_search_call", "file_search_call", "computer_call", "computer_call_output"]);
 
 /** `arguments` is JSON text in the OpenAI format; an object is accepted as is. */
 function parseArguments(value: unknown): unknown {
@@ -100,6 +143,10 @@ export function looksLikeAgentDojo(value: unknown): boolean {
 }
 
 export function looksLikeChatMessages(value: unknown): boolean {
-  const messages = Array.isArray(value) ? value : isJsonObject(value) ? value["messages"] : undefined;
-  return Array.isArray(messages) && messages.length > 0 && messages.every((m) => isJsonObject(m) && typeof m["role"] === "string");
+  const items = chatItems(value);
+  return (
+    items !== undefined &&
+    items.length > 0 &&
+    items.every((m) => isJsonObject(m) && (typeof m["role"] === "string" || (typeof m["type"] === "string" && responsesItemTypes.has(m["type"]))))
+  );
 }

@@ -15,7 +15,7 @@ export const traceFormatDescriptions: Readonly<Record<TraceFormat, string>> = {
   jsonl: "canonical Vigil events, JSON Lines or a JSON array",
   "claude-code": "Claude Code transcripts (stream-json output or session files)",
   agentdojo: "AgentDojo run files",
-  openai: "OpenAI chat messages with tool_calls",
+  openai: "OpenAI chat messages with tool_calls, or Responses API items",
   mcp: "MCP JSON-RPC logs (tools/call requests and their responses)",
 };
 
