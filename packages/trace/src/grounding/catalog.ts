@@ -125,6 +125,11 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   terraform: { subcommands: 1, options: { "-var": "var", "-var-file": "var_file", "-target": "target_resource" }, flags: { "-auto-approve": "auto_approve", "-destroy": "destroy" } },
   gh: { subcommands: 2, options: { "-R": "repo", "--repo": "repo", "-t": "title", "--title": "title", "-b": "body", "--body": "body" } },
   openssl: { subcommands: 1, options: { "-in": "input", "-out": "output", "-k": "password", "-pass": "password" } },
+  // Shells: `bash -c SCRIPT` runs SCRIPT, whose commands are grounded after the shell's own event.
+  bash: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "--login": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
+  sh: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
+  zsh: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
+  dash: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
   // Processes and wrappers.
   kill: { positionals: ["pid..."], options: { "-s": "signal" } },
   pkill: { positionals: ["pattern"], options: { "-f": "full" } },

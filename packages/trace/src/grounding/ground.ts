@@ -18,11 +18,11 @@ export interface GroundedCommand {
 }
 
 /** Grounds one parsed simple command (and its redirections) into events, in execution order. */
-export function groundSimpleCommand(command: SimpleCommand, catalog: Readonly<Record<string, ToolSpec>> = toolCatalog): GroundedCommand[] {
+export function groundSimpleCommand(command: SimpleCommand, catalog: Readonly<Record<string, ToolSpec>> = toolCatalog, depth = 0): GroundedCommand[] {
   const result: GroundedCommand[] = [];
   if (command.words.length > 0) {
     const grounded = groundWords(command.words, command.assignments, catalog);
-    result.push(...fileReads(grounded, catalog), grounded);
+    result.push(...fileReads(grounded, catalog), grounded, ...scriptCommands(grounded, catalog, depth));
   }
   for (const redirection of command.redirections) {
     const event = redirectionEvent(redirection);
@@ -50,6 +50,32 @@ function fileReads(command: GroundedCommand, catalog: Readonly<Record<string, To
     }
   }
   return reads;
+}
+
+/** The programs whose `-c SCRIPT` is a command line they run. */
+const shellInterpreters = new Set(["bash", "sh", "zsh", "dash"]);
+/** `bash -c "bash -c …"` is grounded this many levels deep. */
+const maximumScriptDepth = 4;
+
+/**
+ * The commands of a shell's `-c` script, grounded after the shell's own event. A script that does
+ * not parse gives none: the shell would refuse it and run nothing, and the shell's event keeps the
+ * script as its `script` argument.
+ */
+function scriptCommands(command: GroundedCommand, catalog: Readonly<Record<string, ToolSpec>>, depth: number): GroundedCommand[] {
+  const script = command.args["script"];
+  if (!shellInterpreters.has(command.action) || typeof script !== "string" || depth >= maximumScriptDepth) return [];
+  const parsed = parseCommandLine(script);
+  if (!parsed.ok) return [];
+  return parsed.commands.flatMap((simple) => groundSimpleCommand(simple, catalog, depth + 1));
+}
+
+/**
+ * The words of an argument vector (a `subprocess`-style call) as events: the program's, then what
+ * it reads and what its script runs, as for a parsed command line.
+ */
+function groundArgv(argv: readonly string[], catalog: Readonly<Record<string, ToolSpec>>): GroundedCommand[] {
+  return groundSimpleCommand({ words: argv, assignments: [], redirections: [], offset: 0 }, catalog);
 }
 
 function redirectionEvent(redirection: Redirection): GroundedCommand | undefined {
@@ -199,7 +225,20 @@ function prefixed(wrapper: string, named: Record<string, JsonValue>): Record<str
 }
 
 /** The shell tools whose `command` argument is grounded, by the names agent frameworks give them. */
-export const shellToolNames: readonly string[] = ["Bash", "bash", "shell", "run_shell_command", "execute_command", "run_command", "exec_command", "terminal"];
+export const shellToolNames: readonly string[] = [
+  "Bash",
+  "bash",
+  "shell",
+  "local_shell",
+  "run_shell",
+  "run_shell_command",
+  "execute_bash",
+  "execute_command",
+  "run_command",
+  "run_terminal_cmd",
+  "exec_command",
+  "terminal",
+];
 
 export interface GroundTraceOptions {
   readonly shellTools?: readonly string[];
@@ -220,10 +259,11 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
     const position = result.length + 1;
     result.push({ ...event, position });
     if (!tools.has(event.action)) continue;
-    const argv = event.args["argv"];
+    // An argument vector: `argv`, or a `command` given as a list (`["bash", "-lc", "…"]`).
+    const argv = [event.args["argv"], event.args["command"], event.args["cmd"]].find((value) => Array.isArray(value) && value.length > 0);
     let commands: GroundedCommand[];
     if (Array.isArray(argv) && argv.every((word) => typeof word === "string")) {
-      commands = [groundWords(argv as string[], [], options.catalog)];
+      commands = groundArgv(argv as string[], options.catalog ?? toolCatalog);
     } else {
       const command = event.args["command"] ?? event.args["cmd"];
       if (typeof command !== "string") continue;
