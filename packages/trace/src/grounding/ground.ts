@@ -21,7 +21,13 @@ export interface GroundedCommand {
 export function groundSimpleCommand(command: SimpleCommand, catalog: Readonly<Record<string, ToolSpec>> = toolCatalog, depth = 0): GroundedCommand[] {
   const result: GroundedCommand[] = [];
   if (command.words.length > 0) {
-    const grounded = groundWords(command.words, command.assignments, catalog);
+    let grounded = groundWords(command.words, command.assignments, catalog);
+    // A shell given no script and no script file reads its commands from standard input: a
+    // here-document's body is then its script (`bash <<'EOF' … EOF`).
+    const hereDocument = command.redirections.find((r) => r.operator.startsWith("<<") && r.operator !== "<<<")?.body;
+    if (shellInterpreters.has(grounded.action) && hereDocument !== undefined && grounded.args["script"] === undefined && grounded.args["script_file"] === undefined) {
+      grounded = { ...grounded, args: { ...grounded.args, script: hereDocument } };
+    }
     result.push(...fileReads(grounded, catalog), grounded, ...scriptCommands(grounded, catalog, depth));
   }
   for (const redirection of command.redirections) {

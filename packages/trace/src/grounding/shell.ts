@@ -18,6 +18,8 @@ export interface Redirection {
   /** The operator as written, without a file descriptor number: `>`, `>>`, `<`, `&>`, `>&`, `<<<`, … */
   readonly operator: string;
   readonly target: string;
+  /** For a here-document (`<<EOF`, `<<-EOF`): its body, as written. */
+  readonly body?: string;
 }
 
 export type ParsedCommandLine = { readonly ok: true; readonly commands: readonly SimpleCommand[] } | { readonly ok: false; readonly message: string };
@@ -44,7 +46,7 @@ interface CallExpr {
 }
 interface Stmt {
   Cmd: unknown;
-  Redirs: { Word: Word | null; Hdoc: Word | null; Pos(): { Offset(): number } }[];
+  Redirs: { Word: Word | null; Hdoc: (Word & { End(): { Offset(): number } }) | null; Pos(): { Offset(): number } }[];
 }
 
 export function parseCommandLine(source: string): ParsedCommandLine {
@@ -66,6 +68,7 @@ export function parseCommandLine(source: string): ParsedCommandLine {
     const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r) => ({
       operator: source.slice(r.Pos().Offset(), r.Word!.Pos().Offset()).replace(/^[0-9]+/, "").trim(),
       target: wordText(r.Word!, source),
+      ...(r.Hdoc !== null ? { body: hereDocumentBody(source.slice(r.Hdoc.Pos().Offset(), r.Hdoc.End().Offset()), wordText(r.Word!, source)) } : {}),
     }));
     const command = statement.Cmd as CallExpr | null;
     if (command !== null && syntax.NodeType(command as never) === "CallExpr") {
@@ -82,6 +85,13 @@ export function parseCommandLine(source: string): ParsedCommandLine {
     return true;
   });
   return { ok: true, commands };
+}
+
+/** A here-document's text without its closing delimiter line (which the parser's span includes). */
+function hereDocumentBody(text: string, delimiter: string): string {
+  const lines = text.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1]!.trim() === delimiter) lines.pop();
+  return lines.join("\n");
 }
 
 /** A word with its quotes removed; parameter expansions and substitutions are kept as written. */
