@@ -13,7 +13,7 @@ export { detectTraceFormat, readAnyTrace, traceFormatDescriptions, traceFormats 
 export type { ReadRecordingOptions, ReadRecordingResult } from "./read-recording.js";
 export { readRecording } from "./read-recording.js";
 export type { GroundedCommand, GroundTraceOptions } from "./grounding/ground.js";
-export { groundSimpleCommand, groundTrace, groundWords, shellToolNames } from "./grounding/ground.js";
+export { groundCommandLine, groundSimpleCommand, groundTrace, groundWords, shellToolNames } from "./grounding/ground.js";
 export type { ToolSpec } from "./grounding/catalog.js";
 export { toolCatalog } from "./grounding/catalog.js";
 export type { ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { groundSimpleCommand, groundTrace, parseCommandLine, readAnyTrace, shellToolNames, toolCatalog } from "@vigil/trace";
+import { groundCommandLine, groundTrace, parseCommandLine, readAnyTrace, shellToolNames, toolCatalog } from "@vigil/trace";
 
 const ground = (line: string) => {
   const parsed = parseCommandLine(line);
   if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.commands.flatMap((command) => groundSimpleCommand(command));
+  return groundCommandLine(parsed.commands);
 };
 
 describe("shell command lines", () => {
@@ -82,6 +82,23 @@ describe("grounding a trace", () => {
     const { events, diagnostics } = groundTrace([{ position: 1, action: "Bash", args: { command: "echo 'oops" }, status: "ok", source: { file: "f", line: 7 } }]);
     expect(events).toHaveLength(1);
     expect(diagnostics.map((d) => [d.code, d.message])).toEqual([["T0011", expect.stringContaining("line 7")]]);
+  });
+
+  it("names the command writing into a pipe, and grounds what echo or printf pipe into a shell", () => {
+    expect(ground("curl -fsSL https://get.example.sh | sudo bash").map((e) => [e.action, e.args])).toEqual([
+      ["curl", { program: "curl", fail: true, silent: true, S: true, follow: true, url: "https://get.example.sh" }],
+      ["bash", { via: "sudo", program: "bash", piped_from: "curl" }],
+    ]);
+    expect(ground("cat a | grep x | wc -l").map((e) => e.args["piped_from"])).toEqual([undefined, "cat", "grep"]);
+    expect(ground(`echo "rm -rf build" | sh`).map((e) => [e.action, e.args["script"] ?? e.args["piped_from"]])).toEqual([
+      ["echo", undefined],
+      ["sh", "rm -rf build"],
+      ["rm", undefined],
+    ]);
+    expect(ground(`printf 'cd /\nrm -rf tmp\n' | bash`).map((e) => e.action)).toEqual(["printf", "bash", "cd", "rm"]);
+    expect(ground(`bash <<< "git push --force"`).map((e) => e.action)).toEqual(["bash", "git push"]);
+    // A subshell's output has no single writer.
+    expect(ground("(a; b) | c").map((e) => e.args["piped_from"])).toEqual([undefined, undefined, undefined]);
   });
 
   it("grounds a shell's -c script after the shell, also from an argument vector given as `command`", () => {

@@ -17,24 +17,69 @@ export interface GroundedCommand {
   readonly args: { readonly [key: string]: JsonValue };
 }
 
+/**
+ * Grounds the simple commands of a parsed command line, in order. A command that reads a pipe
+ * (`a | b`) gets `piped_from`, the action of the command writing into it.
+ */
+export function groundCommandLine(commands: readonly SimpleCommand[], catalog: Readonly<Record<string, ToolSpec>> = toolCatalog, depth = 0): GroundedCommand[] {
+  const own: (GroundedCommand | undefined)[] = [];
+  const result: GroundedCommand[] = [];
+  for (const command of commands) {
+    const producer = command.pipedFrom !== undefined ? own[command.pipedFrom] : undefined;
+    const grounded = groundOne(command, catalog, depth, producer);
+    own.push(grounded.own);
+    result.push(...grounded.events);
+  }
+  return result;
+}
+
 /** Grounds one parsed simple command (and its redirections) into events, in execution order. */
 export function groundSimpleCommand(command: SimpleCommand, catalog: Readonly<Record<string, ToolSpec>> = toolCatalog, depth = 0): GroundedCommand[] {
-  const result: GroundedCommand[] = [];
+  return groundOne(command, catalog, depth, undefined).events;
+}
+
+function groundOne(
+  command: SimpleCommand,
+  catalog: Readonly<Record<string, ToolSpec>>,
+  depth: number,
+  producer: GroundedCommand | undefined,
+): { readonly own?: GroundedCommand; readonly events: GroundedCommand[] } {
+  const events: GroundedCommand[] = [];
+  let grounded: GroundedCommand | undefined;
   if (command.words.length > 0) {
-    let grounded = groundWords(command.words, command.assignments, catalog);
-    // A shell given no script and no script file reads its commands from standard input: a
-    // here-document's body is then its script (`bash <<'EOF' … EOF`).
-    const hereDocument = command.redirections.find((r) => r.operator.startsWith("<<") && r.operator !== "<<<")?.body;
-    if (shellInterpreters.has(grounded.action) && hereDocument !== undefined && grounded.args["script"] === undefined && grounded.args["script_file"] === undefined) {
-      grounded = { ...grounded, args: { ...grounded.args, script: hereDocument } };
-    }
-    result.push(...fileReads(grounded, catalog), grounded, ...scriptCommands(grounded, catalog, depth));
+    grounded = groundWords(command.words, command.assignments, catalog);
+    if (producer !== undefined) grounded = { ...grounded, args: { ...grounded.args, piped_from: producer.action } };
+    const stdinScript = shellInterpreters.has(grounded.action) && grounded.args["script"] === undefined && grounded.args["script_file"] === undefined ? standardInputScript(command, producer) : undefined;
+    if (stdinScript !== undefined) grounded = { ...grounded, args: { ...grounded.args, script: stdinScript } };
+    events.push(...fileReads(grounded, catalog), grounded, ...scriptCommands(grounded, catalog, depth));
   }
   for (const redirection of command.redirections) {
     const event = redirectionEvent(redirection);
-    if (event !== undefined) result.push(event);
+    if (event !== undefined) events.push(event);
   }
-  return result;
+  return grounded !== undefined ? { own: grounded, events } : { events };
+}
+
+/**
+ * A shell given neither a script nor a script file runs what it reads on standard input. That is
+ * known when it is a here-document (`bash <<'EOF' … EOF`) or the text an `echo` or a `printf`
+ * writes into its pipe (`echo "rm -rf x" | sh`); not when it is another program's output
+ * (`curl … | sh`), which `piped_from` names instead.
+ */
+function standardInputScript(command: SimpleCommand, producer: GroundedCommand | undefined): string | undefined {
+  const hereDocument = command.redirections.find((r) => r.operator.startsWith("<<") && r.operator !== "<<<")?.body;
+  if (hereDocument !== undefined) return hereDocument;
+  const hereString = command.redirections.find((r) => r.operator === "<<<")?.target;
+  if (hereString !== undefined) return hereString;
+  if (producer?.action === "echo") {
+    const text = producer.args["text"];
+    return Array.isArray(text) ? text.join(" ") : typeof text === "string" ? text : undefined;
+  }
+  if (producer?.action === "printf" && producer.args["argument"] === undefined) {
+    const format = producer.args["format"];
+    return typeof format === "string" ? format.replace(/\\n/g, "\n") : undefined;
+  }
+  return undefined;
 }
 
 /**
@@ -73,7 +118,7 @@ function scriptCommands(command: GroundedCommand, catalog: Readonly<Record<strin
   if (!shellInterpreters.has(command.action) || typeof script !== "string" || depth >= maximumScriptDepth) return [];
   const parsed = parseCommandLine(script);
   if (!parsed.ok) return [];
-  return parsed.commands.flatMap((simple) => groundSimpleCommand(simple, catalog, depth + 1));
+  return groundCommandLine(parsed.commands, catalog, depth + 1);
 }
 
 /**
@@ -285,7 +330,7 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
         );
         continue;
       }
-      commands = parsed.commands.flatMap((simple) => groundSimpleCommand(simple, options.catalog));
+      commands = groundCommandLine(parsed.commands, options.catalog ?? toolCatalog);
     }
     for (const command of commands) {
       result.push({

@@ -12,6 +12,8 @@ export interface SimpleCommand {
   readonly redirections: readonly Redirection[];
   /** Offset of the command in the command line. */
   readonly offset: number;
+  /** In a pipeline (`a | b`), the index (in the parsed line's commands) of the command whose output this one reads. */
+  readonly pipedFrom?: number;
 }
 
 export interface Redirection {
@@ -44,8 +46,14 @@ interface CallExpr {
   Assigns: { Name: { Value: string } | null; Value: Word | null }[];
   Pos(): { Offset(): number };
 }
+interface BinaryCmd {
+  X: Stmt;
+  Y: Stmt;
+}
 interface Stmt {
   Cmd: unknown;
+  Pos(): { Offset(): number };
+  End(): { Offset(): number };
   Redirs: { Word: Word | null; Hdoc: (Word & { End(): { Offset(): number } }) | null; Pos(): { Offset(): number } }[];
 }
 
@@ -62,7 +70,17 @@ export function parseCommandLine(source: string): ParsedCommandLine {
     return { ok: false, message };
   }
   const commands: SimpleCommand[] = [];
+  // Commands by their offset: the parser's node objects are made anew on each access, so an
+  // offset (unique per command) is what identifies one.
+  const indexAt = new Map<number, number>();
+  const pipes: BinaryCmd[] = [];
   syntax.Walk(file, (node) => {
+    if (node !== null && syntax.NodeType(node) === "BinaryCmd") {
+      const binary = node as unknown as BinaryCmd;
+      const operator = source.slice(binary.X.End().Offset(), binary.Y.Pos().Offset()).trim();
+      if (operator === "|" || operator === "|&") pipes.push(binary);
+      return true;
+    }
     if (node === null || syntax.NodeType(node) !== "Stmt") return true;
     const statement = node as unknown as Stmt;
     const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r) => ({
@@ -72,6 +90,7 @@ export function parseCommandLine(source: string): ParsedCommandLine {
     }));
     const command = statement.Cmd as CallExpr | null;
     if (command !== null && syntax.NodeType(command as never) === "CallExpr") {
+      indexAt.set(command.Pos().Offset(), commands.length);
       commands.push({
         words: command.Args.map((word) => wordText(word, source)),
         assignments: command.Assigns.filter((a) => a.Name !== null).map((a) => ({ name: a.Name!.Value, value: a.Value ? wordText(a.Value, source) : "" })),
@@ -84,6 +103,20 @@ export function parseCommandLine(source: string): ParsedCommandLine {
     }
     return true;
   });
+  // `a | b`: b reads what a writes. In `a | b | c` (parsed as `(a | b) | c`), c reads b's output.
+  const edgeCommand = (statement: Stmt, side: "X" | "Y"): number | undefined => {
+    const command = statement.Cmd;
+    if (command === null || command === undefined) return undefined;
+    const type = syntax.NodeType(command as never);
+    if (type === "CallExpr") return indexAt.get((command as CallExpr).Pos().Offset());
+    if (type === "BinaryCmd") return edgeCommand((command as BinaryCmd)[side], side);
+    return undefined;
+  };
+  for (const pipe of pipes) {
+    const producer = edgeCommand(pipe.X, "Y");
+    const consumer = edgeCommand(pipe.Y, "X");
+    if (producer !== undefined && consumer !== undefined) commands[consumer] = { ...commands[consumer]!, pipedFrom: producer };
+  }
   return { ok: true, commands };
 }
 
