@@ -62,9 +62,9 @@ function groundOne(
 
 /**
  * A shell given neither a script nor a script file runs what it reads on standard input. That is
- * known when it is a here-document (`bash <<'EOF' … EOF`) or the text an `echo` or a `printf`
- * writes into its pipe (`echo "rm -rf x" | sh`); not when it is another program's output
- * (`curl … | sh`), which `piped_from` names instead.
+ * known when it is a here-document (`bash <<'EOF' … EOF`), a here-string (`bash <<< "…"`) or the
+ * text an `echo` or a `printf` writes into its pipe (`echo "rm -rf x" | sh`); not when it is
+ * another program's output (`curl … | sh`), which `piped_from` names instead.
  */
 function standardInputScript(command: SimpleCommand, producer: GroundedCommand | undefined): string | undefined {
   const hereDocument = command.redirections.find((r) => r.operator.startsWith("<<") && r.operator !== "<<<")?.body;
