@@ -88,9 +88,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     unrendered.error = unrendered.warning = unrendered.info = 0;
   };
 
+  /** A trace given as `-` is read from standard input (when the caller provides it). */
+  const fromStdin = (file: string, what: string): boolean => file === "-" && io.stdin !== undefined && what === "trace";
+  /** How an input is named in diagnostics and reports. */
+  const inputName = (file: string, what: string): string => (fromStdin(file, what) ? STDIN_NAME : file);
+
   let stdinRead = false;
   const readText = async (file: string, what: string): Promise<string> => {
-    if (file === "-" && io.stdin !== undefined && what === "trace") {
+    if (fromStdin(file, what) && io.stdin !== undefined) {
       if (stdinRead) {
         io.stderr("error: standard input can be read only once\n");
         throw new InputError();
@@ -113,14 +118,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
   };
 
-  /** Reads a trace; stops with exit 2 on any error. Returns the trace and how many warnings it got. */
+  /**
+   * Reads a trace; stops with exit 2 on any error. Returns the trace, how many warnings it got, and
+   * the name it goes by in diagnostics and reports.
+   */
   const loadTrace = async (
-    file: string,
+    path: string,
     consequence = "no rule was checked",
     reading: TraceReading = {},
-  ): Promise<{ trace: Trace; warnings: number }> => {
-    const text = await readText(file, "trace");
-    if (file === "-" && io.stdin !== undefined) file = STDIN_NAME;
+  ): Promise<{ trace: Trace; warnings: number; name: string }> => {
+    const text = await readText(path, "trace");
+    const file = inputName(path, "trace");
     const { readRecording } = await loadTraceReader();
     let read: ReadRecordingResult;
     try {
@@ -147,7 +155,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr(`error: the trace \`${file}\` has ${plural(errors.length, "error")}; ${consequence}\n`);
       throw new InputError();
     }
-    return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length };
+    return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length, name: file };
   };
 
   const writeSarif = async (file: string, outcomes: readonly RunOutcome[], policyFile: string): Promise<void> => {
@@ -271,13 +279,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           exitCode = await checkAgainstSchemas(source, policyFile, options.schema!, options.strict === true);
           return;
         }
-        let traceFile = options.trace;
-        if (await isCorpus(traceFile)) {
-          exitCode = await checkCorpusCommand(source, policyFile, { ...options, trace: traceFile });
+        if (await isCorpus(options.trace)) {
+          exitCode = await checkCorpusCommand(source, policyFile, { ...options, trace: options.trace });
           return;
         }
-        const { trace, warnings: traceWarnings } = await loadTrace(traceFile, undefined, options);
-        if (traceFile === "-" && io.stdin !== undefined) traceFile = STDIN_NAME;
+        const { trace, warnings: traceWarnings, name: traceFile } = await loadTrace(options.trace, undefined, options);
         const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
         const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
         const { alone, summed } = splitClosedWorld(compiled.diagnostics);

@@ -38,6 +38,16 @@ describe.concurrent("vigilc check on recordings", () => {
     expect(result.stdout).toContain("5 hold, 1 violated (coding_agent.no_egress_after_secret)");
   });
 
+  it("sums up the closed world exactly as docs/cli.md shows it for the coding-agent example", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const page = readFileSync(join(root, "docs/cli.md"), "utf8");
+    const shown = /The summed-up closed world[^\n]*\n\n```\n([\s\S]*?)\n```/.exec(page)![1]!;
+    const result = await vigilc(["check", "examples/coding-agent/coding-agent.vigil", "--trace", "examples/coding-agent/benign.jsonl"], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(shown + "\n");
+  });
+
   it("reads a trace piped on standard input (--trace -), named <stdin>", async () => {
     const { readFileSync } = await import("node:fs");
     const { join } = await import("node:path");

@@ -9,6 +9,15 @@ import { detectTraceFormat, readAnyTrace, type TraceEvent } from "@vigil/trace";
  */
 const data = join(import.meta.dirname, "../../../../shared/data");
 const fixtures = join(import.meta.dirname, "fixtures");
+
+/** Reads a fixture recording, which must be detected as `format` and read without a diagnostic. */
+function readFixture(name: string, format: string): { text: string; trace: { readonly events: readonly TraceEvent[] } } {
+  const text = readFileSync(join(fixtures, name), "utf8");
+  const read = readAnyTrace(text, { file: name });
+  expect(read.format).toBe(format);
+  expect(read.diagnostics).toEqual([]);
+  return { text, trace: read.trace };
+}
 const brief = (e: TraceEvent) => [e.position, e.action, e.status ?? "pending", e.source?.line];
 
 describe("Claude Code transcripts (real stream-json runs)", () => {
@@ -90,10 +99,7 @@ describe("AgentDojo runs (real)", () => {
 
 describe("MCP JSON-RPC logs", () => {
   it("pairs tools/call requests with their responses by id, ignoring other methods", () => {
-    const text = readFileSync(join(fixtures, "mcp-session.jsonl"), "utf8");
-    const { trace, diagnostics, format } = readAnyTrace(text, { file: "mcp-session.jsonl" });
-    expect(format).toBe("mcp");
-    expect(diagnostics).toEqual([]);
+    const { trace } = readFixture("mcp-session.jsonl", "mcp");
     expect(trace.events.map(brief)).toEqual([
       [1, "read_file", "ok", 6],
       [2, "write_file", "error", 7],
@@ -129,10 +135,7 @@ describe("MCP JSON-RPC logs", () => {
 
 describe("OpenAI Responses API items", () => {
   it("pairs function_call items with their function_call_output by call_id", () => {
-    const text = readFileSync(join(fixtures, "openai-responses.json"), "utf8");
-    const { trace, diagnostics, format } = readAnyTrace(text, { file: "openai-responses.json" });
-    expect(format).toBe("openai");
-    expect(diagnostics).toEqual([]);
+    const { text, trace } = readFixture("openai-responses.json", "openai");
     expect(trace.events.map((e) => [e.action, e.args, e.status, e.output, e.source?.line, e.source?.id])).toEqual([
       ["run_shell", { command: "tar czf logs.tgz logs/ && rm -rf logs/" }, "ok", "ok", 11, "call_a1"],
       ["send_email", { to: ["ops@example.com"], subject: "Logs archived" }, undefined, undefined, 24, "call_b2"],
@@ -146,10 +149,7 @@ describe("OpenAI Responses API items", () => {
 
 describe("OpenAI chat messages", () => {
   it("parses the JSON-string arguments and pairs results by tool_call_id", () => {
-    const text = readFileSync(join(fixtures, "openai-chat.json"), "utf8");
-    const { trace, diagnostics, format } = readAnyTrace(text, { file: "openai-chat.json" });
-    expect(format).toBe("openai");
-    expect(diagnostics).toEqual([]);
+    const { trace } = readFixture("openai-chat.json", "openai");
     expect(trace.events.map((e) => [e.action, e.args, e.status, e.output])).toEqual([
       ["get_weather", { city: "Paris", units: "metric" }, "ok", "18C, cloudy"],
       ["send_email", { to: ["me@example.com"], body: "18C" }, "ok", "sent"],

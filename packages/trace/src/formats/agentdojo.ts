@@ -36,21 +36,21 @@ export function readChatMessages(
         const id = isJsonObject(call) && typeof call["id"] === "string" ? call["id"] : undefined;
         const offset = id !== undefined ? locate(new RegExp(jsonString(id), "g")) : 0;
         const fn = isJsonObject(call) ? call["function"] : undefined;
-        if (!isJsonObject(call) || !(typeof fn === "string" || (isJsonObject(fn) && typeof fn["name"] === "string"))) {
+        // AgentDojo: {function: name, args: {…}}; OpenAI: {function: {name, arguments: "<json>"}}.
+        const name = typeof fn === "string" ? fn : isJsonObject(fn) && typeof fn["name"] === "string" ? fn["name"] : undefined;
+        if (!isJsonObject(call) || name === undefined) {
           const where = `\`messages[${index}].tool_calls[${callIndex}]\`${id !== undefined ? " (line {line})" : ""}`;
           context.diagnostics.push(malformedRecord(`the tool call ${where} names no function (\`function\` or \`function.name\`)`, offset, context));
-        } else if (typeof fn === "string") {
-          // AgentDojo: {function: name, args: {…}}
-          calls.push({ ...(id !== undefined ? { id } : {}), action: fn, args: call["args"] ?? {}, offset, raw: call as JsonValue });
-        } else if (isJsonObject(fn) && typeof fn["name"] === "string") {
-          // OpenAI: {function: {name, arguments: "<json>"}}
-          calls.push({ ...(id !== undefined ? { id } : {}), action: fn["name"], args: parseArguments(fn["arguments"]), offset, raw: call as JsonValue });
+          continue;
         }
+        const args = isJsonObject(fn) ? parseArguments(fn["arguments"]) : (call["args"] ?? {});
+        calls.push({ ...(id !== undefined ? { id } : {}), action: name, args, offset, raw: call as JsonValue });
       }
     }
-    if (message["role"] === "tool" && typeof message["tool_call_id"] !== "string") {
+    if (message["role"] !== "tool") continue;
+    if (typeof message["tool_call_id"] !== "string") {
       context.diagnostics.push(malformedRecord(`the tool result \`messages[${index}]\` has no \`tool_call_id\` naming the call it answers`, 0, context));
-    } else if (message["role"] === "tool" && typeof message["tool_call_id"] === "string") {
+    } else {
       const error = message["error"];
       const failed = (typeof error === "string" && error !== "") || message["is_error"] === true;
       const output = contentText(message["content"]);

@@ -127,7 +127,11 @@ export interface JsonLine {
 }
 
 export function jsonLines(text: string): JsonLine[] {
-  const records: JsonLine[] = [];
+  return [...eachJsonLine(text)];
+}
+
+/** The records of {@link jsonLines}, parsed one at a time, for a caller that may stop early. */
+export function* eachJsonLine(text: string): Generator<JsonLine> {
   let offset = 0;
   for (const [index, rawLine] of text.split("\n").entries()) {
     const start = offset;
@@ -135,12 +139,11 @@ export function jsonLines(text: string): JsonLine[] {
     const line = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
     if (line.trim() === "") continue;
     try {
-      records.push({ line: index + 1, offset: start, text: line, value: JSON.parse(line) as unknown });
+      yield { line: index + 1, offset: start, text: line, value: JSON.parse(line) as unknown };
     } catch (error) {
-      records.push({ line: index + 1, offset: start, text: line, error: (error as Error).message });
+      yield { line: index + 1, offset: start, text: line, error: (error as Error).message };
     }
   }
-  return records;
 }
 
 /**

@@ -24,19 +24,24 @@ export function readClaudeCode(text: string, context: { readonly file?: string; 
     if (!isJsonObject(message) || !Array.isArray(message["content"])) continue;
     for (const block of message["content"]) {
       if (!isJsonObject(block)) continue;
-      if (block["type"] === "tool_use" && typeof block["name"] !== "string") {
-        context.diagnostics.push(malformedRecord("the `tool_use` block on line {line} has no `name` (a string naming the tool)", record.offset, context));
-      } else if (block["type"] === "tool_result" && typeof block["tool_use_id"] !== "string") {
-        context.diagnostics.push(malformedRecord("the `tool_result` block on line {line} has no `tool_use_id` naming the call it answers", record.offset, context));
-      } else if (block["type"] === "tool_use" && typeof block["name"] === "string") {
+      if (block["type"] === "tool_use") {
+        const name = block["name"];
+        if (typeof name !== "string") {
+          context.diagnostics.push(malformedRecord("the `tool_use` block on line {line} has no `name` (a string naming the tool)", record.offset, context));
+          continue;
+        }
         calls.push({
           ...(typeof block["id"] === "string" ? { id: block["id"] } : {}),
-          action: block["name"],
+          action: name,
           args: block["input"] ?? {},
           offset: record.offset,
           raw: block as JsonValue,
         });
-      } else if (block["type"] === "tool_result" && typeof block["tool_use_id"] === "string") {
+      } else if (block["type"] === "tool_result") {
+        if (typeof block["tool_use_id"] !== "string") {
+          context.diagnostics.push(malformedRecord("the `tool_result` block on line {line} has no `tool_use_id` naming the call it answers", record.offset, context));
+          continue;
+        }
         const output = contentText(block["content"]);
         results.push({
           callId: block["tool_use_id"],

@@ -3,7 +3,7 @@ import type { Trace, TraceEvent } from "../event.js";
 import { readTrace } from "../read-trace.js";
 import { isJsonObject } from "../value.js";
 import { looksLikeAgentDojo, looksLikeChatMessages, readChatMessages } from "./agentdojo.js";
-import { jsonLines } from "./calls.js";
+import { eachJsonLine } from "./calls.js";
 import { looksLikeClaudeCode, readClaudeCode } from "./claude-code.js";
 import { looksLikeMcp, readMcp } from "./mcp.js";
 
@@ -118,25 +118,32 @@ const lineFormatShapes: Readonly<Record<string, string>> = { "claude-code": "one
  */
 function formatMismatch(text: string, format: TraceFormat): string | undefined {
   if (format !== "claude-code" && format !== "mcp" && format !== "jsonl") return undefined;
-  const records = jsonLines(text);
-  if (records.length === 0) return undefined;
-  if (records[0]!.error !== undefined && records.length > 1) {
-    let whole: unknown;
-    try {
-      whole = JSON.parse(text);
-    } catch {
-      return undefined; // Malformed lines: the reader reports each where it is.
+  const looksLike = format === "claude-code" ? looksLikeClaudeCode : format === "mcp" ? looksLikeMcp : undefined;
+  // Lines are parsed only until the question is settled: usually the first line settles it.
+  let first = true;
+  let parsedAny = false;
+  for (const record of eachJsonLine(text)) {
+    if (first && record.error !== undefined) {
+      first = false;
+      const lines = text.split("\n").filter((line) => line.trim() !== "").length;
+      if (lines < 2) return undefined;
+      let whole: unknown;
+      try {
+        whole = JSON.parse(text);
+      } catch {
+        return undefined; // Malformed lines: the reader reports each where it is.
+      }
+      if (format === "jsonl" && Array.isArray(whole)) return undefined; // A JSON array of events.
+      return `the trace is one JSON document over ${lines} lines; \`${format}\` reads ${lineFormatRecords[format]}, ${lineFormatShapes[format]}`;
     }
-    if (format === "jsonl" && Array.isArray(whole)) return undefined; // A JSON array of events.
-    return `the trace is one JSON document over ${records.length} lines; \`${format}\` reads ${lineFormatRecords[format]}, ${lineFormatShapes[format]}`;
+    first = false;
+    // Canonical events are each checked as events, with their lines, by the reader.
+    if (looksLike === undefined) return undefined;
+    if (record.error !== undefined) continue;
+    if (looksLike(record.value)) return undefined;
+    parsedAny = true;
   }
-  if (format === "jsonl") return undefined; // Each record is checked as an event, with its line.
-  const looksLike = format === "claude-code" ? looksLikeClaudeCode : looksLikeMcp;
-  const parsed = records.filter((record) => record.error === undefined);
-  if (parsed.length > 0 && !parsed.some((record) => looksLike(record.value))) {
-    return `no line of the trace is one of the ${lineFormatRecords[format]} that \`${format}\` reads`;
-  }
-  return undefined;
+  return parsedAny ? `no line of the trace is one of the ${lineFormatRecords[format]} that \`${format}\` reads` : undefined;
 }
 
 function parseDocument(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): unknown {
@@ -177,8 +184,10 @@ export function detectTraceFormat(text: string): TraceFormat | undefined {
       if (!Array.isArray(whole) && !isRecordLine(whole)) return undefined;
     }
   }
-  // JSON Lines: decide on the first records that parse.
-  for (const record of jsonLines(text).slice(0, 20)) {
+  // JSON Lines: decide on the first records that parse (only the first 20 are parsed).
+  let seen = 0;
+  for (const record of eachJsonLine(text)) {
+    if (++seen > 20) break;
     if (record.error !== undefined) continue;
     if (looksLikeClaudeCode(record.value)) return "claude-code";
     if (looksLikeMcp(record.value)) return "mcp";

@@ -15,6 +15,9 @@
  * - `reads`: roles whose values name a file the tool reads, by a pattern whose first group is the
  *   path (`curl -d @secret.txt` reads `secret.txt`). Each such file becomes a `read` event before
  *   the command's own, so a rule about reading a file sees reads hidden inside arguments.
+ * - `script`: the role whose value is a command line the tool runs (`bash -c SCRIPT`); its
+ *   commands are grounded after the tool's own event. With `stdin`, a tool given neither that
+ *   role nor `fromFile` runs what it reads on standard input, when that is known.
  */
 export interface ToolSpec {
   readonly positionals?: readonly string[];
@@ -25,9 +28,17 @@ export interface ToolSpec {
   readonly subcommandPositionals?: Readonly<Record<string, readonly string[]>>;
   readonly wrapper?: { readonly skip?: number };
   readonly reads?: Readonly<Record<string, RegExp>>;
+  readonly script?: { readonly role: string; readonly fromFile?: string; readonly stdin?: boolean };
 }
 
 const recursive = { "-r": "recursive", "-R": "recursive", "--recursive": "recursive" };
+/** A POSIX shell: `-c SCRIPT`, a script file, or commands on standard input. */
+const shell: ToolSpec = {
+  positionals: ["script_file", "argument..."],
+  options: { "-c": "script" },
+  flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" },
+  script: { role: "script", fromFile: "script_file", stdin: true },
+};
 const force = { "-f": "force", "--force": "force" };
 
 export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
@@ -126,10 +137,10 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   gh: { subcommands: 2, options: { "-R": "repo", "--repo": "repo", "-t": "title", "--title": "title", "-b": "body", "--body": "body" } },
   openssl: { subcommands: 1, options: { "-in": "input", "-out": "output", "-k": "password", "-pass": "password" } },
   // Shells: `bash -c SCRIPT` runs SCRIPT, whose commands are grounded after the shell's own event.
-  bash: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "--login": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
-  sh: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
-  zsh: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
-  dash: { positionals: ["script_file", "argument..."], options: { "-c": "script" }, flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" } },
+  bash: { ...shell, flags: { ...shell.flags, "--login": "login" } },
+  sh: shell,
+  zsh: shell,
+  dash: shell,
   // Processes and wrappers.
   kill: { positionals: ["pid..."], options: { "-s": "signal" } },
   pkill: { positionals: ["pattern"], options: { "-f": "full" } },

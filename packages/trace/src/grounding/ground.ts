@@ -49,8 +49,11 @@ function groundOne(
   if (command.words.length > 0) {
     grounded = groundWords(command.words, command.assignments, catalog);
     if (producer !== undefined) grounded = { ...grounded, args: { ...grounded.args, piped_from: producer.action } };
-    const stdinScript = shellInterpreters.has(grounded.action) && grounded.args["script"] === undefined && grounded.args["script_file"] === undefined ? standardInputScript(command, producer) : undefined;
-    if (stdinScript !== undefined) grounded = { ...grounded, args: { ...grounded.args, script: stdinScript } };
+    const script = specOf(grounded, catalog)?.script;
+    if (script?.stdin === true && grounded.args[script.role] === undefined && (script.fromFile === undefined || grounded.args[script.fromFile] === undefined)) {
+      const stdinScript = standardInputScript(command, producer);
+      if (stdinScript !== undefined) grounded = { ...grounded, args: { ...grounded.args, [script.role]: stdinScript } };
+    }
     events.push(...fileReads(grounded, catalog), grounded, ...scriptCommands(grounded, catalog, depth));
   }
   for (const redirection of command.redirections) {
@@ -60,11 +63,17 @@ function groundOne(
   return grounded !== undefined ? { own: grounded, events } : { events };
 }
 
+/** The catalog entry of a grounded command's program. */
+function specOf(command: GroundedCommand, catalog: Readonly<Record<string, ToolSpec>>): ToolSpec | undefined {
+  const program = command.args["program"];
+  return typeof program === "string" ? catalog[basename(program)] : undefined;
+}
+
 /**
- * A shell given neither a script nor a script file runs what it reads on standard input. That is
- * known when it is a here-document (`bash <<'EOF' … EOF`), a here-string (`bash <<< "…"`) or the
- * text an `echo` or a `printf` writes into its pipe (`echo "rm -rf x" | sh`); not when it is
- * another program's output (`curl … | sh`), which `piped_from` names instead.
+ * What a tool that runs its standard input (a shell) reads there, when it is known: a
+ * here-document (`bash <<'EOF' … EOF`), a here-string (`bash <<< "…"`) or the text an `echo` or
+ * a `printf` writes into its pipe (`echo "rm -rf x" | sh`); not another program's output
+ * (`curl … | sh`), which `piped_from` names instead.
  */
 function standardInputScript(command: SimpleCommand, producer: GroundedCommand | undefined): string | undefined {
   const hereDocument = command.redirections.find((r) => r.operator.startsWith("<<") && r.operator !== "<<<")?.body;
@@ -88,8 +97,7 @@ function standardInputScript(command: SimpleCommand, producer: GroundedCommand |
  * because the command reads them before it acts.
  */
 function fileReads(command: GroundedCommand, catalog: Readonly<Record<string, ToolSpec>>): GroundedCommand[] {
-  const program = command.args["program"];
-  const spec = typeof program === "string" ? catalog[basename(program)] : undefined;
+  const spec = specOf(command, catalog);
   if (spec?.reads === undefined) return [];
   const reads: GroundedCommand[] = [];
   for (const [role, pattern] of Object.entries(spec.reads)) {
@@ -103,19 +111,18 @@ function fileReads(command: GroundedCommand, catalog: Readonly<Record<string, To
   return reads;
 }
 
-/** The programs whose `-c SCRIPT` is a command line they run. */
-const shellInterpreters = new Set(["bash", "sh", "zsh", "dash"]);
 /** `bash -c "bash -c …"` is grounded this many levels deep. */
 const maximumScriptDepth = 4;
 
 /**
- * The commands of a shell's `-c` script, grounded after the shell's own event. A script that does
- * not parse gives none: the shell would refuse it and run nothing, and the shell's event keeps the
- * script as its `script` argument.
+ * The commands of the script a tool runs (the catalog's `script`: `bash -c SCRIPT`), grounded
+ * after the tool's own event. A script that does not parse gives none: the shell would refuse it
+ * and run nothing, and the tool's event keeps the script as an argument.
  */
 function scriptCommands(command: GroundedCommand, catalog: Readonly<Record<string, ToolSpec>>, depth: number): GroundedCommand[] {
-  const script = command.args["script"];
-  if (!shellInterpreters.has(command.action) || typeof script !== "string" || depth >= maximumScriptDepth) return [];
+  const role = specOf(command, catalog)?.script?.role;
+  const script = role !== undefined ? command.args[role] : undefined;
+  if (typeof script !== "string" || depth >= maximumScriptDepth) return [];
   const parsed = parseCommandLine(script);
   if (!parsed.ok) return [];
   return groundCommandLine(parsed.commands, catalog, depth + 1);
