@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { groundTrace, readAnyTrace } from "@vigil/trace";
+import { groundTrace, parseCommandLine, readAnyTrace } from "@vigil/trace";
+import sh from "mvdan-sh";
 
 const root = resolve(import.meta.dirname, "..");
 const shared = resolve(root, "../shared/data");
@@ -101,6 +102,28 @@ for (const [name, events, passes] of [
 }
 console.log("Shell grounding:");
 console.table(grounding);
+
+// Where a command line's time goes: mvdan/sh's parse, a walk of its syntax tree through the
+// library's JavaScript wrappers (with nothing done per node), and the whole of parseCommandLine.
+const commandLines = bashEvents.map((event) => event.args.command);
+const parser = sh.syntax.NewParser();
+const perLine = (work) => {
+  const start = performance.now();
+  work();
+  return ((performance.now() - start) / commandLines.length).toFixed(3);
+};
+const parsedFiles = [];
+const parseOnly = perLine(() => {
+  for (const line of commandLines) parsedFiles.push(parser.Parse(line, "command"));
+});
+const walkOnly = perLine(() => {
+  for (const file of parsedFiles) sh.syntax.Walk(file, () => true);
+});
+const whole = perLine(() => {
+  for (const line of commandLines) parseCommandLine(line);
+});
+console.log("Shell command lines, milliseconds per line:");
+console.table([{ "mvdan/sh parse": parseOnly, "empty tree walk": walkOnly, parseCommandLine: whole }]);
 
 // End to end: the built CLI on every AgentDojo run, each suite with its policy.
 const cli = join(root, "packages/cli/dist/main.js");

@@ -75,13 +75,16 @@ export function parseCommandLine(source: string): ParsedCommandLine {
   const indexAt = new Map<number, number>();
   const pipes: BinaryCmd[] = [];
   syntax.Walk(file, (node) => {
-    if (node !== null && syntax.NodeType(node) === "BinaryCmd") {
+    if (node === null) return true;
+    // NodeType is a costly call through the library's wrappers: once per node.
+    const type = syntax.NodeType(node);
+    if (type === "BinaryCmd") {
       const binary = node as unknown as BinaryCmd;
       const operator = source.slice(binary.X.End().Offset(), binary.Y.Pos().Offset()).trim();
       if (operator === "|" || operator === "|&") pipes.push(binary);
       return true;
     }
-    if (node === null || syntax.NodeType(node) !== "Stmt") return true;
+    if (type !== "Stmt") return true;
     const statement = node as unknown as Stmt;
     const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r) => ({
       operator: source.slice(r.Pos().Offset(), r.Word!.Pos().Offset()).replace(/^[0-9]+/, "").trim(),
