@@ -1,0 +1,177 @@
+import type { Formula } from "@vigil/checker";
+import { valueKey, valuesAtPath, wildcardMatches, type JsonValue, type TraceEvent } from "@vigil/trace";
+
+/**
+ * One meaning per atom. Whether an atom of Figure 5's foot holds on one event, and which values an
+ * event binds a variable to, are decided here and nowhere else: the forward engine, the online
+ * monitor and the SMT fact base (which asserts each atom's ground outcome per event) all ask this
+ * module. The foot, with the documented list extension (a condition on a key holds when it holds for
+ * some value under the key, Section "Lists" of docs/semantics.md):
+ *
+ *   (a ∈ α)(e) ≜ a(e) ∈ α        (k ∈ S)(e) ≜ e[k] ∈ S        (k ~ p)(e) ≜ e[k] ≈ p
+ *   (s = ⊤)(e) ≜ s(e) = ⊤        (s = ⊥)(e) ≜ s(e) = ⊥        (o ~ p)(e) ≜ o(e) ≈ p
+ *   (k = x)(e) ≜ k ∈ dom(e)      as a condition on one event; the form relates the bound values.
+ *
+ * A call without a result has no status and no output: `status = ok`, `status = error` and
+ * `output ~ p` are false on it.
+ */
+export type Atom = Extract<Formula, { kind: "action" | "keyIn" | "keyMatch" | "keyBind" | "status" | "outputMatch" }>;
+
+/** A compiled one-event predicate. */
+export type EventPredicate = (event: TraceEvent) => boolean;
+
+export function isAtom(formula: Formula): formula is Atom {
+  switch (formula.kind) {
+    case "and":
+    case "or":
+    case "not":
+    case "once":
+    case "eventually":
+      return false;
+    default:
+      return true;
+  }
+}
+
+/** Whether one atom holds on one event. */
+export function atomHolds(atom: Atom, event: TraceEvent): boolean {
+  return compileAtom(atom)(event);
+}
+
+const compiledAtoms = new WeakMap<Atom, EventPredicate>();
+
+/** The atom as a predicate, compiled once per atom (sets built, paths split). */
+export function compileAtom(atom: Atom): EventPredicate {
+  let predicate = compiledAtoms.get(atom);
+  if (predicate === undefined) compiledAtoms.set(atom, (predicate = buildAtom(atom)));
+  return predicate;
+}
+
+function buildAtom(atom: Atom): EventPredicate {
+  switch (atom.kind) {
+    case "action": {
+      const actions = new Set(atom.actions);
+      return (event) => actions.has(event.action);
+    }
+    case "keyIn": {
+      const wanted = new Set(atom.values.map((v) => v.key));
+      const key = atom.key;
+      return (event) => someValueAt(event, key, (value) => wanted.has(valueKey(value)));
+    }
+    case "keyMatch": {
+      const { key, pattern } = atom;
+      return (event) => someValueAt(event, key, (value) => wildcardMatches(pattern, value));
+    }
+    case "keyBind": {
+      const key = atom.key;
+      return (event) => someValueAt(event, key, () => true);
+    }
+    case "status": {
+      const status = atom.status;
+      return (event) => event.status === status;
+    }
+    case "outputMatch": {
+      const pattern = atom.pattern;
+      return (event) => event.output !== undefined && wildcardMatches(pattern, event.output);
+    }
+  }
+}
+
+/**
+ * Whether some value under a key path satisfies `test`. The common case, one plain segment holding
+ * a scalar, is read directly; every other case goes through {@link valuesAtPath}, the one
+ * definition of what a key path reaches.
+ */
+function someValueAt(event: TraceEvent, key: readonly string[], test: (value: JsonValue) => boolean): boolean {
+  if (key.length === 1) {
+    const args = event.args;
+    const name = key[0]!;
+    if (!Object.prototype.hasOwnProperty.call(args, name)) return false;
+    const value = args[name]!;
+    if (typeof value !== "object" || value === null) return test(value);
+  }
+  for (const value of valuesAtPath(event.args, key)) if (test(value)) return true;
+  return false;
+}
+
+const compiledFormulas = new WeakMap<Formula, EventPredicate>();
+
+/**
+ * A pattern ψ (atoms under `and`, `or`, `not`) as a one-event predicate, compiled once per formula.
+ * The temporal operators are not one-event predicates; the forward engine handles them.
+ */
+export function compilePattern(formula: Formula): EventPredicate {
+  let predicate = compiledFormulas.get(formula);
+  if (predicate === undefined) compiledFormulas.set(formula, (predicate = buildPattern(formula)));
+  return predicate;
+}
+
+function buildPattern(formula: Formula): EventPredicate {
+  if (isAtom(formula)) return compileAtom(formula);
+  switch (formula.kind) {
+    case "and": {
+      const operands = formula.operands.map(compilePattern);
+      if (operands.length === 2) {
+        const [left, right] = operands as [EventPredicate, EventPredicate];
+        return (event) => left(event) && right(event);
+      }
+      return (event) => operands.every((operand) => operand(event));
+    }
+    case "or": {
+      const operands = formula.operands.map(compilePattern);
+      return (event) => operands.some((operand) => operand(event));
+    }
+    case "not": {
+      const operand = compilePattern(formula.operand);
+      return (event) => !operand(event);
+    }
+    default:
+      throw new Error(`internal error: \`${formula.kind}\` is not a one-event predicate`);
+  }
+}
+
+/** Whether a pattern ψ holds on one event. */
+export function matchesPattern(formula: Formula, event: TraceEvent): boolean {
+  return compilePattern(formula)(event);
+}
+
+/** The values an event binds under a key path, distinct by the language's equality, as value keys. */
+export function boundValueKeys(event: TraceEvent, key: readonly string[]): string[] {
+  const keys = new Set<string>();
+  for (const value of valuesAtPath(event.args, key)) keys.add(valueKey(value));
+  return [...keys];
+}
+
+/** The separator of tuple keys: value keys never contain it (it cannot appear unescaped in JSON text). */
+const TUPLE_SEPARATOR = "\u0001";
+
+const NO_BINDINGS: readonly string[] = Object.freeze([]);
+const THE_EMPTY_BINDING: readonly string[] = Object.freeze([""]);
+
+/** A pattern operand of a form, with the variables it binds. */
+export interface BindingPattern {
+  readonly formula: Formula;
+  readonly bindings: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * The bindings an event gives a pattern: one tuple of values (in the order of `variables`) per
+ * combination of the values under the bound keys, as a string key. An event that does not match
+ * the pattern has none; a pattern without variables has the one empty tuple "" on a match.
+ */
+export function bindingsOf(pattern: BindingPattern, variables: readonly string[], event: TraceEvent): readonly string[] {
+  if (!compilePattern(pattern.formula)(event)) return NO_BINDINGS;
+  if (pattern.bindings.size === 0) return THE_EMPTY_BINDING;
+  let tuples: string[] = [""];
+  let first = true;
+  for (const variable of variables) {
+    const key = pattern.bindings.get(variable);
+    if (key === undefined) continue;
+    const values = boundValueKeys(event, key);
+    const next: string[] = [];
+    for (const prefix of tuples) for (const value of values) next.push(first ? value : prefix + TUPLE_SEPARATOR + value);
+    tuples = next;
+    first = false;
+  }
+  return tuples;
+}

@@ -1,0 +1,600 @@
+import type { CheckedStatement, Formula } from "@vigil/checker";
+import type { TraceEvent } from "@vigil/trace";
+import { bindingsOf, compilePattern, type BindingPattern, type EventPredicate } from "./atoms.js";
+
+/**
+ * The forward engine: every statement compiles to a state machine that reads the trace one event
+ * at a time. It is the one copy of the semantics of Figure 5 that both the offline check
+ * (`evaluateStatement`, the machine run over a whole trace) and the online monitor use.
+ *
+ * A witness is an event e whose condition R_φ(e) is false (Section 5.3). Each machine reports a
+ * witness as soon as it is final, that is, as soon as no continuation of the trace can make R_φ(e)
+ * true again:
+ * - `abs`, `prec` and an `always` body without `eventually`: at the event itself;
+ * - `until`: at the bad event that breaks the interval (the witness is the interval's trigger);
+ * - `bresp[ℓ]`: at the ℓ-th event after the trigger, when its window closes without a response;
+ * - `resp`, `rslv` and an `always` body with `eventually`: at `finish`, when the run has ended.
+ *
+ * Cost: amortized O(1) per event for a fixed statement (times the bindings an event makes).
+ * Memory: the distinct values bound to variables and the open obligations (events still waiting
+ * for a response, a resolution or a later event), never the trace's length — except for an
+ * `always` body that uses `eventually`, which keeps one bit per event and one-event subformula
+ * until the run ends (see `FutureBodyMachine`).
+ */
+export interface StatementMachine {
+  /** Reads the next event (positions 1, 2, … in order); returns the witnesses that became final. */
+  step(event: TraceEvent): number[];
+  /** What `step(event)` would return, without changing the machine. */
+  probe(event: TraceEvent): number[];
+  /** The witnesses that the end of the run makes final (obligations still open). Changes nothing. */
+  finish(): number[];
+  /** How many obligations are open: events whose condition is not decided yet. */
+  openObligations(): number;
+  /** The machine's state as JSON-compatible data, for `restoreMachine`. */
+  snapshot(): MachineState;
+}
+
+/** A machine's state as plain data (JSON-compatible): what survives between processes. */
+export type MachineState = { readonly form: string; readonly [field: string]: unknown };
+
+/** A fresh machine for a statement, or one resumed from a snapshot of a machine of the same statement. */
+export function createMachine(statement: CheckedStatement, state?: MachineState): StatementMachine {
+  if (state !== undefined && state.form !== machineForm(statement)) {
+    throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${statement.form})`);
+  }
+  const variables = statement.variables;
+  switch (statement.form) {
+    case "abs":
+      return new AbsenceMachine(compilePattern(statement.pattern.formula));
+    case "prec":
+      return new PrecedenceMachine(statement.first, statement.second, variables, state);
+    case "resp":
+      return new ResponseMachine(statement.first, statement.second, variables, state);
+    case "bresp":
+      return new BoundedResponseMachine(statement.first, statement.second, variables, statement.bound, state);
+    case "rslv":
+      return new ResolutionMachine(statement.first, statement.second, variables, state);
+    case "until":
+      return new UntilMachine(statement.trigger, statement.resolve, statement.bad, variables, state);
+    case "always":
+      return usesEventually(statement.body) ? new FutureBodyMachine(statement.body, state) : new PastBodyMachine(statement.body, state);
+  }
+}
+
+function machineForm(statement: CheckedStatement): string {
+  return statement.form === "always" && usesEventually(statement.body) ? "always-future" : statement.form;
+}
+
+const NONE: number[] = [];
+
+/** abs(ψ): R(e) = ¬ψ(e). Decided at each event; no state. */
+class AbsenceMachine implements StatementMachine {
+  constructor(private readonly matches: EventPredicate) {}
+  step(event: TraceEvent): number[] {
+    return this.matches(event) ? [event.position] : NONE;
+  }
+  probe(event: TraceEvent): number[] {
+    return this.step(event);
+  }
+  finish(): number[] {
+    return NONE;
+  }
+  openObligations(): number {
+    return 0;
+  }
+  snapshot(): MachineState {
+    return { form: "abs" };
+  }
+}
+
+/** prec(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e') [∧ e'[k'] = e[k]]. Keeps the bindings ψ' has had. */
+class PrecedenceMachine implements StatementMachine {
+  private readonly seen: Set<string>;
+  constructor(
+    private readonly first: BindingPattern,
+    private readonly second: BindingPattern,
+    private readonly variables: readonly string[],
+    state?: MachineState,
+  ) {
+    this.seen = new Set(state === undefined ? [] : (state["seen"] as string[]));
+  }
+  probe(event: TraceEvent): number[] {
+    for (const binding of bindingsOf(this.first, this.variables, event)) if (!this.seen.has(binding)) return [event.position];
+    return NONE;
+  }
+  step(event: TraceEvent): number[] {
+    const witnesses = this.probe(event);
+    for (const binding of bindingsOf(this.second, this.variables, event)) this.seen.add(binding);
+    return witnesses;
+  }
+  finish(): number[] {
+    return NONE;
+  }
+  openObligations(): number {
+    return 0;
+  }
+  snapshot(): MachineState {
+    return { form: "prec", seen: [...this.seen] };
+  }
+}
+
+/**
+ * resp(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≻ e} ψ'(e'). Per binding, the triggers still waiting for a
+ * response; a response discharges every earlier trigger of its binding at once.
+ */
+class ResponseMachine implements StatementMachine {
+  private readonly waiting: Map<string, number[]>;
+  constructor(
+    private readonly first: BindingPattern,
+    private readonly second: BindingPattern,
+    private readonly variables: readonly string[],
+    state?: MachineState,
+  ) {
+    this.waiting = new Map(state === undefined ? [] : (state["waiting"] as [string, number[]][]));
+  }
+  step(event: TraceEvent): number[] {
+    // Responses first: a trigger is answered only by a strictly later event.
+    for (const binding of bindingsOf(this.second, this.variables, event)) this.waiting.delete(binding);
+    for (const binding of bindingsOf(this.first, this.variables, event)) {
+      const positions = this.waiting.get(binding);
+      if (positions === undefined) this.waiting.set(binding, [event.position]);
+      else positions.push(event.position);
+    }
+    return NONE;
+  }
+  probe(): number[] {
+    return NONE;
+  }
+  finish(): number[] {
+    const witnesses: number[] = [];
+    for (const positions of this.waiting.values()) for (const position of positions) witnesses.push(position);
+    return sortedUnique(witnesses);
+  }
+  openObligations(): number {
+    let open = 0;
+    for (const positions of this.waiting.values()) open += positions.length;
+    return open;
+  }
+  snapshot(): MachineState {
+    return { form: "resp", waiting: [...this.waiting].map(([binding, positions]) => [binding, [...positions]]) };
+  }
+}
+
+/**
+ * bresp[ℓ](ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e ≺_ℓ e'} ψ'(e'). The triggers of the last ℓ events wait in a
+ * queue; per binding, the position of the latest response. A trigger is judged when its window
+ * closes, ℓ events after it (or at the end of the run, which closes every window).
+ */
+class BoundedResponseMachine implements StatementMachine {
+  private readonly queue: { position: number; bindings: readonly string[] }[];
+  private head: number;
+  private readonly latestResponse: Map<string, number>;
+  constructor(
+    private readonly first: BindingPattern,
+    private readonly second: BindingPattern,
+    private readonly variables: readonly string[],
+    private readonly bound: number,
+    state?: MachineState,
+  ) {
+    this.queue = state === undefined ? [] : (state["queue"] as [number, string[]][]).map(([position, bindings]) => ({ position, bindings }));
+    this.head = 0;
+    this.latestResponse = new Map(state === undefined ? [] : (state["latestResponse"] as [string, number][]));
+  }
+
+  private answered(entry: { position: number; bindings: readonly string[] }, respondedNow: readonly string[]): boolean {
+    return entry.bindings.every((binding) => (this.latestResponse.get(binding) ?? 0) > entry.position || respondedNow.includes(binding));
+  }
+
+  probe(event: TraceEvent): number[] {
+    const responded = bindingsOf(this.second, this.variables, event);
+    let witnesses = NONE;
+    for (let index = this.head; index < this.queue.length; index++) {
+      const entry = this.queue[index]!;
+      if (entry.position + this.bound > event.position) break;
+      if (!this.answered(entry, responded)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
+    }
+    return witnesses;
+  }
+
+  step(event: TraceEvent): number[] {
+    const responded = bindingsOf(this.second, this.variables, event);
+    for (const binding of responded) this.latestResponse.set(binding, event.position);
+    let witnesses = NONE;
+    while (this.head < this.queue.length && this.queue[this.head]!.position + this.bound <= event.position) {
+      const entry = this.queue[this.head++]!;
+      if (!this.answered(entry, NONE_STRINGS)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      // Drop the judged entries now and then, so the queue holds only the open windows.
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    const triggered = bindingsOf(this.first, this.variables, event);
+    if (triggered.length > 0) this.queue.push({ position: event.position, bindings: triggered });
+    return witnesses;
+  }
+
+  finish(): number[] {
+    const witnesses: number[] = [];
+    for (let index = this.head; index < this.queue.length; index++) {
+      const entry = this.queue[index]!;
+      if (!this.answered(entry, NONE_STRINGS)) witnesses.push(entry.position);
+    }
+    return witnesses;
+  }
+  openObligations(): number {
+    return this.queue.length - this.head;
+  }
+  snapshot(): MachineState {
+    return {
+      form: "bresp",
+      queue: this.queue.slice(this.head).map((entry) => [entry.position, [...entry.bindings]]),
+      latestResponse: [...this.latestResponse],
+    };
+  }
+}
+
+/**
+ * rslv(ψ, ψ'): R(e) = ψ(e) ⇒ ψ'(e) ∨ ∨_{e' ≻ e} (ψ'(e') ∨ ψ(e')). Per binding, the latest
+ * unresolved trigger: a later trigger or resolution of the same binding supersedes it, so only the
+ * finally delivered state is judged.
+ */
+class ResolutionMachine implements StatementMachine {
+  private readonly latest: Map<string, number>;
+  constructor(
+    private readonly first: BindingPattern,
+    private readonly second: BindingPattern,
+    private readonly variables: readonly string[],
+    state?: MachineState,
+  ) {
+    this.latest = new Map(state === undefined ? [] : (state["latest"] as [string, number][]));
+  }
+  step(event: TraceEvent): number[] {
+    const triggered = bindingsOf(this.first, this.variables, event);
+    const resolved = bindingsOf(this.second, this.variables, event);
+    for (const binding of resolved) this.latest.delete(binding);
+    for (const binding of triggered) {
+      if (resolved.includes(binding)) continue;
+      this.latest.set(binding, event.position);
+    }
+    return NONE;
+  }
+  probe(): number[] {
+    return NONE;
+  }
+  finish(): number[] {
+    return sortedUnique([...this.latest.values()]);
+  }
+  openObligations(): number {
+    return this.latest.size;
+  }
+  snapshot(): MachineState {
+    return { form: "rslv", latest: [...this.latest] };
+  }
+}
+
+/**
+ * until(ψ, ψ', ψb): R(e) = ψ(e) ⇒ ∧_{eb ≻ e} (ψb(eb) ⇒ ∨_{e ≺ ec ≺ eb} ψ'(ec)). Per binding, the
+ * triggers whose interval is still open. At each event, a bad event breaks the open intervals of its
+ * binding (of every binding when ψb binds no variable), then a resolution closes them, then the
+ * event's own triggers open new ones: the resolution must come strictly between.
+ */
+class UntilMachine implements StatementMachine {
+  private readonly open: Map<string, number[]>;
+  /** Triggers already reported, for a trigger open under several bindings (list values). */
+  private readonly reported: Set<number>;
+  constructor(
+    private readonly trigger: BindingPattern,
+    private readonly resolve: BindingPattern,
+    private readonly bad: BindingPattern,
+    private readonly variables: readonly string[],
+    state?: MachineState,
+  ) {
+    this.open = new Map(state === undefined ? [] : (state["open"] as [string, number[]][]));
+    this.reported = new Set(state === undefined ? [] : (state["reported"] as number[]));
+  }
+
+  /** The bindings whose open intervals `event` breaks: those of ψb, or all when ψb binds nothing. */
+  private broken(event: TraceEvent): Iterable<string> {
+    const bad = bindingsOf(this.bad, this.variables, event);
+    if (bad.length === 0) return NONE_STRINGS;
+    return this.bad.bindings.size === 0 ? [...this.open.keys()] : bad;
+  }
+
+  probe(event: TraceEvent): number[] {
+    const witnesses: number[] = [];
+    for (const binding of this.broken(event)) {
+      for (const position of this.open.get(binding) ?? NONE) if (!this.reported.has(position)) witnesses.push(position);
+    }
+    return sortedUnique(witnesses);
+  }
+
+  step(event: TraceEvent): number[] {
+    const witnesses = this.probe(event);
+    for (const binding of this.broken(event)) this.open.delete(binding);
+    for (const position of witnesses) this.reported.add(position);
+    const resolved = bindingsOf(this.resolve, this.variables, event);
+    if (resolved.length > 0) {
+      if (this.resolve.bindings.size === 0) this.open.clear();
+      else for (const binding of resolved) this.open.delete(binding);
+    }
+    for (const binding of bindingsOf(this.trigger, this.variables, event)) {
+      const positions = this.open.get(binding);
+      if (positions === undefined) this.open.set(binding, [event.position]);
+      else positions.push(event.position);
+    }
+    return witnesses;
+  }
+
+  finish(): number[] {
+    return NONE;
+  }
+  openObligations(): number {
+    let open = 0;
+    for (const positions of this.open.values()) open += positions.length;
+    return open;
+  }
+  snapshot(): MachineState {
+    return { form: "until", open: [...this.open].map(([binding, positions]) => [binding, [...positions]]), reported: [...this.reported] };
+  }
+}
+
+const NONE_STRINGS: readonly string[] = [];
+
+// ---- always Θ ------------------------------------------------------------------------------
+
+function usesEventually(formula: Formula): boolean {
+  switch (formula.kind) {
+    case "eventually":
+      return true;
+    case "and":
+    case "or":
+      return formula.operands.some(usesEventually);
+    case "not":
+    case "once":
+      return usesEventually(formula.operand);
+    default:
+      return false;
+  }
+}
+
+function isTemporal(formula: Formula): boolean {
+  switch (formula.kind) {
+    case "once":
+    case "eventually":
+      return true;
+    case "and":
+    case "or":
+      return formula.operands.some(isTemporal);
+    case "not":
+      return isTemporal(formula.operand);
+    default:
+      return false;
+  }
+}
+
+/**
+ * A temporal body as a list of nodes in evaluation order (children before parents). Leaves are its
+ * largest subformulas without `once` or `eventually`: one-event predicates.
+ */
+type BodyNode =
+  | { readonly kind: "leaf"; readonly predicate: EventPredicate; readonly leaf: number }
+  | { readonly kind: "and" | "or"; readonly operands: readonly number[] }
+  | { readonly kind: "not" | "once" | "eventually"; readonly operand: number; readonly summary: number };
+
+interface CompiledBody {
+  readonly nodes: readonly BodyNode[];
+  readonly leaves: number;
+  /** How many `once`/`eventually` nodes: each keeps one running summary. */
+  readonly summaries: number;
+}
+
+function compileBody(body: Formula): CompiledBody {
+  const nodes: BodyNode[] = [];
+  let leaves = 0;
+  let summaries = 0;
+  const visit = (formula: Formula): number => {
+    if (!isTemporal(formula)) {
+      nodes.push({ kind: "leaf", predicate: compilePattern(formula), leaf: leaves++ });
+      return nodes.length - 1;
+    }
+    switch (formula.kind) {
+      case "and":
+      case "or": {
+        const operands = formula.operands.map(visit);
+        nodes.push({ kind: formula.kind, operands });
+        return nodes.length - 1;
+      }
+      case "not": {
+        const operand = visit(formula.operand);
+        nodes.push({ kind: "not", operand, summary: -1 });
+        return nodes.length - 1;
+      }
+      case "once":
+      case "eventually": {
+        const operand = visit(formula.operand);
+        nodes.push({ kind: formula.kind, operand, summary: summaries++ });
+        return nodes.length - 1;
+      }
+      default:
+        throw new Error("internal error: an atom is not temporal");
+    }
+  };
+  visit(body);
+  return { nodes, leaves, summaries };
+}
+
+/**
+ * □Θ with a body that looks only at the present and the past: R(e) = Θ(e), decided at e. Each
+ * `once Θ'` keeps whether Θ' held at some earlier event ((◇⁻Θ')(e_i) = ∨_{j < i} Θ'(e_j)).
+ */
+class PastBodyMachine implements StatementMachine {
+  private readonly body: CompiledBody;
+  private readonly seen: boolean[];
+  private readonly values: boolean[];
+  constructor(formula: Formula, state?: MachineState) {
+    this.body = compileBody(formula);
+    this.seen = state === undefined ? new Array<boolean>(this.body.summaries).fill(false) : [...(state["seen"] as boolean[])];
+    this.values = new Array<boolean>(this.body.nodes.length).fill(false);
+  }
+  /** Evaluates every node at `event` (no short cut: each `once` operand must be known to update its summary). */
+  private evaluate(event: TraceEvent): boolean {
+    const { nodes } = this.body;
+    const values = this.values;
+    for (let index = 0; index < nodes.length; index++) {
+      const node = nodes[index]!;
+      switch (node.kind) {
+        case "leaf":
+          values[index] = node.predicate(event);
+          break;
+        case "and":
+          values[index] = node.operands.every((operand) => values[operand]);
+          break;
+        case "or":
+          values[index] = node.operands.some((operand) => values[operand]);
+          break;
+        case "not":
+          values[index] = !values[node.operand];
+          break;
+        case "once":
+          values[index] = this.seen[node.summary]!;
+          break;
+        case "eventually":
+          throw new Error("internal error: `eventually` in a past-only body");
+      }
+    }
+    return values[nodes.length - 1]!;
+  }
+  probe(event: TraceEvent): number[] {
+    return this.evaluate(event) ? NONE : [event.position];
+  }
+  step(event: TraceEvent): number[] {
+    const holds = this.evaluate(event);
+    const { nodes } = this.body;
+    for (const node of nodes) if (node.kind === "once" && this.values[node.operand]) this.seen[node.summary] = true;
+    return holds ? NONE : [event.position];
+  }
+  finish(): number[] {
+    return NONE;
+  }
+  openObligations(): number {
+    return 0;
+  }
+  snapshot(): MachineState {
+    return { form: "always", seen: [...this.seen] };
+  }
+}
+
+/**
+ * □Θ with a body that uses `eventually`: Θ(e) depends on events after e, so no event's condition
+ * is final before the run ends. The machine keeps, per event, one bit per leaf (the one-event
+ * subformulas, evaluated when the event is read) and at `finish` runs the summaries over them:
+ * `once` forwards, `eventually` backwards ((◇⁺Θ')(e_i) = ∨_{j > i} Θ'(e_j)).
+ */
+class FutureBodyMachine implements StatementMachine {
+  private readonly body: CompiledBody;
+  /** 32-bit words per event: enough for one bit per leaf. */
+  private readonly stride: number;
+  /** Leaf values: bit `leaf % 32` of word `i * stride + ⌊leaf / 32⌋` is the leaf's value on event i + 1. */
+  private bits: Uint32Array;
+  private length: number;
+  constructor(formula: Formula, state?: MachineState) {
+    this.body = compileBody(formula);
+    this.stride = Math.max(1, Math.ceil(this.body.leaves / 32));
+    if (state === undefined) {
+      this.bits = new Uint32Array(1024 * this.stride);
+      this.length = 0;
+    } else {
+      const saved = Buffer.from(state["bits"] as string, "base64");
+      this.length = state["length"] as number;
+      this.bits = new Uint32Array(Math.max(1024, this.length) * this.stride);
+      this.bits.set(new Uint32Array(saved.buffer.slice(saved.byteOffset, saved.byteOffset + this.length * this.stride * 4)));
+    }
+  }
+  private leafValue(i: number, leaf: number): number {
+    return (this.bits[i * this.stride + (leaf >>> 5)]! >>> (leaf & 31)) & 1;
+  }
+  step(event: TraceEvent): number[] {
+    if ((this.length + 1) * this.stride > this.bits.length) {
+      const grown = new Uint32Array(this.bits.length * 2);
+      grown.set(this.bits);
+      this.bits = grown;
+    }
+    const base = this.length * this.stride;
+    for (const node of this.body.nodes) {
+      if (node.kind !== "leaf" || !node.predicate(event)) continue;
+      const word = base + (node.leaf >>> 5);
+      this.bits[word] = this.bits[word]! | (1 << (node.leaf & 31));
+    }
+    this.length++;
+    return NONE;
+  }
+  probe(): number[] {
+    return NONE;
+  }
+  finish(): number[] {
+    const n = this.length;
+    const { nodes } = this.body;
+    const tables: Uint8Array[] = [];
+    for (let index = 0; index < nodes.length; index++) {
+      const node = nodes[index]!;
+      const table = new Uint8Array(n);
+      switch (node.kind) {
+        case "leaf":
+          for (let i = 0; i < n; i++) table[i] = this.leafValue(i, node.leaf);
+          break;
+        case "and":
+          for (let i = 0; i < n; i++) table[i] = node.operands.every((operand) => tables[operand]![i] === 1) ? 1 : 0;
+          break;
+        case "or":
+          for (let i = 0; i < n; i++) table[i] = node.operands.some((operand) => tables[operand]![i] === 1) ? 1 : 0;
+          break;
+        case "not": {
+          const operand = tables[node.operand]!;
+          for (let i = 0; i < n; i++) table[i] = operand[i] === 1 ? 0 : 1;
+          break;
+        }
+        case "once": {
+          const operand = tables[node.operand]!;
+          let seen = 0;
+          for (let i = 0; i < n; i++) {
+            table[i] = seen;
+            seen |= operand[i]!;
+          }
+          break;
+        }
+        case "eventually": {
+          const operand = tables[node.operand]!;
+          let seen = 0;
+          for (let i = n - 1; i >= 0; i--) {
+            table[i] = seen;
+            seen |= operand[i]!;
+          }
+          break;
+        }
+      }
+      tables.push(table);
+    }
+    const top = tables[nodes.length - 1]!;
+    const witnesses: number[] = [];
+    for (let i = 0; i < n; i++) if (top[i] === 0) witnesses.push(i + 1);
+    return witnesses;
+  }
+  openObligations(): number {
+    return this.length;
+  }
+  snapshot(): MachineState {
+    const words = this.bits.subarray(0, this.length * this.stride);
+    return { form: "always-future", length: this.length, bits: Buffer.from(words.buffer, words.byteOffset, words.byteLength).toString("base64") };
+  }
+}
+
+/** Ascending, without repeats. */
+export function sortedUnique(positions: number[]): number[] {
+  if (positions.length < 2) return positions;
+  positions.sort((a, b) => a - b);
+  let kept = 1;
+  for (let index = 1; index < positions.length; index++) if (positions[index] !== positions[kept - 1]) positions[kept++] = positions[index]!;
+  positions.length = kept;
+  return positions;
+}
