@@ -15,7 +15,7 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   syntax: ["@vigil/diagnostics", "chevrotain"],
   checker: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace"],
   engine: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace"],
-  smt: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace", "z3-solver"],
+  smt: ["@vigil/diagnostics", "@vigil/checker", "@vigil/engine", "@vigil/trace", "z3-solver"],
   compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt"],
   cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
 };

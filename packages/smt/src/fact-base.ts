@@ -1,41 +1,30 @@
 import type { CheckedStatement, Formula } from "@vigil/checker";
 import { statementPatterns, walkFormula } from "@vigil/checker";
-import {
-  displayValue,
-  keyPathDisplay,
-  keyPathId,
-  valueKey,
-  valuesAtPath,
-  wildcardMatches,
-  type JsonValue,
-  type TraceEvent,
-} from "@vigil/trace";
+import { atomHolds, isAtom, type Atom } from "@vigil/engine";
+import { displayValue, keyPathDisplay, keyPathId, valueKey, valuesAtPath, type JsonValue, type TraceEvent } from "@vigil/trace";
 import { comment, quotedSymbol } from "./smt-terms.js";
 
 /**
  * The part of the fact base ⟦τ⟧ (Definition 1) that one statement's requirement can mention,
- * with the SMT symbols that name each field. Facts about symbols the requirement never uses
- * cannot change its satisfiability, so they are left out of the query.
+ * with the SMT symbols that name each fact. Facts about symbols the requirement never uses cannot
+ * change its satisfiability, so they are left out of the query.
  *
- * Fields of event e_i become applications of uninterpreted functions to the event's position i:
- * `(action i)`, `(status i)`, and for an argument key k, `(|#k| i)` (how many values e_i has under
- * k: 0 when it lacks k, 1 for a scalar, the length of a list) and `(|k| i j)` (its j-th value).
- * Wildcard conditions are decided outside the solver: `(|~n| i)` is the ground outcome e_i[k] ≈ p.
+ * Each atom of the statement's patterns (Figure 5's foot: a ∈ α, k ∈ S, k ~ p, k = x, s = ⊤/⊥,
+ * o ~ p) is a ground fact per event: `(|ψn| i)` is its outcome on e_i, decided by the engine's atom
+ * module, the one place that says what an atom means on an event. The solver sees the atoms'
+ * ground outcomes, as the paper has it for text matching, and reasons about everything above them:
+ * the connectives, the temporal forms, and the values variables bind. For a key bound to a variable,
+ * `(|#k| i)` is how many values e_i has under k (0 when it lacks k, 1 for a scalar, the length of a
+ * list) and `(|k| i j)` its j-th value, a constructor of the Value datatype.
  */
 export interface FactBase {
   readonly events: readonly TraceEvent[];
-  readonly usesAction: boolean;
-  readonly usesStatus: boolean;
-  /** The action constructor of each action name of the trace. */
-  readonly actionSymbols: ReadonlyMap<string, string>;
-  /** Value constructors by {@link valueKey}; only values under keys the statement uses. */
+  /** Value constructors by {@link valueKey}; only values under keys the statement binds. */
   readonly valueSymbols: ReadonlyMap<string, string>;
-  /** Per used key (by keyPathId): its function symbols and the longest list seen under it. */
+  /** Per bound key (by keyPathId): its function symbols and the longest list seen under it. */
   readonly keys: ReadonlyMap<string, KeyFacts>;
-  /** Per wildcard atom: the symbol of its ground outcome. */
-  readonly matches: ReadonlyMap<Formula, string>;
-  /** Whether a tuple sort is needed for statements with several variables. */
-  readonly tupleArity: number;
+  /** Per atom: the symbol of its ground outcome. */
+  readonly atoms: ReadonlyMap<Atom, string>;
   /** SMT-LIB declarations and fact assertions, line by line. */
   readonly lines: readonly string[];
 }
@@ -50,69 +39,44 @@ export interface KeyFacts {
   readonly maxCount: number;
 }
 
-export const STATUS_SORT = "Status";
-export const ACTION_SORT = "Action";
 export const VALUE_SORT = "Value";
 export const TUPLE_SORT = "Binding";
 
 export function buildFactBase(statement: CheckedStatement, events: readonly TraceEvent[]): FactBase {
-  const formulas = statement.form === "always" ? [statement.body] : statementPatterns(statement).map((p) => p.formula);
-  let usesAction = false;
-  let usesStatus = false;
-  const usedKeys = new Map<string, readonly string[]>();
-  const wildcardAtoms: Formula[] = [];
+  const patterns = statement.form === "always" ? [] : statementPatterns(statement);
+  const formulas: Formula[] = statement.form === "always" ? [statement.body] : patterns.map((p) => p.formula);
+  const atoms: Atom[] = [];
+  const seenAtoms = new Set<Atom>();
   for (const formula of formulas) {
     walkFormula(formula, (node) => {
-      switch (node.kind) {
-        case "action":
-          usesAction = true;
-          break;
-        case "status":
-          usesStatus = true;
-          break;
-        case "keyIn":
-        case "keyBind":
-          usedKeys.set(keyPathId(node.key), node.key);
-          break;
-        case "keyMatch":
-        case "outputMatch":
-          if (!wildcardAtoms.includes(node)) wildcardAtoms.push(node);
-          break;
-        default:
-          break;
+      if (isAtom(node) && !seenAtoms.has(node)) {
+        seenAtoms.add(node);
+        atoms.push(node);
       }
     });
   }
+  const boundKeys = new Map<string, readonly string[]>();
+  for (const pattern of patterns) for (const key of pattern.bindings.values()) boundKeys.set(keyPathId(key), key);
 
   const lines: string[] = [];
   const facts: string[] = [];
 
-  const actionSymbols = new Map<string, string>();
-  if (usesAction) {
+  const atomSymbols = new Map<Atom, string>();
+  atoms.forEach((atom, index) => {
+    const symbol = `|ψ${index}|`;
+    atomSymbols.set(atom, symbol);
+    lines.push(comment(`ground outcome of ${truncate(describeAtom(atom))}`));
+    lines.push(`(declare-fun ${symbol} (Int) Bool)`);
     for (const event of events) {
-      if (!actionSymbols.has(event.action)) actionSymbols.set(event.action, quotedSymbol("a", event.action, actionSymbols.size));
+      facts.push(atomHolds(atom, event) ? `(assert (${symbol} ${event.position}))` : `(assert (not (${symbol} ${event.position})))`);
     }
-    // A datatype needs a constructor; an empty trace gets one that no event carries.
-    const constructors = actionSymbols.size > 0 ? [...actionSymbols.values()] : ["|a#none|"];
-    lines.push(comment("A: the actions of the trace"));
-    lines.push(`(declare-datatype ${ACTION_SORT} (${constructors.map((c) => `(${c})`).join(" ")}))`);
-    lines.push(`(declare-fun action (Int) ${ACTION_SORT})`);
-    for (const event of events) facts.push(`(assert (= (action ${event.position}) ${actionSymbols.get(event.action)}))`);
-  }
-
-  if (usesStatus) {
-    lines.push(comment("s(e): ok (⊤), error (⊥), or none while the call has no result"));
-    lines.push(`(declare-datatype ${STATUS_SORT} ((ok) (error) (none)))`);
-    lines.push(`(declare-fun status (Int) ${STATUS_SORT})`);
-    for (const event of events) facts.push(`(assert (= (status ${event.position}) ${event.status ?? "none"}))`);
-  }
+  });
 
   const valueSymbols = new Map<string, string>();
   const valueComments: string[] = [];
   const keys = new Map<string, KeyFacts>();
-  const keyFacts: string[] = [];
   let keyIndex = 0;
-  for (const [id, segments] of usedKeys) {
+  for (const [id, segments] of boundKeys) {
     const display = keyPathDisplay(segments);
     const valueFunction = quotedSymbol("k", display, keyIndex);
     const countFunction = quotedSymbol("#k", display, keyIndex);
@@ -121,7 +85,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
     for (const event of events) {
       const values = valuesAtPath(event.args, segments);
       maxCount = Math.max(maxCount, values.length);
-      keyFacts.push(`(assert (= (${countFunction} ${event.position}) ${values.length}))`);
+      facts.push(`(assert (= (${countFunction} ${event.position}) ${values.length}))`);
       values.forEach((value: JsonValue, j) => {
         const key = valueKey(value);
         let symbol = valueSymbols.get(key);
@@ -130,15 +94,15 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
           valueSymbols.set(key, symbol);
           valueComments.push(comment(`${symbol} = ${truncate(displayValue(value))}`));
         }
-        keyFacts.push(`(assert (= (${valueFunction} ${event.position} ${j}) ${symbol}))`);
+        facts.push(`(assert (= (${valueFunction} ${event.position} ${j}) ${symbol}))`);
       });
     }
     keys.set(id, { segments, valueFunction, countFunction, maxCount });
   }
   const tupleArity = statement.variables.length;
-  if (usedKeys.size > 0) {
-    lines.push(comment("V: the values under the keys this statement mentions"));
-    lines.push(...valueComments);
+  if (boundKeys.size > 0) {
+    lines.push(comment("V: the values under the keys this statement's variables bind"));
+    for (const line of valueComments) lines.push(line);
     const constructors = valueSymbols.size > 0 ? [...valueSymbols.values()] : ["|v#none|"];
     lines.push(`(declare-datatype ${VALUE_SORT} (${constructors.map((c) => `(${c})`).join(" ")}))`);
     if (tupleArity > 1) {
@@ -153,26 +117,29 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
     }
   }
 
-  const matches = new Map<Formula, string>();
-  wildcardAtoms.forEach((atom, index) => {
-    const symbol = `|~${index}|`;
-    matches.set(atom, symbol);
-    const description =
-      atom.kind === "keyMatch" ? `${keyPathDisplay(atom.key)} ~ ${JSON.stringify(atom.pattern)}` : atom.kind === "outputMatch" ? `output ~ ${JSON.stringify(atom.pattern)}` : "";
-    lines.push(comment(`ground outcome of ${truncate(description)}, decided outside the solver`));
-    lines.push(`(declare-fun ${symbol} (Int) Bool)`);
-    for (const event of events) {
-      const outcome =
-        atom.kind === "keyMatch"
-          ? valuesAtPath(event.args, atom.key).some((value) => wildcardMatches(atom.pattern, value))
-          : atom.kind === "outputMatch" && event.output !== undefined && wildcardMatches(atom.pattern, event.output);
-      facts.push(outcome ? `(assert (${symbol} ${event.position}))` : `(assert (not (${symbol} ${event.position})))`);
-    }
-  });
-
   lines.push(comment(`⟦τ⟧: the facts of the ${events.length} events`));
-  lines.push(...facts, ...keyFacts);
-  return { events, usesAction, usesStatus, actionSymbols, valueSymbols, keys, matches, tupleArity, lines };
+  // A loop, not `push(...facts)`: a spread passes every fact as an argument, and the engine's
+  // argument limit is far below the facts of a long trace.
+  for (const fact of facts) lines.push(fact);
+  return { events, valueSymbols, keys, atoms: atomSymbols, lines };
+}
+
+/** An atom as the policy writes it, for the query's comments. */
+function describeAtom(atom: Atom): string {
+  switch (atom.kind) {
+    case "action":
+      return `action in {${atom.actions.join(", ")}}`;
+    case "keyIn":
+      return `${keyPathDisplay(atom.key)} in {${atom.values.map((v) => displayValue(v.value)).join(", ")}}`;
+    case "keyMatch":
+      return `${keyPathDisplay(atom.key)} ~ ${JSON.stringify(atom.pattern)}`;
+    case "keyBind":
+      return `${keyPathDisplay(atom.key)} = $${atom.variable} (the event has a value under the key)`;
+    case "status":
+      return `status = ${atom.status}`;
+    case "outputMatch":
+      return `output ~ ${JSON.stringify(atom.pattern)}`;
+  }
 }
 
 function truncate(text: string): string {

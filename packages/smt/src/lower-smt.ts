@@ -1,7 +1,7 @@
 import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
 import { keyPathId, type TraceEvent } from "@vigil/trace";
 import { buildFactBase, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
-import { and, comment, eq, implies, ite, not, or } from "./smt-terms.js";
+import { and, andAll, comment, eq, implies, ite, not, or, orAll } from "./smt-terms.js";
 
 /**
  * How the disjunctions of Figure 5 are written.
@@ -45,7 +45,7 @@ export function lowerStatement(statement: CheckedStatement, events: readonly Tra
   const lines = [...facts.lines];
   if (lowering.definitions.length > 0) {
     lines.push(comment("abbreviations of the running disjunctions (each states what it abbreviates)"));
-    lines.push(...lowering.definitions);
+    for (const definition of lowering.definitions) lines.push(definition);
   }
   lines.push(comment(`R_φ: one condition c_i = R_φ(e_i) per event, tracked by the literal r_i`));
   const tracked: { position: number; literal: string; condition: string }[] = [];
@@ -141,7 +141,7 @@ class Lowering {
     const list = Array.isArray(patterns) ? patterns : [patterns];
     const range = direction === "before" ? indices(0, i) : indices(i + 1, this.n);
     if (this.encoding === "literal") {
-      return or(...range.map((j) => or(...list.map((p) => this.matchAt(p, binding, j)))));
+      return orAll(range.map((j) => or(...list.map((p) => this.matchAt(p, binding, j)))));
     }
     if (binding === undefined || list.every((p) => p.bindings.size === 0)) {
       return this.runningDisjunction(list, direction)[i]!;
@@ -154,7 +154,7 @@ class Lowering {
     // A short window is cheapest spelled out (its size is the bound, not the trace); a long one uses
     // the nearest later match, an integer per position.
     if (this.encoding === "literal" || bound <= this.windowSpelledOutUpTo) {
-      return or(...indices(i + 1, Math.min(this.n, i + 1 + bound)).map((j) => this.matchAt(pattern, binding, j)));
+      return orAll(indices(i + 1, Math.min(this.n, i + 1 + bound)).map((j) => this.matchAt(pattern, binding, j)));
     }
     // The nearest later position where ψ' holds is within ℓ exactly when the windowed disjunction is true.
     const nearest = this.nearestLater(pattern, binding !== undefined && pattern.bindings.size > 0);
@@ -166,9 +166,9 @@ class Lowering {
   /** ∧_{b > i} (ψb(e_b) ⇒ ∨_{i < c < b} ψ'(e_c)), with the trigger's binding where patterns use it. */
   private guardedInterval(resolve: CheckedPattern, bad: CheckedPattern, binding: BindingTerm | undefined, i: number): string {
     if (this.encoding === "literal") {
-      return and(
-        ...indices(i + 1, this.n).map((b) =>
-          implies(this.matchAt(bad, binding, b), or(...indices(i + 1, b).map((c) => this.matchAt(resolve, binding, c)))),
+      return andAll(
+        indices(i + 1, this.n).map((b) =>
+          implies(this.matchAt(bad, binding, b), orAll(indices(i + 1, b).map((c) => this.matchAt(resolve, binding, c)))),
         ),
       );
     }
@@ -386,7 +386,7 @@ class Lowering {
         const before = formula.kind === "once";
         if (this.encoding === "literal") {
           const range = before ? indices(0, i) : indices(i + 1, this.n);
-          return or(...range.map((j) => this.body(formula.operand, j)));
+          return orAll(range.map((j) => this.body(formula.operand, j)));
         }
         return this.temporalSummary(formula, before)[i]!;
       }
@@ -420,29 +420,14 @@ class Lowering {
   private pattern(formula: Formula, i: number): string {
     const position = this.events[i]!.position;
     switch (formula.kind) {
-      case "action": {
-        const constructors = formula.actions.map((a) => this.facts.actionSymbols.get(a)).filter((c) => c !== undefined);
-        return or(...constructors.map((c) => eq(`(action ${position})`, c)));
-      }
+      case "action":
       case "status":
-        return eq(`(status ${position})`, formula.status);
-      case "keyIn": {
-        const facts = this.facts.keys.get(keyPathId(formula.key))!;
-        // A value outside V has no constructor: by the closed world it matches nothing.
-        const constructors = formula.values.map((v) => this.facts.valueSymbols.get(v.key)).filter((c) => c !== undefined);
-        return or(
-          ...indices(0, facts.maxCount).map((j) =>
-            and(`(< ${j} (${facts.countFunction} ${position}))`, or(...constructors.map((c) => eq(`(${facts.valueFunction} ${position} ${j})`, c)))),
-          ),
-        );
-      }
-      case "keyBind": {
-        const facts = this.facts.keys.get(keyPathId(formula.key))!;
-        return `(< 0 (${facts.countFunction} ${position}))`;
-      }
+      case "keyIn":
+      case "keyBind":
       case "keyMatch":
       case "outputMatch":
-        return `(${this.facts.matches.get(formula)!} ${position})`;
+        // An atom is a ground fact of ⟦τ⟧: its outcome on e_i, decided by the engine's atom module.
+        return `(${this.facts.atoms.get(formula)!} ${position})`;
       case "and":
         return and(...formula.operands.map((o) => this.pattern(o, i)));
       case "or":

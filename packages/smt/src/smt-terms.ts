@@ -5,6 +5,11 @@
  */
 
 export function and(...terms: string[]): string {
+  return andAll(terms);
+}
+
+/** The conjunction of a list of any length (never spread into arguments: a trace can be long). */
+export function andAll(terms: readonly string[]): string {
   const kept: string[] = [];
   for (const term of terms) {
     if (term === "false") return "false";
@@ -15,6 +20,11 @@ export function and(...terms: string[]): string {
 }
 
 export function or(...terms: string[]): string {
+  return orAll(terms);
+}
+
+/** The disjunction of a list of any length. */
+export function orAll(terms: readonly string[]): string {
   const kept: string[] = [];
   for (const term of terms) {
     if (term === "true") return "true";

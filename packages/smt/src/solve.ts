@@ -121,7 +121,7 @@ export class SmtDecider {
     if ((this.options.coreRounds ?? defaultCoreRounds) <= 0) {
       const all = await this.findRemaining(session, solver, remaining);
       if (typeof all === "string") return undecided(all);
-      witnesses.push(...all);
+      for (const position of all) witnesses.push(position);
       witnesses.sort((a, b) => a - b);
       return { holds: witnesses.length === 0, witnesses };
     }
@@ -149,7 +149,7 @@ export class SmtDecider {
     }
     const rest = await this.findRemaining(session, solver, remaining);
     if (typeof rest === "string") return { ...undecided(rest), witnesses: witnesses.sort((a, b) => a - b) };
-    witnesses.push(...rest);
+    for (const position of rest) witnesses.push(position);
     return done();
   }
 
