@@ -1,13 +1,13 @@
-import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
-import { valueKey, type JsonValue, type TraceEvent } from "@vigil/trace";
+import type { JsonValue, TraceEvent } from "@vigil/trace";
 import fc from "fast-check";
 
 /**
- * Random policies and traces over a small vocabulary, so that patterns match often and
- * variables bind to shared values often: the interesting cases for the engines' agreement.
+ * Random policies, written as text, and random traces over a small vocabulary, so that patterns
+ * match often and variables bind to shared values often: the interesting cases for the engines'
+ * agreement. The policies go through the parser and the checker like any user's file.
  */
 const actions = ["a", "b", "c", "d"];
-const keys = [["k"], ["m"], ["n", "p"]];
+const keys = ["k", "m", "n.p"];
 const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null];
 const wildcards = ["x*", "?", "[12]", "*", "x?", "[!x]*"];
 const outputs = ["ok done", "error: x", "", "crash!"];
@@ -46,98 +46,89 @@ export const trace: fc.Arbitrary<TraceEvent[]> = fc
   .array(event, { maxLength: 12 })
   .map((events) => events.map((e, i) => ({ ...e, position: i + 1 })));
 
-const atom: fc.Arbitrary<Formula> = fc.oneof(
-  fc.subarray([...actions, "q"], { minLength: 1, maxLength: 3 }).map((as): Formula => ({ kind: "action", actions: as })),
-  fc
-    .record({ key: fc.constantFrom(...keys), values: fc.subarray(scalars, { minLength: 1, maxLength: 3 }) })
-    .map(({ key, values }): Formula => ({ kind: "keyIn", key, values: values.map((v) => ({ key: valueKey(v), value: v })) })),
-  fc.record({ key: fc.constantFrom(...keys), pattern: fc.constantFrom(...wildcards) }).map(({ key, pattern }): Formula => ({ kind: "keyMatch", key, pattern })),
-  fc.constantFrom<Formula>({ kind: "status", status: "ok" }, { kind: "status", status: "error" }),
-  fc.constantFrom(...wildcards, "*done*", "crash*").map((pattern): Formula => ({ kind: "outputMatch", pattern })),
+// ---- policy text -----------------------------------------------------------------------------
+
+/** Each connective in one of its spellings, so that the parser's alternatives are exercised too. */
+const spell = {
+  and: fc.constantFrom(" and ", " ∧ "),
+  or: fc.constantFrom(" or ", " ∨ "),
+  not: fc.constantFrom("not ", "¬"),
+  once: fc.constantFrom("once ", "◇⁻"),
+  eventually: fc.constantFrom("eventually ", "◇⁺"),
+  implies: fc.constantFrom(" implies ", " ⇒ ", " -> "),
+  always: fc.constantFrom("always ", "□ "),
+};
+
+const valueText = (v: JsonValue): string => JSON.stringify(v);
+const keyText = fc.constantFrom(...keys, '"k"');
+
+const atomText: fc.Arbitrary<string> = fc.oneof(
+  fc.subarray([...actions, "q"], { minLength: 1, maxLength: 3 }).map((as) => `action in {${as.join(", ")}}`),
+  fc.record({ key: keyText, values: fc.subarray(scalars, { minLength: 1, maxLength: 3 }) }).map(({ key, values }) => `${key} in {${values.map(valueText).join(", ")}}`),
+  fc.record({ key: keyText, pattern: fc.constantFrom(...wildcards) }).map(({ key, pattern }) => `${key} ~ ${JSON.stringify(pattern)}`),
+  fc.constantFrom("status = ok", "status = error"),
+  fc.constantFrom(...wildcards, "*done*", "crash*").map((pattern) => `output ~ ${JSON.stringify(pattern)}`),
 );
 
-/** A per-event pattern: atoms under and/or/not. */
-export const pattern: fc.Arbitrary<Formula> = fc.letrec<{ formula: Formula }>((tie) => ({
-  formula: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    { weight: 4, arbitrary: atom },
-    { weight: 2, arbitrary: fc.array(tie("formula"), { minLength: 2, maxLength: 3 }).map((operands): Formula => ({ kind: "and", operands })) },
-    { weight: 1, arbitrary: fc.array(tie("formula"), { minLength: 2, maxLength: 2 }).map((operands): Formula => ({ kind: "or", operands })) },
-    { weight: 1, arbitrary: tie("formula").map((operand): Formula => ({ kind: "not", operand })) },
-  ),
-})).formula;
+/** A per-event pattern ψ: atoms under and/or/not, and references to the policy's named patterns. */
+const patternText = (names: readonly string[]): fc.Arbitrary<string> =>
+  fc.letrec<{ p: string }>((tie) => ({
+    p: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      { weight: 4, arbitrary: atomText },
+      ...(names.length > 0 ? [{ weight: 1, arbitrary: fc.constantFrom(...names) }] : []),
+      { weight: 2, arbitrary: fc.tuple(tie("p"), spell.and, tie("p")).map(([l, op, r]) => `(${l}${op}${r})`) },
+      { weight: 1, arbitrary: fc.tuple(tie("p"), spell.or, tie("p")).map(([l, op, r]) => `(${l}${op}${r})`) },
+      { weight: 1, arbitrary: fc.tuple(spell.not, tie("p")).map(([op, p]) => `${op}(${p})`) },
+    ),
+  })).p;
 
-/** A temporal body Θ: patterns under not/and/or/once/eventually. */
-export const body: fc.Arbitrary<Formula> = fc.letrec<{ formula: Formula }>((tie) => ({
-  formula: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    { weight: 3, arbitrary: pattern },
-    { weight: 2, arbitrary: tie("formula").map((operand): Formula => ({ kind: "not", operand })) },
-    { weight: 2, arbitrary: fc.array(tie("formula"), { minLength: 2, maxLength: 2 }).map((operands): Formula => ({ kind: "and", operands })) },
-    { weight: 1, arbitrary: fc.array(tie("formula"), { minLength: 2, maxLength: 2 }).map((operands): Formula => ({ kind: "or", operands })) },
-    { weight: 2, arbitrary: tie("formula").map((operand): Formula => ({ kind: "once", operand })) },
-    { weight: 2, arbitrary: tie("formula").map((operand): Formula => ({ kind: "eventually", operand })) },
-  ),
-})).formula;
-
-const span = { start: 0, end: 0, line: 1, column: 1, endLine: 1, endColumn: 1 };
-
-function withBindings(formula: Formula, binds: [string, string[]][]): CheckedPattern {
-  const atoms: Formula[] = binds.map(([variable, key]) => ({ kind: "keyBind", key, variable }));
-  return {
-    formula: atoms.length === 0 ? formula : { kind: "and", operands: [formula, ...atoms] },
-    bindings: new Map(binds),
-    span,
-  };
-}
+/** A temporal body Θ: patterns under not/and/or/implies/once/eventually. */
+const bodyText = (names: readonly string[]): fc.Arbitrary<string> =>
+  fc.letrec<{ b: string }>((tie) => ({
+    b: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      { weight: 3, arbitrary: patternText(names) },
+      { weight: 2, arbitrary: fc.tuple(spell.not, tie("b")).map(([op, b]) => `${op}(${b})`) },
+      { weight: 2, arbitrary: fc.tuple(tie("b"), spell.and, tie("b")).map(([l, op, r]) => `(${l}${op}${r})`) },
+      { weight: 1, arbitrary: fc.tuple(tie("b"), spell.or, tie("b")).map(([l, op, r]) => `(${l}${op}${r})`) },
+      { weight: 1, arbitrary: fc.tuple(tie("b"), spell.implies, tie("b")).map(([l, op, r]) => `(${l}${op}${r})`) },
+      { weight: 2, arbitrary: fc.tuple(spell.once, tie("b")).map(([op, b]) => `${op}(${b})`) },
+      { weight: 2, arbitrary: fc.tuple(spell.eventually, tie("b")).map(([op, b]) => `${op}(${b})`) },
+    ),
+  })).b;
 
 const variableSets = fc.constantFrom<string[]>([], [], ["x"], ["x"], ["x", "y"]);
-const bindingFor = (variables: string[]) => fc.array(fc.constantFrom(...keys), { minLength: variables.length, maxLength: variables.length }).map((ks) => variables.map((v, i): [string, string[]] => [v, ks[i]!]));
 
-const common = { policy: "p", span } as const;
+/** `(ψ) and KEY = $x and KEY' = $y`: a pattern with every variable bound once, at the top. */
+const bound = (names: readonly string[], variables: readonly string[]): fc.Arbitrary<string> =>
+  fc
+    .tuple(patternText(names), fc.array(fc.constantFrom(...keys), { minLength: variables.length, maxLength: variables.length }))
+    .map(([pattern, boundKeys]) => [`(${pattern})`, ...variables.map((variable, i) => `${boundKeys[i]} = $${variable}`)].join(" and "));
 
-/** A random statement of any form, obeying the variable discipline the checker enforces. */
-export const statement: fc.Arbitrary<CheckedStatement> = fc.oneof(
-  pattern.map((f): CheckedStatement => ({ ...common, name: "abs", form: "abs", variables: [], pattern: withBindings(f, []) })),
-  body.map((f): CheckedStatement => ({ ...common, name: "always", form: "always", variables: [], body: f })),
-  variableSets.chain((variables) =>
-    fc
-      .record({
-        form: fc.constantFrom("prec" as const, "resp" as const, "rslv" as const, "bresp" as const),
-        first: pattern,
-        second: pattern,
-        firstBinds: bindingFor(variables),
-        secondBinds: bindingFor(variables),
-        bound: fc.integer({ min: 1, max: 4 }),
-      })
-      .map(({ form, first, second, firstBinds, secondBinds, bound }): CheckedStatement => {
-        const operands = { first: withBindings(first, firstBinds), second: withBindings(second, secondBinds) };
-        return form === "bresp"
-          ? { ...common, name: form, form, bound, variables, ...operands }
-          : { ...common, name: form, form, variables, ...operands };
-      }),
-  ),
-  variableSets.chain((variables) =>
-    fc
-      .record({
-        trigger: pattern,
-        resolve: pattern,
-        bad: pattern,
-        triggerBinds: bindingFor(variables),
-        resolveBinds: bindingFor(variables),
-        badBinds: bindingFor(variables),
-        resolveUses: fc.boolean(),
-        badUses: fc.boolean(),
-      })
-      .map(({ trigger, resolve, bad, triggerBinds, resolveBinds, badBinds, resolveUses, badUses }): CheckedStatement => ({
-        ...common,
-        name: "until",
-        form: "until",
-        variables,
-        trigger: withBindings(trigger, triggerBinds),
-        // The checker requires at least one of the two to use the trigger's variables.
-        resolve: withBindings(resolve, resolveUses || !badUses ? resolveBinds : []),
-        bad: withBindings(bad, badUses ? badBinds : []),
-      })),
-  ),
-);
+const statementText = (names: readonly string[]): fc.Arbitrary<string> =>
+  fc.oneof(
+    patternText(names).map((p) => `abs(${p})`),
+    fc.tuple(spell.always, bodyText(names)).map(([always, body]) => `${always}${body}`),
+    variableSets.chain((variables) =>
+      fc
+        .tuple(fc.constantFrom("prec", "resp", "rslv", "bresp"), bound(names, variables), bound(names, variables), fc.integer({ min: 1, max: 4 }))
+        .map(([form, first, second, bound]) => `${form}${form === "bresp" ? `[${bound}]` : ""}(${first}, ${second})`),
+    ),
+    variableSets.chain((variables) =>
+      fc
+        .tuple(bound(names, variables), bound(names, variables), bound(names, variables), patternText(names), fc.constantFrom("resolve", "bad", "both"))
+        .map(([trigger, resolve, bad, plain, uses]) =>
+          // The checker requires the other two patterns to use all the trigger's variables or none,
+          // and at least one of them to use them.
+          `until(${trigger}, ${uses === "bad" ? `(${plain})` : resolve}, ${uses === "resolve" ? `(${plain})` : bad})`,
+        ),
+    ),
+  );
+
+/** A whole policy: some named patterns (each may use the earlier ones) and one rule. */
+export const policyText: fc.Arbitrary<string> = fc.integer({ min: 0, max: 2 }).chain((count) => {
+  const names = Array.from({ length: count }, (_, i) => `P${i}`);
+  const declarations = names.map((name, i) => patternText(names.slice(0, i)).map((body) => `  pattern ${name} = ${body}\n`));
+  return fc.tuple(fc.tuple(...declarations), statementText(names)).map(([patterns, statement]) => `policy p {\n${patterns.join("")}  rule r: ${statement}\n}\n`);
+});

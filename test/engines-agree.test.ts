@@ -1,24 +1,50 @@
-import { evaluateStatement } from "@vigil/engine";
-import { SmtDecider } from "@vigil/smt";
+import { compile, createMonitor, evaluateStatement, SmtDecider, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { statement, trace } from "./arbitraries.js";
+import { policyText, trace } from "./arbitraries.js";
+import { figure5Witnesses } from "./figure5.js";
 
 /**
- * Differential testing of the two decision procedures: on random statements and traces the
- * direct evaluator and Z3 over the Figure 5 lowering (in both encodings) give identical verdicts
- * and witnesses. VIGIL_PROPERTY_RUNS sets the number of cases (CI runs the default).
+ * Differential testing against a reference that is obviously right: Figure 5 read literally
+ * (test/figure5.ts). Random policies are generated as text and go through the parser and the
+ * checker; on random traces the forward engine, Z3 over both encodings of the lowering (one
+ * reading witnesses from cores, one from a model), and the online monitor on every prefix must all
+ * give the reference's verdict and witnesses. VIGIL_PROPERTY_RUNS sets the number of cases.
  */
 const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000);
 
-describe("the evaluator and the SMT lowering agree", () => {
+function onlyStatement(source: string): CheckedStatement {
+  const compiled = compile(source);
+  expect(compiled.diagnostics.filter((d) => d.severity === "error"), source).toEqual([]);
+  const statements = compiled.program.policies.flatMap((p) => p.statements);
+  expect(statements).toHaveLength(1);
+  return statements[0]!;
+}
+
+const outcome = (witnesses: number[]) => ({ holds: witnesses.length === 0, witnesses });
+
+/** Forms whose every witness is final at the event that makes it one (before the run ends). */
+function finalAt(statement: CheckedStatement, witness: number, prefix: number): boolean {
+  switch (statement.form) {
+    case "abs":
+    case "prec":
+    case "until":
+      return true;
+    case "bresp":
+      return witness + statement.bound <= prefix;
+    case "always":
+      return !JSON.stringify(statement.body).includes('"eventually"');
+    default:
+      return false;
+  }
+}
+
+describe("every engine agrees with Figure 5 read literally", () => {
   let shared: SmtDecider;
   let literal: SmtDecider;
   beforeAll(async () => {
     // bresp windows: spelled out in the literal encoding, nearest-later positions in the shared one.
     shared = await SmtDecider.create({ encoding: "shared", timeoutMs: 20_000, windowSpelledOutUpTo: 0 });
-    // The literal encoding finds every witness from a model (with certificates), the shared one
-    // from unsatisfiable cores first: both ways of reading witnesses are exercised.
     literal = await SmtDecider.create({ encoding: "literal", timeoutMs: 20_000, coreRounds: 0 });
   });
   afterAll(async () => {
@@ -26,16 +52,55 @@ describe("the evaluator and the SMT lowering agree", () => {
     await literal.dispose();
   });
 
-  it(`on ${runs} random statements and traces`, async () => {
+  it(`the forward engine and both SMT encodings, on ${runs} random policies (as text) and traces`, async () => {
     await fc.assert(
-      fc.asyncProperty(statement, trace, async (s, events) => {
-        const expected = evaluateStatement(s, events);
-        const bySharedEncoding = await shared.decide(s, events);
-        expect(bySharedEncoding).toEqual(expected);
-        const byLiteralEncoding = await literal.decide(s, events);
-        expect(byLiteralEncoding).toEqual(expected);
+      fc.asyncProperty(policyText, trace, async (source, events) => {
+        const statement = onlyStatement(source);
+        const expected = outcome(figure5Witnesses(statement, events));
+        expect(evaluateStatement(statement, events)).toEqual(expected);
+        expect(await shared.decide(statement, events)).toEqual(expected);
+        expect(await literal.decide(statement, events)).toEqual(expected);
       }),
       { numRuns: runs },
     );
-  }, 600_000);
+  }, 900_000);
+
+  it(`the online monitor on every prefix, on ${runs} random policies and traces`, () => {
+    fc.assert(
+      fc.property(policyText, trace, (source, recorded) => {
+        // A call the monitor records has run, so it has a status.
+        const events = recorded.map((e) => ({ ...e, status: e.status ?? ("ok" as const) }));
+        const compiled = compile(source);
+        const statement = onlyStatement(source);
+        const monitor = createMonitor(compiled);
+        const reported = new Set<number>();
+        for (let k = 0; k <= events.length; k++) {
+          // The run ending here: a monitor restored from a snapshot gives the prefix's verdict.
+          const prefix = events.slice(0, k);
+          const expected = figure5Witnesses(statement, prefix);
+          const resumed = createMonitor(compiled, { restore: JSON.parse(JSON.stringify(monitor.snapshot())) });
+          expect(resumed.finish()[0]).toMatchObject(outcome(expected));
+          // Every violation reported so far is a witness of the prefix, and every witness that is
+          // final by now has been reported.
+          for (const witness of reported) expect(expected).toContain(witness);
+          for (const witness of expected) if (finalAt(statement, witness, k)) expect(reported, `witness ${witness} at prefix ${k}`).toContain(witness);
+          if (k === events.length) break;
+          const event: TraceEvent = events[k]!;
+          const decided = monitor.decide({ id: `call${k}`, action: event.action, args: event.args });
+          expect(decided.position).toBe(k + 1);
+          for (const violation of decided.violations) for (const witness of violation.witnesses) reported.add(witness);
+          expect(decided.decision).toBe(decided.violations.length > 0 ? "block" : "allow");
+          const result = monitor.record({
+            id: `call${k}`,
+            status: event.status,
+            ...(event.output !== undefined ? { output: event.output } : {}),
+          });
+          // A statement that reads neither status nor output is decided in full before the call runs.
+          if (!/status|output/.test(source)) expect(result.violations).toEqual([]);
+          for (const violation of result.violations) for (const witness of violation.witnesses) reported.add(witness);
+        }
+      }),
+      { numRuns: runs },
+    );
+  }, 900_000);
 });

@@ -7,6 +7,21 @@ export type { CompileOptions, CompiledPolicy } from "./compile.js";
 export { compile } from "./compile.js";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
 export { check, reportToJson } from "./check.js";
+export { createMonitor } from "./monitor.js";
+export type {
+  CallResult,
+  Decision,
+  FinalVerdict,
+  MonitorDecision,
+  MonitorOptions,
+  MonitorSnapshot,
+  PendingCall,
+  RecordOutcome,
+  Response,
+  StatementStanding,
+  Violation,
+} from "@vigil/engine";
+export { Monitor } from "@vigil/engine";
 
 export type { Diagnostic, DiagnosticCode, Fix, RelatedInformation, Severity, Span, TextEdit } from "@vigil/diagnostics";
 export { diagnosticCodes, hasErrors, LineIndex } from "@vigil/diagnostics";

@@ -130,6 +130,68 @@ function buildPattern(formula: Formula): EventPredicate {
   }
 }
 
+/**
+ * Truth on a call that has not run: its action and arguments are known, its status and output are
+ * not. `unknown` is Kleene's third value: a formula is `true` only if it holds whatever the result,
+ * `false` only if it fails whatever the result.
+ */
+export const Truth = { False: 0, True: 1, Unknown: 2 } as const;
+export type Truth = (typeof Truth)[keyof typeof Truth];
+
+export type PendingPredicate = (event: TraceEvent) => Truth;
+
+const compiledPending = new WeakMap<Formula, PendingPredicate>();
+
+/** A pattern as a three-valued predicate on a call whose result is not known yet. */
+export function compilePendingPattern(formula: Formula): PendingPredicate {
+  let predicate = compiledPending.get(formula);
+  if (predicate === undefined) compiledPending.set(formula, (predicate = buildPendingPattern(formula)));
+  return predicate;
+}
+
+function buildPendingPattern(formula: Formula): PendingPredicate {
+  if (isAtom(formula)) {
+    if (formula.kind === "status" || formula.kind === "outputMatch") return () => Truth.Unknown;
+    const exact = compileAtom(formula);
+    return (event) => (exact(event) ? Truth.True : Truth.False);
+  }
+  switch (formula.kind) {
+    case "and": {
+      const operands = formula.operands.map(compilePendingPattern);
+      return (event) => {
+        let result: Truth = Truth.True;
+        for (const operand of operands) {
+          const value = operand(event);
+          if (value === Truth.False) return Truth.False;
+          if (value === Truth.Unknown) result = Truth.Unknown;
+        }
+        return result;
+      };
+    }
+    case "or": {
+      const operands = formula.operands.map(compilePendingPattern);
+      return (event) => {
+        let result: Truth = Truth.False;
+        for (const operand of operands) {
+          const value = operand(event);
+          if (value === Truth.True) return Truth.True;
+          if (value === Truth.Unknown) result = Truth.Unknown;
+        }
+        return result;
+      };
+    }
+    case "not": {
+      const operand = compilePendingPattern(formula.operand);
+      return (event) => {
+        const value = operand(event);
+        return value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True;
+      };
+    }
+    default:
+      throw new Error(`internal error: \`${formula.kind}\` is not a one-event predicate`);
+  }
+}
+
 /** Whether a pattern ψ holds on one event. */
 export function matchesPattern(formula: Formula, event: TraceEvent): boolean {
   return compilePattern(formula)(event);
@@ -148,6 +210,12 @@ const TUPLE_SEPARATOR = "\u0001";
 const NO_BINDINGS: readonly string[] = Object.freeze([]);
 const THE_EMPTY_BINDING: readonly string[] = Object.freeze([""]);
 
+/**
+ * How a pattern is matched: `exact` on a complete event; on a call that has not run, `definitely`
+ * (it matches whatever the result) or `possibly` (it matches for some result).
+ */
+export type BindingMode = "exact" | "definitely" | "possibly";
+
 /** A pattern operand of a form, with the variables it binds. */
 export interface BindingPattern {
   readonly formula: Formula;
@@ -159,8 +227,14 @@ export interface BindingPattern {
  * combination of the values under the bound keys, as a string key. An event that does not match
  * the pattern has none; a pattern without variables has the one empty tuple "" on a match.
  */
-export function bindingsOf(pattern: BindingPattern, variables: readonly string[], event: TraceEvent): readonly string[] {
-  if (!compilePattern(pattern.formula)(event)) return NO_BINDINGS;
+export function bindingsOf(pattern: BindingPattern, variables: readonly string[], event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
+  const matches =
+    mode === "exact"
+      ? compilePattern(pattern.formula)(event)
+      : mode === "definitely"
+        ? compilePendingPattern(pattern.formula)(event) === Truth.True
+        : compilePendingPattern(pattern.formula)(event) !== Truth.False;
+  if (!matches) return NO_BINDINGS;
   if (pattern.bindings.size === 0) return THE_EMPTY_BINDING;
   let tuples: string[] = [""];
   let first = true;

@@ -4,3 +4,18 @@ export { atomHolds, bindingsOf, boundValueKeys, compileAtom, compilePattern, isA
 export type { MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
 export { evaluateStatement } from "./eval.js";
+export type {
+  CallResult,
+  Decision,
+  FinalVerdict,
+  MonitorDecision,
+  MonitorOptions,
+  MonitorSnapshot,
+  PendingCall,
+  RecordOutcome,
+  Response,
+  StandingVerdict,
+  StatementStanding,
+  Violation,
+} from "./monitor.js";
+export { Monitor } from "./monitor.js";

@@ -1,6 +1,6 @@
 import type { CheckedStatement, Formula } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
-import { bindingsOf, compilePattern, type BindingPattern, type EventPredicate } from "./atoms.js";
+import { bindingsOf, compilePattern, compilePendingPattern, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
 
 /**
  * The forward engine: every statement compiles to a state machine that reads the trace one event
@@ -24,7 +24,10 @@ import { bindingsOf, compilePattern, type BindingPattern, type EventPredicate } 
 export interface StatementMachine {
   /** Reads the next event (positions 1, 2, … in order); returns the witnesses that became final. */
   step(event: TraceEvent): number[];
-  /** What `step(event)` would return, without changing the machine. */
+  /**
+   * For a call that has not run (its status and output unknown): the witnesses that stepping it
+   * would make final whatever its result. Changes nothing.
+   */
   probe(event: TraceEvent): number[];
   /** The witnesses that the end of the run makes final (obligations still open). Changes nothing. */
   finish(): number[];
@@ -45,7 +48,7 @@ export function createMachine(statement: CheckedStatement, state?: MachineState)
   const variables = statement.variables;
   switch (statement.form) {
     case "abs":
-      return new AbsenceMachine(compilePattern(statement.pattern.formula));
+      return new AbsenceMachine(statement.pattern.formula);
     case "prec":
       return new PrecedenceMachine(statement.first, statement.second, variables, state);
     case "resp":
@@ -69,12 +72,17 @@ const NONE: number[] = [];
 
 /** abs(ψ): R(e) = ¬ψ(e). Decided at each event; no state. */
 class AbsenceMachine implements StatementMachine {
-  constructor(private readonly matches: EventPredicate) {}
+  private readonly matches: EventPredicate;
+  private readonly pendingMatches: PendingPredicate;
+  constructor(formula: Formula) {
+    this.matches = compilePattern(formula);
+    this.pendingMatches = compilePendingPattern(formula);
+  }
   step(event: TraceEvent): number[] {
     return this.matches(event) ? [event.position] : NONE;
   }
   probe(event: TraceEvent): number[] {
-    return this.step(event);
+    return this.pendingMatches(event) === Truth.True ? [event.position] : NONE;
   }
   finish(): number[] {
     return NONE;
@@ -98,12 +106,15 @@ class PrecedenceMachine implements StatementMachine {
   ) {
     this.seen = new Set(state === undefined ? [] : (state["seen"] as string[]));
   }
-  probe(event: TraceEvent): number[] {
-    for (const binding of bindingsOf(this.first, this.variables, event)) if (!this.seen.has(binding)) return [event.position];
+  private unseen(event: TraceEvent, mode: "exact" | "definitely"): number[] {
+    for (const binding of bindingsOf(this.first, this.variables, event, mode)) if (!this.seen.has(binding)) return [event.position];
     return NONE;
   }
+  probe(event: TraceEvent): number[] {
+    return this.unseen(event, "definitely");
+  }
   step(event: TraceEvent): number[] {
-    const witnesses = this.probe(event);
+    const witnesses = this.unseen(event, "exact");
     for (const binding of bindingsOf(this.second, this.variables, event)) this.seen.add(binding);
     return witnesses;
   }
@@ -186,7 +197,8 @@ class BoundedResponseMachine implements StatementMachine {
   }
 
   probe(event: TraceEvent): number[] {
-    const responded = bindingsOf(this.second, this.variables, event);
+    // A call that may answer (for some result) keeps its triggers open: they are not final yet.
+    const responded = bindingsOf(this.second, this.variables, event, "possibly");
     let witnesses = NONE;
     for (let index = this.head; index < this.queue.length; index++) {
       const entry = this.queue[index]!;
@@ -295,23 +307,28 @@ class UntilMachine implements StatementMachine {
   }
 
   /** The bindings whose open intervals `event` breaks: those of ψb, or all when ψb binds nothing. */
-  private broken(event: TraceEvent): Iterable<string> {
-    const bad = bindingsOf(this.bad, this.variables, event);
+  private broken(event: TraceEvent, mode: "exact" | "definitely"): Iterable<string> {
+    const bad = bindingsOf(this.bad, this.variables, event, mode);
     if (bad.length === 0) return NONE_STRINGS;
     return this.bad.bindings.size === 0 ? [...this.open.keys()] : bad;
   }
 
-  probe(event: TraceEvent): number[] {
+  private brokenTriggers(broken: Iterable<string>): number[] {
     const witnesses: number[] = [];
-    for (const binding of this.broken(event)) {
+    for (const binding of broken) {
       for (const position of this.open.get(binding) ?? NONE) if (!this.reported.has(position)) witnesses.push(position);
     }
     return sortedUnique(witnesses);
   }
 
+  probe(event: TraceEvent): number[] {
+    return this.brokenTriggers(this.broken(event, "definitely"));
+  }
+
   step(event: TraceEvent): number[] {
-    const witnesses = this.probe(event);
-    for (const binding of this.broken(event)) this.open.delete(binding);
+    const broken = [...this.broken(event, "exact")];
+    const witnesses = this.brokenTriggers(broken);
+    for (const binding of broken) this.open.delete(binding);
     for (const position of witnesses) this.reported.add(position);
     const resolved = bindingsOf(this.resolve, this.variables, event);
     if (resolved.length > 0) {
@@ -378,7 +395,7 @@ function isTemporal(formula: Formula): boolean {
  * largest subformulas without `once` or `eventually`: one-event predicates.
  */
 type BodyNode =
-  | { readonly kind: "leaf"; readonly predicate: EventPredicate; readonly leaf: number }
+  | { readonly kind: "leaf"; readonly predicate: EventPredicate; readonly pending: PendingPredicate; readonly leaf: number }
   | { readonly kind: "and" | "or"; readonly operands: readonly number[] }
   | { readonly kind: "not" | "once" | "eventually"; readonly operand: number; readonly summary: number };
 
@@ -395,7 +412,7 @@ function compileBody(body: Formula): CompiledBody {
   let summaries = 0;
   const visit = (formula: Formula): number => {
     if (!isTemporal(formula)) {
-      nodes.push({ kind: "leaf", predicate: compilePattern(formula), leaf: leaves++ });
+      nodes.push({ kind: "leaf", predicate: compilePattern(formula), pending: compilePendingPattern(formula), leaf: leaves++ });
       return nodes.length - 1;
     }
     switch (formula.kind) {
@@ -465,8 +482,45 @@ class PastBodyMachine implements StatementMachine {
     }
     return values[nodes.length - 1]!;
   }
+  /** Θ on a call that has not run, in Kleene's three values: false only if false whatever its result. */
+  private evaluatePending(event: TraceEvent): Truth {
+    const { nodes } = this.body;
+    const values: Truth[] = new Array<Truth>(nodes.length);
+    const negate = (value: Truth): Truth => (value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True);
+    for (let index = 0; index < nodes.length; index++) {
+      const node = nodes[index]!;
+      switch (node.kind) {
+        case "leaf":
+          values[index] = node.pending(event);
+          break;
+        case "and":
+        case "or": {
+          const absorbing = node.kind === "and" ? Truth.False : Truth.True;
+          let result: Truth = negate(absorbing);
+          for (const operand of node.operands) {
+            if (values[operand] === absorbing) {
+              result = absorbing;
+              break;
+            }
+            if (values[operand] === Truth.Unknown) result = Truth.Unknown;
+          }
+          values[index] = result;
+          break;
+        }
+        case "not":
+          values[index] = negate(values[node.operand]!);
+          break;
+        case "once":
+          values[index] = this.seen[node.summary]! ? Truth.True : Truth.False;
+          break;
+        case "eventually":
+          throw new Error("internal error: `eventually` in a past-only body");
+      }
+    }
+    return values[nodes.length - 1]!;
+  }
   probe(event: TraceEvent): number[] {
-    return this.evaluate(event) ? NONE : [event.position];
+    return this.evaluatePending(event) === Truth.False ? [event.position] : NONE;
   }
   step(event: TraceEvent): number[] {
     const holds = this.evaluate(event);

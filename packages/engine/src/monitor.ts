@@ -1,0 +1,306 @@
+import type { CheckedStatement } from "@vigil/checker";
+import type { JsonValue, TraceEvent } from "@vigil/trace";
+import { createMachine, sortedUnique, type MachineState, type StatementMachine } from "./machines.js";
+
+/**
+ * The online monitor: the forward machines of a policy's statements, fed one tool call at a time
+ * (Section 6, "Deployment"). Before a call runs, `decide` says whether the trace so far plus that
+ * call breaks a statement for good; after it ran, `record` adds it, with its status and output, to
+ * the trace; when the run ends, `finish` judges the obligations still open. Run over a whole trace
+ * call by call, it reports exactly the witnesses of the offline check, each as soon as it is final.
+ *
+ * A call that has not run has no status and no output: on the pending call, `status = ok`,
+ * `status = error` and `output ~ p` are false (as on a recorded call without a result). A statement
+ * that reads them is judged again on the complete event when the result is recorded; a violation
+ * found only then cannot be blocked (the call already ran) and is returned by `record`.
+ */
+
+/** A call the agent is about to make. */
+export interface PendingCall {
+  /** The caller's identity of the call (a tool_use id, a JSON-RPC id), to pair it with its result. */
+  readonly id?: string;
+  readonly action: string;
+  readonly args: { readonly [key: string]: JsonValue };
+}
+
+/** What became of a call. `action` and `args` are needed only for a call that was never decided. */
+export interface CallResult {
+  readonly id?: string;
+  readonly action?: string;
+  readonly args?: { readonly [key: string]: JsonValue };
+  readonly status: "ok" | "error";
+  readonly output?: string;
+}
+
+export type Response = "block" | "warn" | "ask";
+export type Decision = "allow" | "block" | "ask";
+
+/** A statement the pending call (or a recorded result) breaks for good. */
+export interface Violation {
+  readonly policy: string;
+  readonly name: string;
+  readonly form: CheckedStatement["form"];
+  /** The rule's `///` text. */
+  readonly text?: string;
+  /** What the rule says a violation does. */
+  readonly response: Response;
+  /** The rule's remediation message, in words an agent can act on. */
+  readonly remediation?: string;
+  /** The offending events (for `until`, the triggers of the broken intervals), ascending. */
+  readonly witnesses: readonly number[];
+}
+
+export interface MonitorDecision {
+  readonly decision: Decision;
+  /** Every statement the call would break: `block` and `ask` ones decide, `warn` ones are reported. */
+  readonly violations: readonly Violation[];
+  /** The position the call takes in the trace if it runs next. */
+  readonly position: number;
+  /** Set when the monitor could not decide and blocked the call: why (fail closed). */
+  readonly error?: string;
+}
+
+export interface RecordOutcome {
+  /** The position the call took in the trace. */
+  readonly position: number;
+  /** Violations found only on the complete event (they read its status or output). */
+  readonly violations: readonly Violation[];
+}
+
+/** A statement's standing on the trace so far. */
+export type StandingVerdict = "violated" | "open";
+
+export interface StatementStanding {
+  readonly policy: string;
+  readonly name: string;
+  /** `violated` is final; `open` means no event breaks it yet (it holds if the run ended now unless obligations are open). */
+  readonly verdict: StandingVerdict;
+  readonly witnesses: readonly number[];
+  /** Events whose condition is not decided yet (waiting for a response, say). */
+  readonly openObligations: number;
+}
+
+export interface FinalVerdict {
+  readonly policy: string;
+  readonly name: string;
+  readonly holds: boolean;
+  readonly witnesses: readonly number[];
+}
+
+/** The monitor's state as JSON-compatible data: what survives between processes. */
+export interface MonitorSnapshot {
+  readonly version: 1;
+  /** The statements' identities, to refuse a snapshot of another policy. */
+  readonly statements: readonly string[];
+  readonly events: number;
+  readonly machines: readonly MachineState[];
+  readonly witnesses: readonly (readonly number[])[];
+  readonly pending: readonly PendingEntry[];
+}
+
+interface PendingEntry {
+  readonly id?: string;
+  readonly action: string;
+  readonly args: { readonly [key: string]: JsonValue };
+  readonly decision: Decision;
+  /** Per statement index, the witnesses `decide` reported for this call. */
+  readonly reported: readonly (readonly [number, readonly number[]])[];
+}
+
+export interface MonitorOptions {
+  /** Resume from a snapshot of a monitor of the same policy. */
+  readonly restore?: MonitorSnapshot;
+}
+
+interface MonitoredStatement {
+  readonly statement: CheckedStatement;
+  readonly id: string;
+  machine: StatementMachine;
+  witnesses: number[];
+}
+
+export class Monitor {
+  private readonly statements: MonitoredStatement[];
+  private events = 0;
+  private pending: PendingEntry[] = [];
+
+  constructor(statements: readonly CheckedStatement[], options: MonitorOptions = {}) {
+    this.statements = statements.map((statement) => ({
+      statement,
+      id: `${statement.policy}.${statement.name}:${statement.form}`,
+      machine: createMachine(statement),
+      witnesses: [],
+    }));
+    if (options.restore !== undefined) this.restore(options.restore);
+  }
+
+  /**
+   * Whether the call may run: `block` when it would break a `block` statement for good, `ask` when
+   * it would break an `ask` statement (a person decides), `allow` otherwise (broken `warn`
+   * statements are listed). Never throws: an internal error blocks the call and says why.
+   */
+  decide(call: PendingCall): MonitorDecision {
+    const position = this.events + 1;
+    try {
+      const event = eventOf(call, position);
+      const violations: Violation[] = [];
+      const reported: [number, number[]][] = [];
+      this.statements.forEach((entry, index) => {
+        const witnesses = entry.machine.probe(event);
+        if (witnesses.length === 0) return;
+        reported.push([index, witnesses]);
+        violations.push(violationOf(entry.statement, witnesses));
+      });
+      const decision = decisionOf(violations);
+      this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, reported });
+      return { decision, violations, position };
+    } catch (error) {
+      return { decision: "block", violations: [], position, error: `the monitor could not decide the call: ${(error as Error).message}` };
+    }
+  }
+
+  /**
+   * Adds a call that ran to the trace, with its status and output. The call is the pending one of
+   * the same id (or, without an id, the latest decided call); a call that was never decided is
+   * added as given. Returns the violations that the complete event reveals and `decide` could not
+   * see (statements that read the status or the output).
+   */
+  record(result: CallResult): RecordOutcome {
+    const index = this.pendingIndex(result.id);
+    const entry = index === undefined ? undefined : this.pending.splice(index, 1)[0]!;
+    if (entry === undefined && (result.action === undefined || result.args === undefined)) {
+      throw new Error(
+        result.id === undefined
+          ? "a result without a call: give the call's id, or its action and args"
+          : `no pending call has the id \`${result.id}\`, and the result does not say which call it answers (action, args)`,
+      );
+    }
+    const call = entry ?? { action: result.action!, args: result.args! };
+    const position = ++this.events;
+    const event: TraceEvent = {
+      ...eventOf(call, position),
+      status: result.status,
+      ...(result.output !== undefined ? { output: result.output } : {}),
+    };
+    const violations: Violation[] = [];
+    this.statements.forEach((statement, statementIndex) => {
+      const witnesses = statement.machine.step(event);
+      if (witnesses.length === 0) return;
+      for (const witness of witnesses) statement.witnesses.push(witness);
+      const announced = entry?.reported.find(([i]) => i === statementIndex)?.[1] ?? [];
+      const fresh = witnesses.filter((w) => !announced.includes(w));
+      if (fresh.length > 0) violations.push(violationOf(statement.statement, fresh));
+    });
+    return { position, violations };
+  }
+
+  /** Drops a decided call that did not run (a person refused it, say). */
+  cancel(id: string): boolean {
+    const index = this.pendingIndex(id);
+    if (index === undefined) return false;
+    this.pending.splice(index, 1);
+    return true;
+  }
+
+  /** How each statement stands on the trace so far. */
+  standing(): StatementStanding[] {
+    return this.statements.map((entry) => ({
+      policy: entry.statement.policy,
+      name: entry.statement.name,
+      verdict: entry.witnesses.length > 0 ? "violated" : "open",
+      witnesses: sortedUnique([...entry.witnesses]),
+      openObligations: entry.machine.openObligations(),
+    }));
+  }
+
+  /**
+   * The run has ended: the verdict of every statement, with the witnesses the end makes final
+   * (obligations still open). A decided call that was allowed but never recorded is judged as a
+   * call without a result (it may have run: fail closed); one that was blocked or asked about is
+   * not (it is not known to have run). Changes nothing: the monitor can go on.
+   */
+  finish(): FinalVerdict[] {
+    const machines = this.statements.map((entry) => entry.machine);
+    const unrecorded = this.pending.filter((entry) => entry.decision === "allow");
+    let working = machines;
+    const late: number[][] = this.statements.map(() => []);
+    if (unrecorded.length > 0) {
+      working = this.statements.map((entry) => createMachine(entry.statement, entry.machine.snapshot()));
+      unrecorded.forEach((call, offset) => {
+        const event = eventOf(call, this.events + offset + 1);
+        working.forEach((machine, index) => {
+          for (const witness of machine.step(event)) late[index]!.push(witness);
+        });
+      });
+    }
+    return this.statements.map((entry, index) => {
+      const witnesses = sortedUnique([...entry.witnesses, ...late[index]!, ...working[index]!.finish()]);
+      return { policy: entry.statement.policy, name: entry.statement.name, holds: witnesses.length === 0, witnesses };
+    });
+  }
+
+  /** The whole state as JSON-compatible data. */
+  snapshot(): MonitorSnapshot {
+    return {
+      version: 1,
+      statements: this.statements.map((entry) => entry.id),
+      events: this.events,
+      machines: this.statements.map((entry) => entry.machine.snapshot()),
+      witnesses: this.statements.map((entry) => [...entry.witnesses]),
+      pending: this.pending.map((entry) => ({ ...entry })),
+    };
+  }
+
+  /** Replaces the state with a snapshot of a monitor of the same policy; throws on any other. */
+  restore(snapshot: MonitorSnapshot): void {
+    if (snapshot.version !== 1) throw new Error(`the saved monitor state has version ${String(snapshot.version)}; this monitor reads version 1`);
+    const ids = this.statements.map((entry) => entry.id);
+    if (snapshot.statements.length !== ids.length || snapshot.statements.some((id, index) => id !== ids[index])) {
+      throw new Error("the saved monitor state is of another policy (its rules differ)");
+    }
+    const machines = this.statements.map((entry, index) => createMachine(entry.statement, snapshot.machines[index]));
+    this.statements.forEach((entry, index) => {
+      entry.machine = machines[index]!;
+      entry.witnesses = [...snapshot.witnesses[index]!];
+    });
+    this.events = snapshot.events;
+    this.pending = snapshot.pending.map((entry) => ({ ...entry }));
+  }
+
+  /** How many calls the trace holds. */
+  get length(): number {
+    return this.events;
+  }
+
+  private pendingIndex(id: string | undefined): number | undefined {
+    if (this.pending.length === 0) return undefined;
+    if (id === undefined) return this.pending.length - 1;
+    const index = this.pending.findIndex((entry) => entry.id === id);
+    return index < 0 ? undefined : index;
+  }
+}
+
+function eventOf(call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly id?: string }, position: number): TraceEvent {
+  if (typeof call.action !== "string" || call.action === "") throw new Error("the call has no action name");
+  if (typeof call.args !== "object" || call.args === null || Array.isArray(call.args)) throw new Error("the call's arguments are not an object");
+  return { position, action: call.action, args: call.args, ...(call.id !== undefined ? { source: { id: call.id } } : {}) };
+}
+
+function violationOf(statement: CheckedStatement, witnesses: readonly number[]): Violation {
+  const extra = statement as { readonly response?: Response; readonly remediation?: string };
+  return {
+    policy: statement.policy,
+    name: statement.name,
+    form: statement.form,
+    ...(statement.doc !== undefined ? { text: statement.doc } : {}),
+    response: extra.response ?? "block",
+    ...(extra.remediation !== undefined ? { remediation: extra.remediation } : {}),
+    witnesses: sortedUnique([...witnesses]),
+  };
+}
+
+function decisionOf(violations: readonly Violation[]): Decision {
+  if (violations.some((v) => v.response === "block")) return "block";
+  if (violations.some((v) => v.response === "ask")) return "ask";
+  return "allow";
+}
