@@ -1,5 +1,5 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { keyPathText, type Expr, type KeyPath, type PolicyDecl } from "@vigil/syntax";
+import { keyPathText, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
 import { displayValue, keyPathDisplay, keyPathId, valueKey, type Signature } from "@vigil/trace";
 
 /**
@@ -112,4 +112,14 @@ export function walkExpr(expr: Expr, visit: (expr: Expr) => void): void {
     default:
       return;
   }
+}
+
+/**
+ * The closed-world pass on its own: every policy of a parsed file against a signature. A policy is
+ * compiled once and this pass runs per trace (a corpus has one signature per run).
+ */
+export function checkSignature(file: SourceFile, signature: Signature): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const policy of file.policies) checkAgainstSignature(policy, signature, diagnostics);
+  return diagnostics;
 }

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -105,17 +105,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       sources.set(STDIN_NAME, text);
       return text;
     }
-    try {
-      const text = stripByteOrderMark(await readFile(file, "utf8"));
-      sources.set(file, text);
-      return text;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const reason =
-        code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (error as Error).message;
-      io.stderr(`error: cannot read the ${what} \`${file}\`: ${reason}\n`);
+    const { readRegularFile } = await loadTraceReader();
+    const read = await readRegularFile(file, what);
+    if (typeof read !== "string") {
+      // Only regular files are read: a FIFO or a device would block or never end.
+      io.stderr(`error: ${read.message}\n`);
       throw new InputError();
     }
+    sources.set(file, read);
+    return read;
   };
 
   /**
@@ -134,14 +132,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     try {
       // Recordings of real agents are grounded by default; canonical events are taken as given.
       read = readRecording(text, { file, format: reading.traceFormat ?? "auto", ...(reading.ground !== undefined ? { ground: reading.ground } : {}) });
-      const { format, detected, calls, groundedEvents } = read;
-      if (format !== undefined && format !== "jsonl") {
-        // Counts only for a recording that read: with errors, the format is what explains them.
-        const counts = read.diagnostics.some((d) => d.severity === "error")
-          ? ""
-          : `: ${plural(calls, "tool call")}` + (groundedEvents > 0 ? `, and ${plural(groundedEvents, "event")} grounded from shell commands` : "");
-        io.stderr(`note: read \`${file}\` as ${format}${detected ? " (detected)" : ""}${counts}\n`);
-      }
+      reportReading({ file, ...read, traceDiagnostics: read.diagnostics });
     } catch (error) {
       if (!isStackOverflow(error)) throw error;
       io.stderr(`error: cannot read the trace \`${file}\`: a value in it is nested too deeply to read; ${consequence}\n`);
@@ -156,6 +147,23 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       throw new InputError();
     }
     return { trace, warnings: diagnostics.filter((d) => d.severity === "warning").length, name: file };
+  };
+
+  /** Says which format a recording was read as, and how many calls and grounded events it gave. */
+  const reportReading = (read: {
+    readonly file: string;
+    readonly format?: string;
+    readonly detected: boolean;
+    readonly calls: number;
+    readonly groundedEvents: number;
+    readonly traceDiagnostics: readonly Diagnostic[];
+  }): void => {
+    if (read.format === undefined || read.format === "jsonl") return;
+    // Counts only for a recording that read: with errors, the format is what explains them.
+    const counts = read.traceDiagnostics.some((d) => d.severity === "error")
+      ? ""
+      : `: ${plural(read.calls, "tool call")}` + (read.groundedEvents > 0 ? `, and ${plural(read.groundedEvents, "event")} grounded from shell commands` : "");
+    io.stderr(`note: read \`${read.file}\` as ${read.format}${read.detected ? " (detected)" : ""}${counts}\n`);
   };
 
   const writeSarif = async (file: string, outcomes: readonly RunOutcome[], policyFile: string): Promise<void> => {
@@ -204,7 +212,16 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const checkCorpusCommand = async (
     source: string,
     policyFile: string,
-    options: { trace: string; format: "human" | "json"; exitZero?: boolean; sarif?: string; html?: string } & TraceReading,
+    options: {
+      trace: string;
+      format: "human" | "json";
+      exitZero?: boolean;
+      sarif?: string;
+      html?: string;
+      engine: EngineName;
+      timeout: number;
+      strict?: boolean;
+    } & TraceReading,
   ): Promise<number> => {
     const { compile } = await loadCompiler();
     // The policy's own errors are reported once, before any run (signature warnings are per run, and not printed).
@@ -214,6 +231,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       printDiagnostics(errors);
       reportUnrendered();
       io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; no run was checked\n`);
+      throw new InputError();
+    }
+    const policyWarnings = compiled.diagnostics.filter((d) => d.severity === "warning");
+    if (options.strict === true && policyWarnings.length > 0) {
+      printDiagnostics(policyWarnings);
+      reportUnrendered();
+      io.stderr(`error: --strict: ${plural(policyWarnings.length, "warning")} about \`${policyFile}\` ${policyWarnings.length === 1 ? "counts as an error" : "count as errors"}; no run was checked\n`);
       throw new InputError();
     }
     const files = await expandCorpus(options.trace);
@@ -226,6 +250,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       policyFile,
       traceFormat: options.traceFormat ?? "auto",
       ...(options.ground !== undefined ? { ground: options.ground } : {}),
+      engine: options.engine,
+      timeoutMs: options.timeout,
+      ...(options.strict === true ? { strict: true } : {}),
       ...(options.html !== undefined ? { timeline: true } : {}),
       ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
     });
@@ -274,6 +301,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
           throw new InputError();
         }
+        if (options.trace !== undefined && options.schema !== undefined) {
+          io.stderr("error: --schema and --trace cannot be used together: --schema checks a policy against tool schemas before any run exists, --trace judges a run\n(run `vigilc --help` for usage)\n");
+          throw new InputError();
+        }
         const source = await readText(policyFile, "policy");
         if (options.trace === undefined) {
           exitCode = await checkAgainstSchemas(source, policyFile, options.schema!, options.strict === true);
@@ -283,19 +314,53 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           exitCode = await checkCorpusCommand(source, policyFile, { ...options, trace: options.trace });
           return;
         }
-        const { trace, warnings: traceWarnings, name: traceFile } = await loadTrace(options.trace, undefined, options);
-        const { check, compile, reportToJson, signatureOf, SmtDecider } = await loadCompiler();
-        const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
-        const { alone, summed } = splitClosedWorld(compiled.diagnostics);
+        const { compile, judgeRun, reportToJson, SmtDecider } = await loadCompiler();
+        // The policy is compiled once; the run's signature is checked against it in the pipeline.
+        const compiled = compile(source, { file: policyFile });
+        if (!compiled.ok) {
+          const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+          printDiagnostics(errors);
+          reportUnrendered();
+          io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; no rule was checked\n`);
+          throw new InputError();
+        }
+        const text = await readText(options.trace, "trace");
+        const traceFile = inputName(options.trace, "trace");
+        // The decider is made here rather than inside the pipeline so that its release can be left to
+        // the end of the process (see `CliIo.exitsAfterRun`).
+        const decider = options.engine === "smt" ? await SmtDecider.create({ timeoutMs: options.timeout }) : undefined;
+        let judged;
+        try {
+          judged = await judgeRun(compiled, { file: traceFile, text }, {
+            engine: options.engine,
+            ...(decider !== undefined ? { decider } : {}),
+            smt: { timeoutMs: options.timeout },
+            traceFormat: options.traceFormat ?? "auto",
+            ...(options.ground !== undefined ? { ground: options.ground } : {}),
+            strict: options.strict === true,
+            keepEvents: true,
+          });
+        } catch (error) {
+          if (!isStackOverflow(error)) throw error;
+          io.stderr(`error: cannot read the trace \`${traceFile}\`: a value in it is nested too deeply to read; no rule was checked\n`);
+          throw new InputError();
+        } finally {
+          if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
+        }
+        reportReading(judged);
+        const traceErrors = judged.traceDiagnostics.filter((d) => d.severity === "error");
+        printDiagnostics(traceErrors.length > 0 ? traceErrors : judged.traceDiagnostics);
+        if (judged.stopped === "trace") {
+          reportUnrendered();
+          io.stderr(`error: the trace \`${traceFile}\` has ${plural(traceErrors.length, "error")}; no rule was checked\n`);
+          throw new InputError();
+        }
+        const policyNotes = [...compiled.diagnostics, ...judged.signatureDiagnostics];
+        const { alone, summed } = splitClosedWorld(policyNotes);
         printDiagnostics(alone);
         reportUnrendered();
         if (summed.length > 0) io.stderr(renderClosedWorldSummary(summed, source, traceFile, colors) + "\n\n");
-        if (!compiled.ok) {
-          const errors = compiled.diagnostics.filter((d) => d.severity === "error").length;
-          io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors, "error")}; no rule was checked\n`);
-          throw new InputError();
-        }
-        let warnings = compiled.diagnostics.filter((d) => d.severity === "warning").length + traceWarnings;
+        let warnings = [...policyNotes, ...judged.traceDiagnostics].filter((d) => d.severity === "warning").length;
         if (compiled.program.policies.every((p) => p.statements.length === 0)) {
           // Vacuously safe; but a policy without rules is almost always the wrong file or an unfinished one.
           io.stderr(`warning: the policy \`${policyFile}\` declares no rule, so nothing is checked and the verdict is vacuously safe\n\n`);
@@ -305,22 +370,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           io.stderr(`error: --strict: ${plural(warnings, "warning")} (about \`${policyFile}\` or \`${traceFile}\`) ${warnings === 1 ? "counts as an error" : "count as errors"}; no rule was checked\n`);
           throw new InputError();
         }
-        // The decider is made here rather than inside `check` so that its release can be left to the
-        // end of the process (see `CliIo.exitsAfterRun`).
-        const decider = options.engine === "smt" ? await SmtDecider.create({ timeoutMs: options.timeout }) : undefined;
-        let report;
-        try {
-          report = await check(compiled, trace, { engine: options.engine, ...(decider !== undefined ? { decider } : {}), smt: { timeoutMs: options.timeout } });
-        } finally {
-          if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
-        }
+        const report = judged.report!;
+        const events = judged.events!;
         if (options.sarif !== undefined || options.html !== undefined) {
-          const outcome = outcomeOf(traceFile, undefined, trace.events, report, { timeline: options.html !== undefined });
+          const outcome = outcomeOf(traceFile, undefined, events, report, { timeline: options.html !== undefined });
           if (options.sarif !== undefined) await writeSarif(options.sarif, [outcome], policyFile);
           if (options.html !== undefined) await writeHtml(options.html, [outcome], policyFile, ruleTexts(compiled, source));
         }
         if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
-        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, events: trace.events }, colors));
+        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, events }, colors));
         exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
       },
     );

@@ -1,13 +1,13 @@
-import { readFile } from "node:fs/promises";
-import { check, compile, readRecording, signatureOf, type TraceFormat } from "@vigil/compiler";
+import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type TraceFormat } from "@vigil/compiler";
 import { outcomeOf, type RunOutcome } from "./outcome.js";
 
 export type { RunOutcome } from "./outcome.js";
 
 /**
- * Checks one run of a corpus, in a worker thread. Everything it returns is plain data; a problem
- * with the run (unreadable, malformed, a policy error against its signature) is part of the result,
- * never a thrown error, so that the corpus report accounts for every run.
+ * Checks one run of a corpus, in a worker thread, through the same pipeline as a single trace
+ * (`judgeRun`), with every option of the command. Everything it returns is plain data; a problem
+ * with the run (unreadable, malformed, warnings under --strict) is part of the result, never a
+ * thrown error, so that the corpus report accounts for every run.
  */
 export interface RunTask {
   readonly file: string;
@@ -15,33 +15,62 @@ export interface RunTask {
   readonly policyFile: string;
   readonly traceFormat: TraceFormat | "auto";
   readonly ground?: boolean;
+  readonly engine?: EngineName;
+  /** For `smt`: the time limit per solver call, in milliseconds. */
+  readonly timeoutMs?: number;
+  /** Warnings about the run or about the policy against its signature stop the run. */
+  readonly strict?: boolean;
   /** Send the run's events back for a report that shows them (`--html`). */
   readonly timeline?: boolean;
 }
 
-export default async function checkRun(task: RunTask): Promise<RunOutcome> {
-  let text: string;
-  try {
-    text = await readFile(task.file, "utf8");
-  } catch (error) {
-    return { file: task.file, events: 0, statements: [], errors: [`${task.file}: cannot be read: ${(error as Error).message}`] };
+/** The policy is compiled once per worker thread (every task of a corpus carries the same source). */
+let compiled: { readonly source: string; readonly file: string; readonly policy: CompiledPolicy } | undefined;
+/** One decider per worker thread for `--engine smt`, reused across runs: its solver calls run one at a time. */
+let decider: { readonly timeoutMs: number; readonly decider: SmtDecider } | undefined;
+
+function policyOf(task: RunTask): CompiledPolicy {
+  if (compiled === undefined || compiled.source !== task.policySource || compiled.file !== task.policyFile) {
+    compiled = { source: task.policySource, file: task.policyFile, policy: compile(task.policySource, { file: task.policyFile }) };
   }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return compiled.policy;
+}
+
+async function deciderFor(timeoutMs: number): Promise<SmtDecider> {
+  if (decider === undefined || decider.timeoutMs !== timeoutMs) {
+    await decider?.decider.dispose();
+    decider = { timeoutMs, decider: await SmtDecider.create({ timeoutMs }) };
+  }
+  return decider.decider;
+}
+
+export default async function checkRun(task: RunTask): Promise<RunOutcome> {
   try {
-    const read = readRecording(text, { file: task.file, format: task.traceFormat, ...(task.ground !== undefined ? { ground: task.ground } : {}) });
-    const events = read.trace.events;
-    const errors = read.diagnostics
-      .filter((d) => d.severity === "error")
-      .map((d) => `${d.file ?? task.file}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
-    const format = read.format;
-    if (errors.length > 0) return { file: task.file, ...(format ? { format } : {}), events: events.length, statements: [], errors };
-    const compiled = compile(task.policySource, { file: task.policyFile, signature: signatureOf(events) });
-    if (!compiled.ok) {
-      const policyErrors = compiled.diagnostics.filter((d) => d.severity === "error").map((d) => `${task.policyFile}:${d.span?.line ?? 1}: ${d.code} ${d.message}`);
-      return { file: task.file, ...(format ? { format } : {}), events: events.length, statements: [], errors: policyErrors };
+    const policy = policyOf(task);
+    const engine = task.engine ?? "eval";
+    const judged = await judgeRun(
+      policy,
+      { file: task.file },
+      {
+        engine,
+        ...(engine === "smt" ? { decider: await deciderFor(task.timeoutMs ?? 30_000) } : {}),
+        traceFormat: task.traceFormat,
+        ...(task.ground !== undefined ? { ground: task.ground } : {}),
+        strict: task.strict === true,
+        keepEvents: task.timeline === true,
+      },
+    );
+    const format = judged.format;
+    const at = (d: { file?: string; span?: { line: number }; code: string; message: string }) => `${d.file ?? task.file}:${d.span?.line ?? 1}: ${d.code} ${d.message}`;
+    if (judged.stopped === "trace") {
+      const errors = judged.traceDiagnostics.filter((d) => d.severity === "error").map(at);
+      return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors };
     }
-    const report = await check(compiled, events, { engine: "eval" });
-    return outcomeOf(task.file, format, events, report, { timeline: task.timeline === true });
+    if (judged.stopped === "strict") {
+      const warnings = [...judged.traceDiagnostics, ...judged.signatureDiagnostics].filter((d) => d.severity === "warning").map((d) => `--strict: ${at(d)}`);
+      return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings };
+    }
+    return outcomeOf(task.file, format, judged.events ?? judged.witnessEvents!, judged.report!, { timeline: task.timeline === true, eventCount: judged.eventCount });
   } catch (error) {
     return { file: task.file, events: 0, statements: [], errors: [`${task.file}: internal error: ${(error as Error).message}`] };
   }

@@ -45,6 +45,9 @@ export interface CorpusOptions {
   readonly policyFile: string;
   readonly traceFormat: RunTask["traceFormat"];
   readonly ground?: boolean;
+  readonly engine?: RunTask["engine"];
+  readonly timeoutMs?: number;
+  readonly strict?: boolean;
   /** Send each run's events back, for the HTML report. */
   readonly timeline?: boolean;
   /** Called after each run with the number done so far. */
@@ -69,6 +72,9 @@ export async function checkCorpus(files: readonly string[], options: CorpusOptio
           policyFile: options.policyFile,
           traceFormat: options.traceFormat,
           ...(options.ground !== undefined ? { ground: options.ground } : {}),
+          ...(options.engine !== undefined ? { engine: options.engine } : {}),
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.strict === true ? { strict: true } : {}),
           ...(options.timeline === true ? { timeline: true } : {}),
         });
         options.onProgress?.(++done, files.length);

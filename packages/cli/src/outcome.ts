@@ -9,6 +9,8 @@ import type { TraceEvent } from "@vigil/trace";
 export interface RunOutcome {
   readonly file: string;
   readonly format?: string;
+  /** The decision procedure that judged the run. */
+  readonly engine?: string;
   readonly events: number;
   /** Absent when the run could not be judged (see `errors`). */
   readonly verdict?: "safe" | "unsafe";
@@ -111,26 +113,30 @@ export function timelineOf(events: readonly TraceEvent[], witnesses: Iterable<nu
 export function outcomeOf(
   file: string,
   format: string | undefined,
-  events: readonly TraceEvent[],
+  events: readonly TraceEvent[] | ReadonlyMap<number, TraceEvent>,
   report: CheckReport,
-  options: { timeline?: boolean } = {},
+  options: { timeline?: boolean; eventCount?: number } = {},
 ): RunOutcome {
+  // Either the whole run, or (when it was not kept) the events at the witnesses.
+  const eventAt = (position: number): TraceEvent | undefined => ("get" in events ? events.get(position) : events[position - 1]);
+  const eventCount = options.eventCount ?? ("get" in events ? events.size : events.length);
   const statements = report.statements.map((s) => ({
     policy: s.policy,
     name: s.name,
     ...(s.doc !== undefined ? { doc: s.doc } : {}),
     holds: s.holds,
     witnesses: [...s.witnesses],
-    witnessLines: s.witnesses.map((position) => events[position - 1]?.source?.line ?? 1),
+    witnessLines: s.witnesses.map((position) => eventAt(position)?.source?.line ?? 1),
     ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
   }));
   return {
     file,
     ...(format !== undefined ? { format } : {}),
-    events: events.length,
+    engine: report.engine,
+    events: eventCount,
     verdict: report.verdict,
     statements,
     errors: [],
-    ...(options.timeline === true ? { timeline: timelineOf(events, statements.flatMap((s) => s.witnesses)) } : {}),
+    ...(options.timeline === true && !("get" in events) ? { timeline: timelineOf(events, statements.flatMap((s) => s.witnesses)) } : {}),
   };
 }

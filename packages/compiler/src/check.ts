@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { evaluateStatement } from "@vigil/engine";
+import { TraceRun } from "@vigil/engine";
 import { SmtDecider, type SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
@@ -39,41 +39,55 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
   const events = "events" in trace ? trace.events : trace;
   const engine = options.engine ?? "eval";
   const statements = policy.program.policies.flatMap((p) => p.statements);
-  const verdicts: StatementVerdict[] = [];
+  if (engine === "eval") {
+    // One pass over the trace for all statements: each event goes through every statement's machine.
+    const run = new TraceRun(statements);
+    for (const event of events) run.step(event);
+    return reportOf(statements, run.finish(), engine);
+  }
+  const outcomes: StatementOutcome[] = [];
   let decider = options.decider;
-  const ownsDecider = engine === "smt" && decider === undefined;
+  const ownsDecider = decider === undefined;
   if (ownsDecider) decider = await SmtDecider.create(options.smt ?? {});
   try {
-    for (const statement of statements) {
-      const outcome = engine === "smt" ? await decider!.decide(statement, events) : evaluateStatement(statement, events);
-      verdicts.push({
-        policy: statement.policy,
-        name: statement.name,
-        form: statement.form,
-        ...(statement.doc !== undefined ? { doc: statement.doc } : {}),
-        statement,
-        ...outcome,
-      });
-    }
+    for (const statement of statements) outcomes.push(await decider!.decide(statement, events));
   } finally {
     if (ownsDecider) await decider!.dispose();
   }
+  return reportOf(statements, outcomes, engine);
+}
+
+/** A report from each statement's outcome (in the same order). */
+export function reportOf(statements: readonly CheckedStatement[], outcomes: readonly StatementOutcome[], engine: EngineName): CheckReport {
+  const verdicts: StatementVerdict[] = statements.map((statement, index) => ({
+    policy: statement.policy,
+    name: statement.name,
+    form: statement.form,
+    ...(statement.doc !== undefined ? { doc: statement.doc } : {}),
+    statement,
+    ...outcomes[index]!,
+  }));
   return { verdict: verdicts.every((v) => v.holds) ? "safe" : "unsafe", engine, statements: verdicts };
 }
 
 /** The machine-readable form of a report: exactly the documented JSON shape, plus optional fields. */
 export function reportToJson(report: CheckReport): {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; undecided?: string }[];
+  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: string; remediation?: string; undecided?: string }[];
 } {
   return {
     verdict: report.verdict,
-    statements: report.statements.map((v) => ({
-      policy: v.policy,
-      name: v.name,
-      holds: v.holds,
-      witnesses: [...v.witnesses],
-      ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
-    })),
+    statements: report.statements.map((v) => {
+      const { response, remediation } = v.statement as { readonly response?: string; readonly remediation?: string };
+      return {
+        policy: v.policy,
+        name: v.name,
+        holds: v.holds,
+        witnesses: [...v.witnesses],
+        response: response ?? "block",
+        ...(remediation !== undefined ? { remediation } : {}),
+        ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
+      };
+    }),
   };
 }

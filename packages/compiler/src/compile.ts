@@ -1,5 +1,5 @@
 import { hasErrors, sortDiagnostics, type Diagnostic } from "@vigil/diagnostics";
-import { checkSourceFile, type CheckedProgram } from "@vigil/checker";
+import { checkSignature, checkSourceFile, type CheckedProgram } from "@vigil/checker";
 import { parse, type SourceFile } from "@vigil/syntax";
 import type { Signature } from "@vigil/trace";
 
@@ -37,4 +37,14 @@ export function compile(source: string, options: CompileOptions = {}): CompiledP
     diagnostics,
     ok: !hasErrors(diagnostics),
   };
+}
+
+/**
+ * The closed-world check of a compiled policy against a trace's signature, as its own pass: the
+ * symbols of the policy that Σ lacks (warnings and notes; never errors). `compile(source, {
+ * signature })` gives the same diagnostics in one go.
+ */
+export function checkAgainstSignature(policy: CompiledPolicy, signature: Signature): Diagnostic[] {
+  const diagnostics = checkSignature(policy.syntax, signature);
+  return sortDiagnostics(policy.file === undefined ? diagnostics : diagnostics.map((d) => ({ ...d, file: policy.file! })));
 }

@@ -4,10 +4,12 @@
  * decision procedure.
  */
 export type { CompileOptions, CompiledPolicy } from "./compile.js";
-export { compile } from "./compile.js";
+export { checkAgainstSignature, compile } from "./compile.js";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
-export { check, reportToJson } from "./check.js";
+export { check, reportOf, reportToJson } from "./check.js";
 export { createMonitor } from "./monitor.js";
+export type { JudgeRunOptions, RunJudgement, RunSource } from "./judge-run.js";
+export { judgeRun } from "./judge-run.js";
 export type {
   CallResult,
   Decision,
@@ -32,4 +34,4 @@ export { evaluateStatement } from "@vigil/engine";
 export { format, parse, printExpr } from "@vigil/syntax";
 export type { SourceFile } from "@vigil/syntax";
 export type { JsonValue, ReadRecordingOptions, ReadRecordingResult, Signature, Trace, TraceEvent, TraceFormat } from "@vigil/trace";
-export { readRecording, readTrace, signatureFromToolSchemas, signatureOf, signatureToJson, traceFormats, OUTPUT_OBSERVATION_CAP } from "@vigil/trace";
+export { readRecording, readRegularFile, readTrace, signatureFromToolSchemas, signatureOf, signatureToJson, traceFormats, OUTPUT_OBSERVATION_CAP } from "@vigil/trace";

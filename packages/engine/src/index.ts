@@ -3,7 +3,7 @@ export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
 export { atomHolds, bindingsOf, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern } from "./atoms.js";
 export type { MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
-export { evaluateStatement } from "./eval.js";
+export { evaluateStatement, TraceRun } from "./eval.js";
 export type {
   CallResult,
   Decision,

@@ -19,3 +19,4 @@ export { toolCatalog } from "./grounding/catalog.js";
 export type { ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";
 export { parseCommandLine } from "./grounding/shell.js";
 export { signatureFromToolSchemas } from "./schema-signature.js";
+export { readRegularFile } from "./read-file.js";
