@@ -1,7 +1,7 @@
 import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { callsToEvents, contentText, malformedRecord, type ToolCall, type ToolResult } from "./calls.js";
+import { CallPairing, contentText, locate, malformedRecord } from "./calls.js";
 
 /**
  * OpenAI-style chat transcripts, in two dialects:
@@ -21,20 +21,21 @@ export function readChatMessages(
   context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] },
 ): TraceEvent[] {
   const messages = chatItems(document) ?? [];
-  const calls: ToolCall[] = [];
-  const results: ToolResult[] = [];
-  const locate = locator(text);
+  // Calls and results go to the pairing in message order, so a result answers the earliest call of
+  // its id still unanswered at that point of the conversation.
+  const pairing = new CallPairing(context);
+  const find = locator(text);
   for (const [index, message] of messages.entries()) {
     if (!isJsonObject(message)) continue;
     if (message["type"] === "function_call" || message["type"] === "function_call_output") {
-      readResponsesItem(message, index, { calls, results, locate, context });
+      readResponsesItem(message, index, { pairing, find, context });
       continue;
     }
     const toolCalls = message["tool_calls"];
     if (Array.isArray(toolCalls)) {
       for (const [callIndex, call] of toolCalls.entries()) {
         const id = isJsonObject(call) && typeof call["id"] === "string" ? call["id"] : undefined;
-        const offset = id !== undefined ? locate(new RegExp(jsonString(id), "g")) : 0;
+        const offset = id !== undefined ? find(new RegExp(jsonString(id), "g")) : 0;
         const fn = isJsonObject(call) ? call["function"] : undefined;
         // AgentDojo: {function: name, args: {…}}; OpenAI: {function: {name, arguments: "<json>"}}.
         const name = typeof fn === "string" ? fn : isJsonObject(fn) && typeof fn["name"] === "string" ? fn["name"] : undefined;
@@ -44,7 +45,7 @@ export function readChatMessages(
           continue;
         }
         const args = isJsonObject(fn) ? parseArguments(fn["arguments"]) : (call["args"] ?? {});
-        calls.push({ ...(id !== undefined ? { id } : {}), action: name, args, offset, raw: call as JsonValue });
+        pairing.call({ ...(id !== undefined ? { id } : {}), action: name, args, ...locate(context.lines, offset), raw: call as JsonValue });
       }
     }
     if (message["role"] !== "tool") continue;
@@ -54,36 +55,36 @@ export function readChatMessages(
       const error = message["error"];
       const failed = (typeof error === "string" && error !== "") || message["is_error"] === true;
       const output = contentText(message["content"]);
-      results.push({
+      pairing.result({
         callId: message["tool_call_id"],
         status: failed ? "error" : "ok",
         ...(output !== undefined ? { output: failed && typeof error === "string" && (output === "" || output === undefined) ? error : output } : {}),
-        offset: locate(new RegExp(`"tool_call_id"\\s*:\\s*${jsonString(message["tool_call_id"])}`, "g")),
+        ...locate(context.lines, find(new RegExp(`"tool_call_id"\\s*:\\s*${jsonString(message["tool_call_id"])}`, "g"))),
       });
     }
   }
-  return callsToEvents(calls, results, { ...context, format: "chat" });
+  return pairing.finish();
 }
 
 /** A Responses API function call or its output. */
 function readResponsesItem(
   item: Record<string, JsonValue>,
   index: number,
-  into: { calls: ToolCall[]; results: ToolResult[]; locate: (pattern: RegExp) => number; context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] } },
+  into: { pairing: CallPairing; find: (pattern: RegExp) => number; context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] } },
 ): void {
   const callId = typeof item["call_id"] === "string" ? item["call_id"] : undefined;
-  const offset = callId !== undefined ? into.locate(new RegExp(`"call_id"\\s*:\\s*${jsonString(callId)}`, "g")) : 0;
+  const offset = callId !== undefined ? into.find(new RegExp(`"call_id"\\s*:\\s*${jsonString(callId)}`, "g")) : 0;
   if (item["type"] === "function_call") {
     if (typeof item["name"] !== "string") {
       into.context.diagnostics.push(malformedRecord(`the function call \`items[${index}]\` has no \`name\``, offset, into.context));
       return;
     }
-    into.calls.push({ ...(callId !== undefined ? { id: callId } : {}), action: item["name"], args: parseArguments(item["arguments"]), offset, raw: item as JsonValue });
+    into.pairing.call({ ...(callId !== undefined ? { id: callId } : {}), action: item["name"], args: parseArguments(item["arguments"]), ...locate(into.context.lines, offset), raw: item as JsonValue });
   } else if (callId === undefined) {
     into.context.diagnostics.push(malformedRecord(`the function call output \`items[${index}]\` has no \`call_id\` naming the call it answers`, 0, into.context));
   } else {
     const output = contentText(item["output"]);
-    into.results.push({ callId, status: "ok", ...(output !== undefined ? { output } : {}), offset });
+    into.pairing.result({ callId, status: "ok", ...(output !== undefined ? { output } : {}), ...locate(into.context.lines, offset) });
   }
 }
 

@@ -1,12 +1,13 @@
-import { diagnostic, type Diagnostic, type LineIndex } from "@vigil/diagnostics";
+import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
 import { observeOutput, type TraceEvent } from "../event.js";
 import { maximumValueDepth, tooDeep } from "../read-trace.js";
 import { isJsonObject, type JsonValue } from "../value.js";
 
 /**
- * What every adapter extracts from a recording: tool calls in the order they were made, each with
- * its result when one was recorded. `callsToEvents` turns them into typed events, so that pairing,
- * statuses, output observation and source references work the same for every format.
+ * What every adapter extracts from a recording: tool calls and their results, handed one at a time
+ * and in the order the recording holds them to a {@link CallPairing}, which turns them into typed
+ * events. So pairing, statuses, output observation and source references work the same for every
+ * format.
  */
 export interface ToolCall {
   /** The recording's identity of the call (a tool_use id, a tool_call_id, a JSON-RPC id). */
@@ -14,8 +15,10 @@ export interface ToolCall {
   readonly action: string;
   /** The named arguments: an object, or the value that should have been one (reported, T0009). */
   readonly args: unknown;
-  /** Where the call is recorded in the text (an offset), for its line. */
-  readonly offset: number;
+  /** The 1-based line where the call is recorded. */
+  readonly line: number;
+  /** Where the call is recorded, for diagnostics and the event's source. */
+  readonly span: Span;
   /** The raw call as recorded, kept on the event's source. */
   readonly raw: JsonValue;
 }
@@ -24,75 +27,174 @@ export interface ToolResult {
   readonly callId: string;
   readonly status: "ok" | "error";
   readonly output?: string;
-  readonly offset: number;
+  readonly line: number;
+  readonly span: Span;
 }
 
-export function callsToEvents(
-  calls: readonly ToolCall[],
-  results: readonly ToolResult[],
-  context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[]; readonly format: string },
-): TraceEvent[] {
-  const { file, lines, diagnostics } = context;
-  const located = (offset: number) => ({ span: lines.span(offset, offset), ...(file !== undefined ? { file } : {}) });
-  const byId = new Map<string, ToolCall>();
-  for (const call of calls) if (call.id !== undefined && !byId.has(call.id)) byId.set(call.id, call);
-  const answers = new Map<string, ToolResult>();
-  for (const result of results) {
-    const line = lines.position(result.offset).line;
-    if (!byId.has(result.callId)) {
-      diagnostics.push(
-        diagnostic("T0007", `the tool result on line ${line} answers the call \`${result.callId}\`, which the trace does not contain`, {
-          ...located(result.offset),
+/** Where diagnostics go: an array, or a sink that keeps a bounded number of them. */
+export interface DiagnosticSink {
+  push(diagnostic: Diagnostic): unknown;
+}
+
+export interface PairingContext {
+  readonly file?: string;
+  readonly diagnostics: DiagnosticSink;
+}
+
+/** A call waiting in the pairing, in position order. */
+interface PendingCall {
+  readonly call: ToolCall;
+  /** 0 for a call that makes no event (its arguments were rejected) but may still be answered. */
+  readonly position: number;
+  result?: ToolResult;
+  /** True once the call can be emitted: it is answered, or it has no id and can never be. */
+  complete: boolean;
+}
+
+/**
+ * The stateful step that pairs calls with results. A result answers the earliest call of its id
+ * that is still unanswered: recordings reuse ids (OpenAI chat runs repeat a `tool_call_id` across
+ * turns), so pairing with the first call of an id would hand a later call's output to an earlier
+ * one. A result with no unanswered call of its id is a second answer (T0010) when the id was
+ * answered before, and otherwise answers no call that precedes it (T0007).
+ *
+ * Events come out in position order as soon as every call before them is complete, so the memory
+ * held is the unanswered calls and those behind them, plus the ids already answered (to tell a
+ * second answer from an orphan).
+ */
+export class CallPairing {
+  private readonly queue: PendingCall[] = [];
+  private head = 0;
+  private readonly unanswered = new Map<string, PendingCall[]>();
+  private readonly answered = new Set<string>();
+  private positions = 0;
+  private truncatedReported = false;
+
+  constructor(private readonly context: PairingContext) {}
+
+  /** How many events the pairing has numbered so far. */
+  get events(): number {
+    return this.positions;
+  }
+
+  call(call: ToolCall): void {
+    const accepted = this.acceptArguments(call);
+    const entry: PendingCall = { call, position: accepted ? ++this.positions : 0, complete: call.id === undefined };
+    if (accepted) this.queue.push(entry);
+    if (call.id === undefined) return;
+    // A rejected call stays answerable, so that its result is not reported as an orphan too.
+    const waiting = this.unanswered.get(call.id);
+    if (waiting === undefined) this.unanswered.set(call.id, [entry]);
+    else waiting.push(entry);
+  }
+
+  /**
+   * Pairs a result with the earliest unanswered call of its id. `orphans: "ignore"` is for formats
+   * where a result may answer something other than a tool call (MCP responses to other requests).
+   */
+  result(result: ToolResult, orphans: "report" | "ignore" = "report"): void {
+    const id = result.callId;
+    const waiting = this.unanswered.get(id);
+    if (waiting !== undefined) {
+      const entry = waiting.shift()!;
+      if (waiting.length === 0) this.unanswered.delete(id);
+      this.answered.add(id);
+      entry.result = result;
+      entry.complete = true;
+      return;
+    }
+    const where = this.located(result.span);
+    if (this.answered.has(id)) {
+      this.context.diagnostics.push(diagnostic("T0010", `the call \`${id}\` is answered again on line ${result.line}; the first answer is kept`, where));
+    } else if (orphans === "report") {
+      this.context.diagnostics.push(
+        diagnostic("T0007", `the tool result on line ${result.line} answers the call \`${id}\`, which does not occur before it in the trace`, {
+          ...where,
           help: "the recording may be truncated at its start, or come from another session",
         }),
       );
-    } else if (answers.has(result.callId)) {
-      diagnostics.push(diagnostic("T0010", `the call \`${result.callId}\` is answered again on line ${line}; the first answer is kept`, located(result.offset)));
-    } else answers.set(result.callId, result);
+    }
   }
-  const events: TraceEvent[] = [];
-  let truncatedReported = false;
-  for (const call of calls) {
-    const line = lines.position(call.offset).line;
+
+  /** The events whose calls are complete and not preceded by an incomplete one, in position order. */
+  take(): TraceEvent[] {
+    const events: TraceEvent[] = [];
+    while (this.head < this.queue.length && this.queue[this.head]!.complete) events.push(this.toEvent(this.queue[this.head++]!));
+    this.compact();
+    return events;
+  }
+
+  /** Every remaining event: the input has ended, so a call without a result has no status. */
+  finish(): TraceEvent[] {
+    const events: TraceEvent[] = [];
+    while (this.head < this.queue.length) events.push(this.toEvent(this.queue[this.head++]!));
+    this.compact();
+    return events;
+  }
+
+  private compact(): void {
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  private acceptArguments(call: ToolCall): boolean {
+    const where = this.located(call.span);
     const deep = tooDeep(call.args);
     if (deep !== undefined) {
-      diagnostics.push(
-        diagnostic("T0009", `the argument \`${deep.split(".")[0]}\` of the \`${call.action}\` call on line ${line} nests values more than ${maximumValueDepth} levels deep`, located(call.offset)),
+      this.context.diagnostics.push(
+        diagnostic("T0009", `the argument \`${deep.split(".")[0]}\` of the \`${call.action}\` call on line ${call.line} nests values more than ${maximumValueDepth} levels deep`, where),
       );
-      continue;
+      return false;
     }
     if (!isJsonObject(call.args)) {
-      diagnostics.push(
-        diagnostic("T0009", `the arguments of the \`${call.action}\` call on line ${line} are not a JSON object`, {
-          ...located(call.offset),
+      this.context.diagnostics.push(
+        diagnostic("T0009", `the arguments of the \`${call.action}\` call on line ${call.line} are not a JSON object`, {
+          ...where,
           help: "tool arguments must be named: an object from argument names to values",
         }),
       );
-      continue;
+      return false;
     }
-    const result = call.id !== undefined ? answers.get(call.id) : undefined;
+    return true;
+  }
+
+  private toEvent(entry: PendingCall): TraceEvent {
+    const { call, result } = entry;
+    const file = this.context.file;
     let output: { output: string; truncated: boolean } | undefined;
     if (result?.output !== undefined) {
       output = observeOutput(result.output);
-      if (output.truncated && !truncatedReported) {
-        truncatedReported = true;
-        diagnostics.push(
-          diagnostic("T0005", `the output of the \`${call.action}\` call on line ${line} is cut to the observation cap`, located(result.offset)),
-        );
+      if (output.truncated && !this.truncatedReported) {
+        this.truncatedReported = true;
+        this.context.diagnostics.push(diagnostic("T0005", `the output of the \`${call.action}\` call on line ${call.line} is cut to the observation cap`, this.located(result.span)));
       }
     }
-    events.push({
-      position: events.length + 1,
+    return {
+      position: entry.position,
       action: call.action,
-      args: call.args,
+      args: call.args as { readonly [key: string]: JsonValue },
       // A call with no recorded result has no status: it satisfies neither `status = ok` nor `status = error`.
       ...(result !== undefined ? { status: result.status } : {}),
       ...(output !== undefined ? { output: output.output } : {}),
       ...(output?.truncated === true ? { outputTruncated: true } : {}),
-      source: { ...(file !== undefined ? { file } : {}), line, span: lines.span(call.offset, call.offset), ...(call.id !== undefined ? { id: call.id } : {}), raw: call.raw },
-    });
+      source: { ...(file !== undefined ? { file } : {}), line: call.line, span: call.span, ...(call.id !== undefined ? { id: call.id } : {}), raw: call.raw },
+    };
   }
-  return events;
+
+  private located(span: Span): { span: Span; file?: string } {
+    return { span, ...(this.context.file !== undefined ? { file: this.context.file } : {}) };
+  }
+}
+
+/** The line and the empty span at an offset of a text, where an adapter records a call or a result. */
+export function locate(lines: LineIndex, offset: number): { line: number; span: Span } {
+  const span = lines.span(offset, offset);
+  return { line: span.line, span };
 }
 
 /** The text of a tool result's content: a string, or the text parts of a list of content blocks. */

@@ -1,7 +1,7 @@
 import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { callsToEvents, contentText, invalidLine, jsonLines, malformedRecord, type ToolCall, type ToolResult } from "./calls.js";
+import { CallPairing, contentText, invalidLine, jsonLines, locate, malformedRecord } from "./calls.js";
 
 /**
  * Claude Code transcripts: both the `--output-format stream-json` stream and the session files
@@ -11,8 +11,7 @@ import { callsToEvents, contentText, invalidLine, jsonLines, malformedRecord, ty
  * result, summaries, text blocks) hold no calls and are skipped.
  */
 export function readClaudeCode(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): TraceEvent[] {
-  const calls: ToolCall[] = [];
-  const results: ToolResult[] = [];
+  const pairing = new CallPairing(context);
   for (const record of jsonLines(text)) {
     if (record.error !== undefined) {
       context.diagnostics.push(invalidLine(record, context));
@@ -30,11 +29,11 @@ export function readClaudeCode(text: string, context: { readonly file?: string; 
           context.diagnostics.push(malformedRecord("the `tool_use` block on line {line} has no `name` (a string naming the tool)", record.offset, context));
           continue;
         }
-        calls.push({
+        pairing.call({
           ...(typeof block["id"] === "string" ? { id: block["id"] } : {}),
           action: name,
           args: block["input"] ?? {},
-          offset: record.offset,
+          ...locate(context.lines, record.offset),
           raw: block as JsonValue,
         });
       } else if (block["type"] === "tool_result") {
@@ -43,16 +42,16 @@ export function readClaudeCode(text: string, context: { readonly file?: string; 
           continue;
         }
         const output = contentText(block["content"]);
-        results.push({
+        pairing.result({
           callId: block["tool_use_id"],
           status: block["is_error"] === true ? "error" : "ok",
           ...(output !== undefined ? { output } : {}),
-          offset: record.offset,
+          ...locate(context.lines, record.offset),
         });
       }
     }
   }
-  return callsToEvents(calls, results, { ...context, format: "claude-code" });
+  return pairing.finish();
 }
 
 /** Whether a parsed first line looks like a Claude Code transcript line. */

@@ -1,7 +1,7 @@
-import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
+import type { Diagnostic, LineIndex, Span } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { callsToEvents, contentText, invalidLine, jsonLines, malformedRecord, type ToolCall, type ToolResult } from "./calls.js";
+import { CallPairing, contentText, invalidLine, jsonLines, locate, malformedRecord, type ToolResult } from "./calls.js";
 
 /**
  * MCP JSON-RPC logs: one JSON-RPC message per line (bare, or under a `message` field as many
@@ -10,10 +10,10 @@ import { callsToEvents, contentText, invalidLine, jsonLines, malformedRecord, ty
  * and its output (the text content). Other methods are not tool calls and are skipped.
  */
 export function readMcp(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): TraceEvent[] {
-  const calls: ToolCall[] = [];
-  const results: ToolResult[] = [];
-  const responses: { id: string; message: Record<string, JsonValue>; offset: number }[] = [];
-  const callIds = new Set<string>();
+  const pairing = new CallPairing(context);
+  // Responses to other requests (initialize, tools/list, …) share the id space, and ids may be
+  // reused once answered: a response answers the earliest unanswered request of its id.
+  const requests = new Map<string, ("call" | "other")[]>();
   for (const record of jsonLines(text)) {
     if (record.error !== undefined) {
       context.diagnostics.push(invalidLine(record, context));
@@ -31,26 +31,42 @@ export function readMcp(text: string, context: { readonly file?: string; readonl
           context.diagnostics.push(malformedRecord("the `tools/call` request on line {line} has no tool `name` in its `params`", record.offset, context));
           continue;
         }
-        if (id !== undefined) callIds.add(id);
-        calls.push({ ...(id !== undefined ? { id } : {}), action: name, args: params["arguments"] ?? {}, offset: record.offset, raw: message as JsonValue });
-      } else if (id !== undefined && message["method"] === undefined && ("result" in message || "error" in message)) {
-        responses.push({ id, message, offset: record.offset });
+        if (id !== undefined) awaitResponse(requests, id, "call");
+        pairing.call({ ...(id !== undefined ? { id } : {}), action: name, args: params["arguments"] ?? {}, ...locate(context.lines, record.offset), raw: message as JsonValue });
+      } else if (message["method"] !== undefined) {
+        if (id !== undefined) awaitResponse(requests, id, "other");
+      } else if (id !== undefined && ("result" in message || "error" in message)) {
+        const waiting = requests.get(id);
+        const answers = waiting?.shift();
+        if (waiting?.length === 0) requests.delete(id);
+        if (answers === "other") continue;
+        const result = toolResult(id, message, locate(context.lines, record.offset));
+        // A response to no pending request is a second answer to a call, or belongs to none.
+        if (result !== undefined) pairing.result(result, "ignore");
       }
     }
   }
-  // Responses to other requests (initialize, tools/list, …) share the id space: keep only answers to calls.
-  for (const { id, message, offset } of responses) {
-    if (!callIds.has(id)) continue;
-    const result = message["result"];
-    const error = message["error"];
-    if (isJsonObject(error)) {
-      results.push({ callId: id, status: "error", output: typeof error["message"] === "string" ? error["message"] : JSON.stringify(error), offset });
-    } else if (isJsonObject(result)) {
-      const output = contentText(result["content"]) ?? (result["structuredContent"] !== undefined ? JSON.stringify(result["structuredContent"]) : undefined);
-      results.push({ callId: id, status: result["isError"] === true ? "error" : "ok", ...(output !== undefined ? { output } : {}), offset });
-    }
+  return pairing.finish();
+}
+
+function awaitResponse(requests: Map<string, ("call" | "other")[]>, id: string, kind: "call" | "other"): void {
+  const waiting = requests.get(id);
+  if (waiting === undefined) requests.set(id, [kind]);
+  else waiting.push(kind);
+}
+
+/** The status and output of a response to a `tools/call` request: `result.isError`, or a JSON-RPC `error`. */
+function toolResult(id: string, message: Record<string, JsonValue>, where: { line: number; span: Span }): ToolResult | undefined {
+  const result = message["result"];
+  const error = message["error"];
+  if (isJsonObject(error)) {
+    return { callId: id, status: "error", output: typeof error["message"] === "string" ? error["message"] : JSON.stringify(error), ...where };
   }
-  return callsToEvents(calls, results, { ...context, format: "mcp" });
+  if (isJsonObject(result)) {
+    const output = contentText(result["content"]) ?? (result["structuredContent"] !== undefined ? JSON.stringify(result["structuredContent"]) : undefined);
+    return { callId: id, status: result["isError"] === true ? "error" : "ok", ...(output !== undefined ? { output } : {}), ...where };
+  }
+  return undefined;
 }
 
 function jsonRpcMessage(value: unknown): Record<string, JsonValue> | undefined {
