@@ -77,7 +77,12 @@ class AstBuilder {
   /** Whether the current declaration already has a "nested too deeply" diagnostic. */
   private reportedTooDeep = false;
 
-  constructor(private readonly input: AstBuildInput) {}
+  /** The offsets of the parser's errors, ascending. */
+  private readonly errorOffsets: readonly number[];
+
+  constructor(private readonly input: AstBuildInput) {
+    this.errorOffsets = [...input.errorOffsets].sort((a, b) => a - b);
+  }
 
   file(policies: readonly PolicyCst[]): SourceFile {
     return {
@@ -433,8 +438,17 @@ class AstBuilder {
     return this.missing(expr.span.start, expr.span.end);
   }
 
+  /** Whether the parser reported an error at an offset in `[start, end)`: a binary search, per statement. */
   private hasErrorWithin(start: number, end: number): boolean {
-    return this.input.errorOffsets.some((offset) => offset >= start && offset < end);
+    const offsets = this.errorOffsets;
+    let low = 0;
+    let high = offsets.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (offsets[middle]! < start) low = middle + 1;
+      else high = middle;
+    }
+    return low < offsets.length && offsets[low]! < end;
   }
 
   private tokenSpan(token: IToken): Span {

@@ -60,7 +60,17 @@ function outlinePolicy(chunk: readonly IToken[], lines: LineIndex, diagnostics: 
   const keyword = chunk[0]!;
   const header: IToken[] = [];
   let index = 1;
-  while (index < chunk.length && !isItemKeyword(chunk[index]!) && !isClosingBrace(chunk, index)) header.push(chunk[index++]!);
+  // The header ends at the first declaration keyword, or at a `}` that balances the policy's `{`
+  // (a policy with no declarations); the brace depth is carried along so that this stays linear.
+  let headerDepth = 0;
+  while (index < chunk.length && !isItemKeyword(chunk[index]!)) {
+    const token = chunk[index]!;
+    if (tokenMatcher(token, RightBrace) && headerDepth === 1) break;
+    if (tokenMatcher(token, LeftBrace)) headerDepth++;
+    else if (tokenMatcher(token, RightBrace)) headerDepth--;
+    header.push(token);
+    index++;
+  }
 
   const name = header[0] !== undefined && tokenMatcher(header[0], Identifier) ? header[0] : undefined;
   const open = header.find((token) => tokenMatcher(token, LeftBrace));
@@ -127,15 +137,4 @@ function outlinePolicy(chunk: readonly IToken[], lines: LineIndex, diagnostics: 
     items[items.length - 1]!.push(token);
   }
   return { outline: { keyword, ...(name ? { name } : {}), items, start: keyword.startOffset, end: tokenEnd(last) }, after };
-}
-
-/** Whether the `}` at `index` closes a policy that has no declarations. */
-function isClosingBrace(chunk: readonly IToken[], index: number): boolean {
-  if (!tokenMatcher(chunk[index]!, RightBrace)) return false;
-  let depth = 0;
-  for (let k = 1; k < index; k++) {
-    if (tokenMatcher(chunk[k]!, LeftBrace)) depth++;
-    else if (tokenMatcher(chunk[k]!, RightBrace)) depth--;
-  }
-  return depth === 1;
 }

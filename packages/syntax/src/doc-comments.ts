@@ -56,9 +56,11 @@ export function attachDocComments(tokens: readonly IToken[], comments: readonly 
       const comment = comments[index]!;
       if (comment.span.start < previousEnd) break;
       if (comment.kind !== "doc" || comment.span.line !== expectedLine || !isFirstOnLine(comment, text)) break;
-      run.unshift(comment);
+      run.push(comment);
       expectedLine--;
     }
+    // The run was collected upwards from the keyword; put it back in source order.
+    run.reverse();
     const first = run[0];
     const last = run[run.length - 1];
     if (first === undefined || last === undefined) continue;

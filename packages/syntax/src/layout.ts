@@ -19,16 +19,36 @@ export const line: Layout = { kind: "line", soft: false };
 export const softline: Layout = { kind: "line", soft: true };
 export const hardline: Layout = { kind: "hardline" };
 
+/**
+ * The builders below take their parts as arrays when the count follows the input (one part per
+ * rule, per value of a set): spreading an array into a call's arguments fails beyond about a
+ * hundred thousand elements, and a policy can have more.
+ */
 export function concat(...parts: Layout[]): Layout {
   return { kind: "concat", parts };
 }
 
+/** `concat` of an array of any length. */
+export function concatAll(parts: readonly Layout[]): Layout {
+  return { kind: "concat", parts };
+}
+
 export function group(...parts: Layout[]): Layout {
-  return { kind: "group", body: concat(...parts) };
+  return { kind: "group", body: concatAll(parts) };
+}
+
+/** `group` of an array of any length. */
+export function groupAll(parts: readonly Layout[]): Layout {
+  return { kind: "group", body: concatAll(parts) };
 }
 
 export function indent(...parts: Layout[]): Layout {
-  return { kind: "indent", body: concat(...parts) };
+  return { kind: "indent", body: concatAll(parts) };
+}
+
+/** `indent` of an array of any length. */
+export function indentAll(parts: readonly Layout[]): Layout {
+  return { kind: "indent", body: concatAll(parts) };
 }
 
 export function ifBreak(broken: Layout, flat: Layout = ""): Layout {
@@ -37,11 +57,11 @@ export function ifBreak(broken: Layout, flat: Layout = ""): Layout {
 
 export function join(separator: Layout, parts: readonly Layout[]): Layout {
   const result: Layout[] = [];
-  parts.forEach((part, index) => {
+  for (let index = 0; index < parts.length; index++) {
     if (index > 0) result.push(separator);
-    result.push(part);
-  });
-  return concat(...result);
+    result.push(parts[index]!);
+  }
+  return concatAll(result);
 }
 
 type Mode = "flat" | "break";
@@ -53,69 +73,95 @@ interface Frame {
 
 const hardlines = new WeakMap<object, boolean>();
 
-/** Whether a layout contains a hard line (memoized: layouts are immutable). */
-function containsHardline(layout: Layout): boolean {
-  if (typeof layout === "string") return false;
-  const cached = hardlines.get(layout);
-  if (cached !== undefined) return cached;
-  let result: boolean;
-  switch (layout.kind) {
-    case "hardline":
-      result = true;
-      break;
-    case "concat":
-      result = layout.parts.some(containsHardline);
-      break;
-    case "group":
-    case "indent":
-      result = containsHardline(layout.body);
-      break;
-    case "ifBreak":
-      result = containsHardline(layout.broken);
-      break;
-    default:
-      result = false;
+/**
+ * Whether a layout contains a hard line (memoized: layouts are immutable). Computed with an
+ * explicit stack, children before parents, so that no layout is too deep or too wide for it.
+ */
+function containsHardline(root: Layout): boolean {
+  if (typeof root === "string") return false;
+  const known = hardlines.get(root);
+  if (known !== undefined) return known;
+  const children = (layout: Exclude<Layout, string>): readonly Layout[] => {
+    switch (layout.kind) {
+      case "concat":
+        return layout.parts;
+      case "group":
+      case "indent":
+        return [layout.body];
+      case "ifBreak":
+        return [layout.broken];
+      default:
+        return [];
+    }
+  };
+  // Each entry is visited twice: first to schedule its children, then (`expanded`) to combine them.
+  const stack: { layout: Exclude<Layout, string>; expanded: boolean }[] = [{ layout: root, expanded: false }];
+  while (stack.length > 0) {
+    const entry = stack[stack.length - 1]!;
+    if (hardlines.has(entry.layout)) {
+      stack.pop();
+      continue;
+    }
+    const parts = children(entry.layout);
+    if (!entry.expanded) {
+      entry.expanded = true;
+      for (const part of parts) if (typeof part !== "string" && !hardlines.has(part)) stack.push({ layout: part, expanded: false });
+      continue;
+    }
+    stack.pop();
+    hardlines.set(entry.layout, entry.layout.kind === "hardline" || parts.some((part) => typeof part !== "string" && hardlines.get(part) === true));
   }
-  hardlines.set(layout, result);
-  return result;
+  return hardlines.get(root) === true;
 }
 
-/** Whether `layout` in flat mode, followed by `rest`, fits in `width` columns before the next newline. */
+/**
+ * Whether `layout` in flat mode, followed by `rest`, fits in `width` columns before the next
+ * newline. A concatenation is walked with a cursor instead of being pushed whole, so that a check
+ * costs about `width` steps even when the layout holds a set of a hundred thousand values.
+ */
 function fits(layout: Layout, rest: readonly Frame[], width: number): boolean {
-  const stack: { layout: Layout; mode: Mode }[] = [{ layout, mode: "flat" }];
+  const stack: { parts: readonly Layout[]; next: number; mode: Mode }[] = [{ parts: [layout], next: 0, mode: "flat" }];
   let restIndex = rest.length - 1;
   let remaining = width;
   while (remaining >= 0) {
-    let frame = stack.pop();
-    if (frame === undefined) {
+    const top = stack[stack.length - 1];
+    let current: Layout;
+    let mode: Mode;
+    if (top === undefined) {
       const next = rest[restIndex--];
       if (next === undefined) return true;
-      frame = { layout: next.layout, mode: next.mode };
+      current = next.layout;
+      mode = next.mode;
+    } else if (top.next >= top.parts.length) {
+      stack.pop();
+      continue;
+    } else {
+      current = top.parts[top.next++]!;
+      mode = top.mode;
     }
-    const current = frame.layout;
     if (typeof current === "string") {
       remaining -= current.length;
       continue;
     }
     switch (current.kind) {
       case "concat":
-        for (let index = current.parts.length - 1; index >= 0; index--) stack.push({ layout: current.parts[index]!, mode: frame.mode });
+        stack.push({ parts: current.parts, next: 0, mode });
         break;
       case "group":
-        if (frame.mode === "flat" && containsHardline(current.body)) return false;
-        stack.push({ layout: current.body, mode: frame.mode === "break" && containsHardline(current.body) ? "break" : "flat" });
+        if (mode === "flat" && containsHardline(current.body)) return false;
+        stack.push({ parts: [current.body], next: 0, mode: mode === "break" && containsHardline(current.body) ? "break" : "flat" });
         break;
       case "indent":
-        stack.push({ layout: current.body, mode: frame.mode });
+        stack.push({ parts: [current.body], next: 0, mode });
         break;
       case "line":
-        if (frame.mode === "break") return true;
+        if (mode === "break") return true;
         remaining -= current.soft ? 0 : 1;
         break;
       case "hardline":
         return true;
       case "ifBreak":
-        stack.push({ layout: frame.mode === "break" ? current.broken : current.flat, mode: frame.mode });
+        stack.push({ parts: [mode === "break" ? current.broken : current.flat], next: 0, mode });
         break;
     }
   }

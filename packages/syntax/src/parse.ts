@@ -3,6 +3,7 @@ import type { SourceFile } from "./ast.js";
 import { cstToAst, type PolicyCst } from "./cst-to-ast.js";
 import { outlineFile } from "./declarations.js";
 import { attachDocComments, commentsFromTokens } from "./doc-comments.js";
+import { pushAll } from "./arrays.js";
 import { cutTooDeepRegions, maximumNestingDepth } from "./nesting.js";
 import { lexingErrorsToDiagnostics, literalDiagnostics, parseErrorsToDiagnostics } from "./syntax-errors.js";
 import { declarationToCst } from "./text-to-cst.js";
@@ -41,7 +42,7 @@ export function parse(text: string): ParseResult {
   }
 
   const outline = outlineFile(tokens, lines);
-  diagnostics.push(...outline.diagnostics);
+  pushAll(diagnostics, outline.diagnostics);
   const errorOffsets: number[] = [];
   const policies: PolicyCst[] = outline.policies.map((policy) => ({
     keyword: policy.keyword,
@@ -50,19 +51,16 @@ export function parse(text: string): ParseResult {
     end: policy.end,
     items: policy.items.map((itemTokens) => {
       const { cst, errors } = declarationToCst([...itemTokens]);
-      diagnostics.push(...parseErrorsToDiagnostics(errors, text, lines));
+      pushAll(diagnostics, parseErrorsToDiagnostics(errors, text, lines));
       for (const error of errors) if (Number.isFinite(error.token.startOffset)) errorOffsets.push(error.token.startOffset);
       return cst;
     }),
   }));
   const docs = attachDocComments(tokens, comments, text, lines);
   const built = cstToAst(policies, { text, lines, docs, comments, errorOffsets });
-  diagnostics.push(...built.diagnostics);
+  pushAll(diagnostics, built.diagnostics);
   // A malformed number the parser also rejected (`rule 4bad:`) is one mistake: keep the parser's error.
   const parserErrorOffsets = new Set(errorOffsets);
-  for (let index = diagnostics.length - 1; index >= 0; index--) {
-    const d = diagnostics[index]!;
-    if (d.code === "V0005" && d.span !== undefined && parserErrorOffsets.has(d.span.start)) diagnostics.splice(index, 1);
-  }
-  return { file: built.file, diagnostics: sortDiagnostics(diagnostics), lines };
+  const kept = diagnostics.filter((d) => !(d.code === "V0005" && d.span !== undefined && parserErrorOffsets.has(d.span.start)));
+  return { file: built.file, diagnostics: sortDiagnostics(kept), lines };
 }

@@ -9,7 +9,8 @@ import {
   type SourceFile,
   type Statement,
 } from "./ast.js";
-import { concat, group, hardline, ifBreak, indent, join, line, render, softline, type Layout } from "./layout.js";
+import { concat, concatAll, group, groupAll, hardline, ifBreak, indent, indentAll, join, line, render, softline, type Layout } from "./layout.js";
+import { pushAll } from "./arrays.js";
 import { parse } from "./parse.js";
 
 /**
@@ -88,8 +89,12 @@ function chain(operands: readonly Expr[], keyword: "and" | "or"): Layout {
   // A nested chain of the same kind came from parentheses in the source: keep them, so that the
   // formatted text parses back to the same tree.
   const keep = (expr: Expr) => expr.kind === (keyword === "or" ? "Or" : "And") || (keyword === "or" && expr.kind === "And");
-  const [first, ...rest] = operands.map((expr) => (keep(expr) ? parenthesized(expr) : operand(expr, required)));
-  return group(first ?? "", ...rest.map((part) => concat(line, `${keyword} `, part)));
+  const parts: Layout[] = [];
+  operands.forEach((expr, index) => {
+    const part = keep(expr) ? parenthesized(expr) : operand(expr, required);
+    parts.push(index === 0 ? part : concat(line, `${keyword} `, part));
+  });
+  return groupAll(parts);
 }
 
 function parenthesized(expr: Expr): Layout {
@@ -147,13 +152,15 @@ function statementLayout(statement: Statement, operandComments: readonly (readon
   }
   const head = statement.bound !== undefined ? `${statement.form}[${statement.bound.text}]` : statement.form;
   const commentLines = (index: number): Layout[] => (operandComments[index] ?? []).map((comment) => concat(commentText(comment), hardline));
-  const parts: Layout[] = [];
+  const parts: Layout[] = [softline];
   statement.operands.forEach((expr, index) => {
     if (index > 0) parts.push(",", line);
-    parts.push(...commentLines(index), group(exprLayout(expr)));
+    pushAll(parts, commentLines(index));
+    parts.push(group(exprLayout(expr)));
   });
-  const trailing = (operandComments[statement.operands.length] ?? []).map((comment) => concat(hardline, commentText(comment)));
-  return concat(head, group("(", indent(softline, ...parts, ifBreak(","), ...trailing), softline, ")"));
+  parts.push(ifBreak(","));
+  for (const comment of operandComments[statement.operands.length] ?? []) parts.push(concat(hardline, commentText(comment)));
+  return concat(head, group("(", indentAll(parts), softline, ")"));
 }
 
 function commentText(comment: Comment): string {
@@ -170,15 +177,16 @@ class FilePrinter {
     const parts: Layout[] = [];
     policies.forEach((policy, index) => {
       if (index > 0) parts.push(hardline, hardline);
-      parts.push(...this.commentRun(this.takeBefore(policy.span.start), policy.span.line), this.policy(policy, policies[index + 1]?.span.start));
+      pushAll(parts, this.commentRun(this.takeBefore(policy.span.start), policy.span.line));
+      parts.push(this.policy(policy, policies[index + 1]?.span.start));
     });
     const rest = this.takeBefore(Number.POSITIVE_INFINITY);
     if (rest.length > 0) {
       if (parts.length > 0) parts.push(hardline, hardline);
-      parts.push(...this.commentRun(rest, undefined));
+      pushAll(parts, this.commentRun(rest, undefined));
       parts.pop(); // the caller adds the file's final newline
     }
-    return concat(...parts);
+    return concatAll(parts);
   }
 
   private policy(policy: PolicyDecl, nextStart: number | undefined): Layout {
@@ -191,25 +199,32 @@ class FilePrinter {
     let previousLine: number | undefined;
     policy.items.forEach((item, index) => {
       const leading = this.takeBefore(item.span.start);
-      body.push(hardline, ...blankLine(previousLine, leading[0]?.span.line ?? item.span.line));
+      body.push(hardline);
+      pushAll(body, blankLine(previousLine, leading[0]?.span.line ?? item.span.line));
       // Comments moved out of the declaration go above its doc comment, which must stay attached.
       const docStart = item.doc?.span.start ?? item.span.start;
       const beforeDoc = leading.filter((comment) => comment.span.start < docStart);
       const docRun = leading.filter((comment) => comment.span.start >= docStart);
       const printed = this.item(item, policy.items[index + 1]?.span.start ?? policy.span.end);
-      body.push(...this.commentRun(beforeDoc, docRun[0]?.span.line ?? item.span.line));
-      body.push(...printed.hoisted.map((comment) => concat(commentText(comment), hardline)));
-      body.push(...this.commentRun(docRun, item.span.line), printed.layout);
+      pushAll(body, this.commentRun(beforeDoc, docRun[0]?.span.line ?? item.span.line));
+      for (const comment of printed.hoisted) body.push(concat(commentText(comment), hardline));
+      pushAll(body, this.commentRun(docRun, item.span.line));
+      body.push(printed.layout);
       previousLine = printed.lastLine;
     });
     // Comments after the last item, before the closing brace.
     const closing = this.takeBefore(policy.span.end - 1);
     if (closing.length > 0) {
-      body.push(hardline, ...blankLine(previousLine, closing[0]!.span.line), ...this.commentRun(closing, undefined));
+      body.push(hardline);
+      pushAll(body, blankLine(previousLine, closing[0]!.span.line));
+      pushAll(body, this.commentRun(closing, undefined));
       body.pop();
     }
     const trailing = this.takeWhile((c) => c.span.line === policy.span.endLine && c.span.start < (nextStart ?? Number.POSITIVE_INFINITY));
-    return concat(...header, indent(...body), hardline, "}", ...trailing.map((comment) => ` ${commentText(comment)}`));
+    const parts: Layout[] = header;
+    parts.push(indentAll(body), hardline, "}");
+    for (const comment of trailing) parts.push(` ${commentText(comment)}`);
+    return concatAll(parts);
   }
 
   private item(item: Item, boundary: number): { layout: Layout; hoisted: readonly Comment[]; lastLine: number } {
@@ -224,7 +239,9 @@ class FilePrinter {
         ? group(`pattern ${item.name.text} =`, indent(line, exprLayout(item.body)))
         : concat(`rule ${item.name.text}: `, statementLayout(item.statement, operandComments));
     const trailing = this.takeWhile((comment) => comment.span.line === item.span.endLine && comment.span.start < boundary);
-    const layout = concat(declaration, ...trailing.map((comment) => ` ${commentText(comment)}`));
+    const parts: Layout[] = [declaration];
+    for (const comment of trailing) parts.push(` ${commentText(comment)}`);
+    const layout = concatAll(parts);
     return { layout, hoisted, lastLine: trailing[trailing.length - 1]?.span.endLine ?? item.span.endLine };
   }
 
@@ -237,10 +254,11 @@ class FilePrinter {
     const parts: Layout[] = [];
     let previousLine: number | undefined;
     for (const comment of comments) {
-      parts.push(...blankLine(previousLine, comment.span.line), commentText(comment), hardline);
+      pushAll(parts, blankLine(previousLine, comment.span.line));
+      parts.push(commentText(comment), hardline);
       previousLine = comment.span.endLine;
     }
-    if (nextLine !== undefined) parts.push(...blankLine(previousLine, nextLine));
+    if (nextLine !== undefined) pushAll(parts, blankLine(previousLine, nextLine));
     return parts;
   }
 
@@ -269,19 +287,16 @@ function placeBetweenOperands(statement: Statement, comments: readonly Comment[]
   const operandComments: Comment[][] = statement.operands.map(() => []);
   operandComments.push([]);
   const afterHead = statement.bound?.span.end ?? statement.formSpan.end;
+  const operands = statement.operands;
+  // Comments and operands are both in source order, so one cursor over the operands serves all the
+  // comments: a comment that starts after operand k ends can only sit in a later gap.
+  let index = 0;
   for (const comment of comments) {
-    let placed = false;
-    let previousEnd = afterHead;
-    for (let index = 0; index <= statement.operands.length; index++) {
-      const nextStart = statement.operands[index]?.span.start ?? statement.span.end;
-      if (comment.span.start >= previousEnd && comment.span.end <= nextStart) {
-        operandComments[index]!.push(comment);
-        placed = true;
-        break;
-      }
-      previousEnd = statement.operands[index]?.span.end ?? previousEnd;
-    }
-    if (!placed) hoisted.push(comment);
+    while (index < operands.length && comment.span.start >= operands[index]!.span.end) index++;
+    const previousEnd = index === 0 ? afterHead : operands[index - 1]!.span.end;
+    const nextStart = operands[index]?.span.start ?? statement.span.end;
+    if (comment.span.start >= previousEnd && comment.span.end <= nextStart) operandComments[index]!.push(comment);
+    else hoisted.push(comment);
   }
   return { hoisted, operandComments };
 }
