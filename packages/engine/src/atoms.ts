@@ -199,6 +199,14 @@ export function matchesPattern(formula: Formula, event: TraceEvent): boolean {
 
 /** The values an event binds under a key path, distinct by the language's equality, as value keys. */
 export function boundValueKeys(event: TraceEvent, key: readonly string[]): string[] {
+  if (key.length === 1) {
+    // The common case: one plain key holding a scalar.
+    const args = event.args;
+    const name = key[0]!;
+    if (!Object.prototype.hasOwnProperty.call(args, name)) return [];
+    const value = args[name]!;
+    if (typeof value !== "object" || value === null) return [valueKey(value)];
+  }
   const keys = new Set<string>();
   for (const value of valuesAtPath(event.args, key)) keys.add(valueKey(value));
   return [...keys];
@@ -223,29 +231,59 @@ export interface BindingPattern {
 }
 
 /**
- * The bindings an event gives a pattern: one tuple of values (in the order of `variables`) per
- * combination of the values under the bound keys, as a string key. An event that does not match
- * the pattern has none; a pattern without variables has the one empty tuple "" on a match.
+ * A pattern operand prepared for one statement: its predicates compiled once, so that reading an
+ * event costs the predicate and nothing else when the event does not match.
  */
-export function bindingsOf(pattern: BindingPattern, variables: readonly string[], event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
-  const matches =
-    mode === "exact"
-      ? compilePattern(pattern.formula)(event)
-      : mode === "definitely"
-        ? compilePendingPattern(pattern.formula)(event) === Truth.True
-        : compilePendingPattern(pattern.formula)(event) !== Truth.False;
-  if (!matches) return NO_BINDINGS;
-  if (pattern.bindings.size === 0) return THE_EMPTY_BINDING;
-  let tuples: string[] = [""];
-  let first = true;
-  for (const variable of variables) {
-    const key = pattern.bindings.get(variable);
-    if (key === undefined) continue;
-    const values = boundValueKeys(event, key);
-    const next: string[] = [];
-    for (const prefix of tuples) for (const value of values) next.push(first ? value : prefix + TUPLE_SEPARATOR + value);
-    tuples = next;
-    first = false;
+export class PatternBinder {
+  private readonly exact: EventPredicate;
+  private readonly pending: PendingPredicate;
+  /** The bound keys in the order of the statement's variables. */
+  private readonly keys: readonly (readonly string[])[];
+
+  constructor(
+    readonly pattern: BindingPattern,
+    variables: readonly string[],
+  ) {
+    this.exact = compilePattern(pattern.formula);
+    this.pending = compilePendingPattern(pattern.formula);
+    this.keys = variables.flatMap((variable) => {
+      const key = pattern.bindings.get(variable);
+      return key === undefined ? [] : [key];
+    });
   }
-  return tuples;
+
+  /** Whether the pattern binds any variable. */
+  get binds(): boolean {
+    return this.keys.length > 0;
+  }
+
+  /**
+   * The bindings an event gives the pattern: one tuple of values (in the order of the statement's
+   * variables) per combination of the values under the bound keys, as a string key. An event that
+   * does not match has none; a pattern without variables has the one empty tuple "" on a match.
+   * On a call that has not run, `definitely` counts a match only if it holds whatever the result,
+   * `possibly` if it holds for some result.
+   */
+  bindings(event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
+    const matches =
+      mode === "exact" ? this.exact(event) : mode === "definitely" ? this.pending(event) === Truth.True : this.pending(event) !== Truth.False;
+    if (!matches) return NO_BINDINGS;
+    if (this.keys.length === 0) return THE_EMPTY_BINDING;
+    if (this.keys.length === 1) return boundValueKeys(event, this.keys[0]!);
+    let tuples: string[] = [""];
+    let first = true;
+    for (const key of this.keys) {
+      const values = boundValueKeys(event, key);
+      const next: string[] = [];
+      for (const prefix of tuples) for (const value of values) next.push(first ? value : prefix + TUPLE_SEPARATOR + value);
+      tuples = next;
+      first = false;
+    }
+    return tuples;
+  }
+}
+
+/** The bindings an event gives a pattern (see {@link PatternBinder.bindings}); prepare a binder to read many events. */
+export function bindingsOf(pattern: BindingPattern, variables: readonly string[], event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
+  return new PatternBinder(pattern, variables).bindings(event, mode);
 }

@@ -1,5 +1,6 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
+import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type StatementMachine } from "./machines.js";
 
 /**
@@ -11,17 +12,19 @@ import { createMachine, sortedUnique, type StatementMachine } from "./machines.j
 export class TraceRun {
   private readonly machines: StatementMachine[];
   private readonly witnesses: number[][];
+  private readonly dispatch: Dispatch;
   private events = 0;
 
   constructor(readonly statements: readonly CheckedStatement[]) {
     this.machines = statements.map((statement) => createMachine(statement));
     this.witnesses = statements.map(() => []);
+    this.dispatch = new Dispatch(this.machines);
   }
 
   /** Reads the next event (positions 1, 2, … in order). */
   step(event: TraceEvent): void {
     this.events++;
-    for (let index = 0; index < this.machines.length; index++) {
+    for (const index of this.dispatch.machinesFor(event.action)) {
       const found = this.machines[index]!.step(event);
       if (found.length === 0) continue;
       const witnesses = this.witnesses[index]!;

@@ -1,6 +1,6 @@
 import type { CheckedStatement, Formula } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
-import { bindingsOf, compilePattern, compilePendingPattern, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { compilePattern, compilePendingPattern, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
 
 /**
  * The forward engine: every statement compiles to a state machine that reads the trace one event
@@ -22,6 +22,11 @@ import { bindingsOf, compilePattern, compilePendingPattern, Truth, type BindingP
  * until the run ends (see `FutureBodyMachine`).
  */
 export interface StatementMachine {
+  /**
+   * The actions of the events that can change this machine or make a witness; undefined when any
+   * event can. An event of another action leaves the machine as it is and may be skipped.
+   */
+  readonly relevantActions: ReadonlySet<string> | undefined;
   /** Reads the next event (positions 1, 2, … in order); returns the witnesses that became final. */
   step(event: TraceEvent): number[];
   /**
@@ -45,20 +50,20 @@ export function createMachine(statement: CheckedStatement, state?: MachineState)
   if (state !== undefined && state.form !== machineForm(statement)) {
     throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${statement.form})`);
   }
-  const variables = statement.variables;
+  const bind = (pattern: BindingPattern) => new PatternBinder(pattern, statement.variables);
   switch (statement.form) {
     case "abs":
       return new AbsenceMachine(statement.pattern.formula);
     case "prec":
-      return new PrecedenceMachine(statement.first, statement.second, variables, state);
+      return new PrecedenceMachine(bind(statement.first), bind(statement.second), state);
     case "resp":
-      return new ResponseMachine(statement.first, statement.second, variables, state);
+      return new ResponseMachine(bind(statement.first), bind(statement.second), state);
     case "bresp":
-      return new BoundedResponseMachine(statement.first, statement.second, variables, statement.bound, state);
+      return new BoundedResponseMachine(bind(statement.first), bind(statement.second), statement.bound, state);
     case "rslv":
-      return new ResolutionMachine(statement.first, statement.second, variables, state);
+      return new ResolutionMachine(bind(statement.first), bind(statement.second), state);
     case "until":
-      return new UntilMachine(statement.trigger, statement.resolve, statement.bad, variables, state);
+      return new UntilMachine(bind(statement.trigger), bind(statement.resolve), bind(statement.bad), state);
     case "always":
       return usesEventually(statement.body) ? new FutureBodyMachine(statement.body, state) : new PastBodyMachine(statement.body, state);
   }
@@ -74,7 +79,9 @@ const NONE: number[] = [];
 class AbsenceMachine implements StatementMachine {
   private readonly matches: EventPredicate;
   private readonly pendingMatches: PendingPredicate;
+  readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(formula: Formula) {
+    this.relevantActions = actionsOf(formula);
     this.matches = compilePattern(formula);
     this.pendingMatches = compilePendingPattern(formula);
   }
@@ -98,16 +105,17 @@ class AbsenceMachine implements StatementMachine {
 /** prec(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e') [∧ e'[k'] = e[k]]. Keeps the bindings ψ' has had. */
 class PrecedenceMachine implements StatementMachine {
   private readonly seen: Set<string>;
+  readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
-    private readonly first: BindingPattern,
-    private readonly second: BindingPattern,
-    private readonly variables: readonly string[],
+    private readonly first: PatternBinder,
+    private readonly second: PatternBinder,
     state?: MachineState,
   ) {
+    this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.seen = new Set(state === undefined ? [] : (state["seen"] as string[]));
   }
   private unseen(event: TraceEvent, mode: "exact" | "definitely"): number[] {
-    for (const binding of bindingsOf(this.first, this.variables, event, mode)) if (!this.seen.has(binding)) return [event.position];
+    for (const binding of this.first.bindings(event, mode)) if (!this.seen.has(binding)) return [event.position];
     return NONE;
   }
   probe(event: TraceEvent): number[] {
@@ -115,7 +123,7 @@ class PrecedenceMachine implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     const witnesses = this.unseen(event, "exact");
-    for (const binding of bindingsOf(this.second, this.variables, event)) this.seen.add(binding);
+    for (const binding of this.second.bindings(event)) this.seen.add(binding);
     return witnesses;
   }
   finish(): number[] {
@@ -135,18 +143,19 @@ class PrecedenceMachine implements StatementMachine {
  */
 class ResponseMachine implements StatementMachine {
   private readonly waiting: Map<string, number[]>;
+  readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
-    private readonly first: BindingPattern,
-    private readonly second: BindingPattern,
-    private readonly variables: readonly string[],
+    private readonly first: PatternBinder,
+    private readonly second: PatternBinder,
     state?: MachineState,
   ) {
+    this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.waiting = new Map(state === undefined ? [] : (state["waiting"] as [string, number[]][]));
   }
   step(event: TraceEvent): number[] {
     // Responses first: a trigger is answered only by a strictly later event.
-    for (const binding of bindingsOf(this.second, this.variables, event)) this.waiting.delete(binding);
-    for (const binding of bindingsOf(this.first, this.variables, event)) {
+    for (const binding of this.second.bindings(event)) this.waiting.delete(binding);
+    for (const binding of this.first.bindings(event)) {
       const positions = this.waiting.get(binding);
       if (positions === undefined) this.waiting.set(binding, [event.position]);
       else positions.push(event.position);
@@ -180,10 +189,11 @@ class BoundedResponseMachine implements StatementMachine {
   private readonly queue: { position: number; bindings: readonly string[] }[];
   private head: number;
   private readonly latestResponse: Map<string, number>;
+  /** Every event closes the window of the trigger ℓ events before it. */
+  readonly relevantActions = undefined;
   constructor(
-    private readonly first: BindingPattern,
-    private readonly second: BindingPattern,
-    private readonly variables: readonly string[],
+    private readonly first: PatternBinder,
+    private readonly second: PatternBinder,
     private readonly bound: number,
     state?: MachineState,
   ) {
@@ -198,7 +208,7 @@ class BoundedResponseMachine implements StatementMachine {
 
   probe(event: TraceEvent): number[] {
     // A call that may answer (for some result) keeps its triggers open: they are not final yet.
-    const responded = bindingsOf(this.second, this.variables, event, "possibly");
+    const responded = this.second.bindings(event, "possibly");
     let witnesses = NONE;
     for (let index = this.head; index < this.queue.length; index++) {
       const entry = this.queue[index]!;
@@ -209,7 +219,7 @@ class BoundedResponseMachine implements StatementMachine {
   }
 
   step(event: TraceEvent): number[] {
-    const responded = bindingsOf(this.second, this.variables, event);
+    const responded = this.second.bindings(event);
     for (const binding of responded) this.latestResponse.set(binding, event.position);
     let witnesses = NONE;
     while (this.head < this.queue.length && this.queue[this.head]!.position + this.bound <= event.position) {
@@ -221,7 +231,7 @@ class BoundedResponseMachine implements StatementMachine {
       this.queue.splice(0, this.head);
       this.head = 0;
     }
-    const triggered = bindingsOf(this.first, this.variables, event);
+    const triggered = this.first.bindings(event);
     if (triggered.length > 0) this.queue.push({ position: event.position, bindings: triggered });
     return witnesses;
   }
@@ -253,17 +263,18 @@ class BoundedResponseMachine implements StatementMachine {
  */
 class ResolutionMachine implements StatementMachine {
   private readonly latest: Map<string, number>;
+  readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
-    private readonly first: BindingPattern,
-    private readonly second: BindingPattern,
-    private readonly variables: readonly string[],
+    private readonly first: PatternBinder,
+    private readonly second: PatternBinder,
     state?: MachineState,
   ) {
+    this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.latest = new Map(state === undefined ? [] : (state["latest"] as [string, number][]));
   }
   step(event: TraceEvent): number[] {
-    const triggered = bindingsOf(this.first, this.variables, event);
-    const resolved = bindingsOf(this.second, this.variables, event);
+    const triggered = this.first.bindings(event);
+    const resolved = this.second.bindings(event);
     for (const binding of resolved) this.latest.delete(binding);
     for (const binding of triggered) {
       if (resolved.includes(binding)) continue;
@@ -295,22 +306,23 @@ class UntilMachine implements StatementMachine {
   private readonly open: Map<string, number[]>;
   /** Triggers already reported, for a trigger open under several bindings (list values). */
   private readonly reported: Set<number>;
+  readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
-    private readonly trigger: BindingPattern,
-    private readonly resolve: BindingPattern,
-    private readonly bad: BindingPattern,
-    private readonly variables: readonly string[],
+    private readonly trigger: PatternBinder,
+    private readonly resolve: PatternBinder,
+    private readonly bad: PatternBinder,
     state?: MachineState,
   ) {
+    this.relevantActions = unionOfActions([this.trigger.pattern.formula, this.resolve.pattern.formula, this.bad.pattern.formula]);
     this.open = new Map(state === undefined ? [] : (state["open"] as [string, number[]][]));
     this.reported = new Set(state === undefined ? [] : (state["reported"] as number[]));
   }
 
   /** The bindings whose open intervals `event` breaks: those of ψb, or all when ψb binds nothing. */
   private broken(event: TraceEvent, mode: "exact" | "definitely"): Iterable<string> {
-    const bad = bindingsOf(this.bad, this.variables, event, mode);
+    const bad = this.bad.bindings(event, mode);
     if (bad.length === 0) return NONE_STRINGS;
-    return this.bad.bindings.size === 0 ? [...this.open.keys()] : bad;
+    return !this.bad.binds ? [...this.open.keys()] : bad;
   }
 
   private brokenTriggers(broken: Iterable<string>): number[] {
@@ -330,12 +342,12 @@ class UntilMachine implements StatementMachine {
     const witnesses = this.brokenTriggers(broken);
     for (const binding of broken) this.open.delete(binding);
     for (const position of witnesses) this.reported.add(position);
-    const resolved = bindingsOf(this.resolve, this.variables, event);
+    const resolved = this.resolve.bindings(event);
     if (resolved.length > 0) {
-      if (this.resolve.bindings.size === 0) this.open.clear();
+      if (!this.resolve.binds) this.open.clear();
       else for (const binding of resolved) this.open.delete(binding);
     }
-    for (const binding of bindingsOf(this.trigger, this.variables, event)) {
+    for (const binding of this.trigger.bindings(event)) {
       const positions = this.open.get(binding);
       if (positions === undefined) this.open.set(binding, [event.position]);
       else positions.push(event.position);
@@ -449,6 +461,8 @@ class PastBodyMachine implements StatementMachine {
   private readonly body: CompiledBody;
   private readonly seen: boolean[];
   private readonly values: boolean[];
+  /** Θ is judged on every event (a body can be false on an event that matches nothing). */
+  readonly relevantActions = undefined;
   constructor(formula: Formula, state?: MachineState) {
     this.body = compileBody(formula);
     this.seen = state === undefined ? new Array<boolean>(this.body.summaries).fill(false) : [...(state["seen"] as boolean[])];
@@ -552,6 +566,8 @@ class FutureBodyMachine implements StatementMachine {
   /** Leaf values: bit `leaf % 32` of word `i * stride + ⌊leaf / 32⌋` is the leaf's value on event i + 1. */
   private bits: Uint32Array;
   private length: number;
+  /** Θ is judged on every event (a body can be false on an event that matches nothing). */
+  readonly relevantActions = undefined;
   constructor(formula: Formula, state?: MachineState) {
     this.body = compileBody(formula);
     this.stride = Math.max(1, Math.ceil(this.body.leaves / 32));
@@ -641,6 +657,38 @@ class FutureBodyMachine implements StatementMachine {
     const words = this.bits.subarray(0, this.length * this.stride);
     return { form: "always-future", length: this.length, bits: Buffer.from(words.buffer, words.byteOffset, words.byteLength).toString("base64") };
   }
+}
+
+/**
+ * The actions an event must have for a pattern to hold on it (a superset), or undefined when the
+ * pattern can hold on any action: `action in α` gives α, a conjunction the first of its operands
+ * that restricts, a disjunction the union when every operand restricts.
+ */
+export function actionsOf(formula: Formula): ReadonlySet<string> | undefined {
+  switch (formula.kind) {
+    case "action":
+      return new Set(formula.actions);
+    case "and":
+      for (const operand of formula.operands) {
+        const actions = actionsOf(operand);
+        if (actions !== undefined) return actions;
+      }
+      return undefined;
+    case "or":
+      return unionOfActions(formula.operands);
+    default:
+      return undefined;
+  }
+}
+
+function unionOfActions(formulas: readonly Formula[]): ReadonlySet<string> | undefined {
+  const union = new Set<string>();
+  for (const formula of formulas) {
+    const actions = actionsOf(formula);
+    if (actions === undefined) return undefined;
+    for (const action of actions) union.add(action);
+  }
+  return union;
 }
 
 /** Ascending, without repeats. */

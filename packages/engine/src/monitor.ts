@@ -1,5 +1,6 @@
 import type { CheckedStatement } from "@vigil/checker";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
+import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type MachineState, type StatementMachine } from "./machines.js";
 
 /**
@@ -123,6 +124,7 @@ export class Monitor {
   private readonly statements: MonitoredStatement[];
   private events = 0;
   private pending: PendingEntry[] = [];
+  private dispatch: Dispatch;
 
   constructor(statements: readonly CheckedStatement[], options: MonitorOptions = {}) {
     this.statements = statements.map((statement) => ({
@@ -131,6 +133,7 @@ export class Monitor {
       machine: createMachine(statement),
       witnesses: [],
     }));
+    this.dispatch = new Dispatch(this.statements.map((entry) => entry.machine));
     if (options.restore !== undefined) this.restore(options.restore);
   }
 
@@ -145,12 +148,13 @@ export class Monitor {
       const event = eventOf(call, position);
       const violations: Violation[] = [];
       const reported: [number, number[]][] = [];
-      this.statements.forEach((entry, index) => {
+      for (const index of this.dispatch.machinesFor(event.action)) {
+        const entry = this.statements[index]!;
         const witnesses = entry.machine.probe(event);
-        if (witnesses.length === 0) return;
+        if (witnesses.length === 0) continue;
         reported.push([index, witnesses]);
         violations.push(violationOf(entry.statement, witnesses));
-      });
+      }
       const decision = decisionOf(violations);
       this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, reported });
       return { decision, violations, position };
@@ -183,14 +187,15 @@ export class Monitor {
       ...(result.output !== undefined ? { output: result.output } : {}),
     };
     const violations: Violation[] = [];
-    this.statements.forEach((statement, statementIndex) => {
+    for (const statementIndex of this.dispatch.machinesFor(event.action)) {
+      const statement = this.statements[statementIndex]!;
       const witnesses = statement.machine.step(event);
-      if (witnesses.length === 0) return;
+      if (witnesses.length === 0) continue;
       for (const witness of witnesses) statement.witnesses.push(witness);
       const announced = entry?.reported.find(([i]) => i === statementIndex)?.[1] ?? [];
       const fresh = witnesses.filter((w) => !announced.includes(w));
       if (fresh.length > 0) violations.push(violationOf(statement.statement, fresh));
-    });
+    }
     return { position, violations };
   }
 
@@ -263,6 +268,7 @@ export class Monitor {
       entry.machine = machines[index]!;
       entry.witnesses = [...snapshot.witnesses[index]!];
     });
+    this.dispatch = new Dispatch(machines);
     this.events = snapshot.events;
     this.pending = snapshot.pending.map((entry) => ({ ...entry }));
   }
