@@ -7,6 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@vigil/source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
+    // A test that asserts nothing cannot fail: every test must make at least one assertion.
+    expect: { requireAssertions: true },
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
