@@ -131,9 +131,11 @@ function buildPattern(formula: Formula): EventPredicate {
 }
 
 /**
- * Truth on a call that has not run: its action and arguments are known, its status and output are
- * not. `unknown` is Kleene's third value: a formula is `true` only if it holds whatever the result,
- * `false` only if it fails whatever the result.
+ * Truth on a call that has not run. Its action and arguments are known; it is judged as if it will
+ * succeed (`status = ok` holds, `status = error` does not: a rule about a successful call blocks it
+ * before it runs, and one about a failure can only be judged once it failed); its output is not
+ * known. `unknown` is Kleene's third value: a formula is `true` only if it holds whatever the
+ * output, `false` only if it fails whatever the output.
  */
 export const Truth = { False: 0, True: 1, Unknown: 2 } as const;
 export type Truth = (typeof Truth)[keyof typeof Truth];
@@ -151,7 +153,8 @@ export function compilePendingPattern(formula: Formula): PendingPredicate {
 
 function buildPendingPattern(formula: Formula): PendingPredicate {
   if (isAtom(formula)) {
-    if (formula.kind === "status" || formula.kind === "outputMatch") return () => Truth.Unknown;
+    if (formula.kind === "outputMatch") return () => Truth.Unknown;
+    if (formula.kind === "status") return formula.status === "ok" ? () => Truth.True : () => Truth.False;
     const exact = compileAtom(formula);
     return (event) => (exact(event) ? Truth.True : Truth.False);
   }
@@ -220,7 +223,7 @@ const THE_EMPTY_BINDING: readonly string[] = Object.freeze([""]);
 
 /**
  * How a pattern is matched: `exact` on a complete event; on a call that has not run, `definitely`
- * (it matches whatever the result) or `possibly` (it matches for some result).
+ * (it matches whatever its output) or `possibly` (it matches for some output).
  */
 export type BindingMode = "exact" | "definitely" | "possibly";
 
@@ -261,8 +264,8 @@ export class PatternBinder {
    * The bindings an event gives the pattern: one tuple of values (in the order of the statement's
    * variables) per combination of the values under the bound keys, as a string key. An event that
    * does not match has none; a pattern without variables has the one empty tuple "" on a match.
-   * On a call that has not run, `definitely` counts a match only if it holds whatever the result,
-   * `possibly` if it holds for some result.
+   * On a call that has not run (judged as succeeding, its output unknown), `definitely` counts a
+   * match only if it holds whatever the output, `possibly` if it holds for some output.
    */
   bindings(event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
     const matches =

@@ -30,8 +30,8 @@ export interface StatementMachine {
   /** Reads the next event (positions 1, 2, … in order); returns the witnesses that became final. */
   step(event: TraceEvent): number[];
   /**
-   * For a call that has not run (its status and output unknown): the witnesses that stepping it
-   * would make final whatever its result. Changes nothing.
+   * For a call that has not run (judged as succeeding, its output unknown): the witnesses that
+   * stepping it would make final whatever its output. Changes nothing.
    */
   probe(event: TraceEvent): number[];
   /** The witnesses that the end of the run makes final (obligations still open). Changes nothing. */
@@ -207,7 +207,7 @@ class BoundedResponseMachine implements StatementMachine {
   }
 
   probe(event: TraceEvent): number[] {
-    // A call that may answer (for some result) keeps its triggers open: they are not final yet.
+    // A call that may answer (for some output) keeps its triggers open: they are not final yet.
     const responded = this.second.bindings(event, "possibly");
     let witnesses = NONE;
     for (let index = this.head; index < this.queue.length; index++) {
@@ -496,7 +496,7 @@ class PastBodyMachine implements StatementMachine {
     }
     return values[nodes.length - 1]!;
   }
-  /** Θ on a call that has not run, in Kleene's three values: false only if false whatever its result. */
+  /** Θ on a call that has not run, in Kleene's three values: false only if false whatever its output. */
   private evaluatePending(event: TraceEvent): Truth {
     const { nodes } = this.body;
     const values: Truth[] = new Array<Truth>(nodes.length);

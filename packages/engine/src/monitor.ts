@@ -10,10 +10,12 @@ import { createMachine, sortedUnique, type MachineState, type StatementMachine }
  * the trace; when the run ends, `finish` judges the obligations still open. Run over a whole trace
  * call by call, it reports exactly the witnesses of the offline check, each as soon as it is final.
  *
- * A call that has not run has no status and no output: on the pending call, `status = ok`,
- * `status = error` and `output ~ p` are false (as on a recorded call without a result). A statement
- * that reads them is judged again on the complete event when the result is recorded; a violation
- * found only then cannot be blocked (the call already ran) and is returned by `record`.
+ * A call that has not run is judged as if it will succeed, with an output not known yet: `decide`
+ * blocks it when, given that it succeeds, every possible output breaks a statement for good (so a
+ * rule about successful calls, `prec(warp and status = ok, validate)`, blocks the warp before it
+ * runs, and `output ~ p` never blocks). Every statement is judged again on the complete event when
+ * the result is recorded; a violation found only then (a failure, an output) cannot be blocked, the
+ * call already ran, and `record` returns it.
  */
 
 /** A call the agent is about to make. */
