@@ -20,6 +20,7 @@ export const diagnosticCodes = {
   V0005: { severity: "error", summary: "a number literal is not a valid JSON number" },
   V0006: { severity: "error", summary: "an expression is nested too deeply for the parser" },
   V0007: { severity: "error", summary: "a value is written as a bare word; argument values are JSON values" },
+  V0008: { severity: "error", summary: "a rule's response is not `block`, `warn` or `ask`, or its remediation message is misplaced" },
 
   // Checking (produced by @vigil/checker).
   V1001: { severity: "error", summary: "a name refers to no pattern of the policy" },
@@ -39,6 +40,7 @@ export const diagnosticCodes = {
   V1103: { severity: "info", summary: "a value does not occur under its argument in the trace, so it matches nothing" },
   V1104: { severity: "warning", summary: "a pattern is declared but never used" },
   V1105: { severity: "warning", summary: "a `///` doc comment is not followed by a policy, pattern or rule" },
+  V1106: { severity: "warning", summary: "a rule's remediation message is empty" },
 
   // Traces (produced by @vigil/trace).
   T0001: { severity: "error", summary: "a trace line is not valid JSON" },
@@ -52,6 +54,10 @@ export const diagnosticCodes = {
   T0009: { severity: "error", summary: "a tool call's arguments are not a JSON object" },
   T0010: { severity: "warning", summary: "a tool call is answered more than once; the first answer is kept" },
   T0011: { severity: "warning", summary: "a shell call's command line does not parse, so it is not grounded into events" },
+  T0012: { severity: "error", summary: "an integer in a trace is beyond 2^53 − 1 and cannot be represented exactly" },
+  T0013: { severity: "error", summary: "a number in a trace is out of range (beyond the largest double)" },
+  T0014: { severity: "info", summary: "an argument value was longer than the observation cap and was truncated" },
+  T0015: { severity: "error", summary: "a trace has more diagnostics than are kept; the rest are counted in one (its severity is theirs)" },
 
   // Decision procedures (produced by @vigil/smt and @vigil/engine).
   E0001: { severity: "error", summary: "the solver did not decide a statement (time-out, resource limit or failure): fail closed" },

@@ -56,12 +56,30 @@ export interface PatternDecl {
   readonly span: Span;
 }
 
-/** `rule NAME: φ` */
+/** `rule NAME: φ`, optionally followed by a response and a remediation: `rule NAME: φ warn "…"`. */
 export interface RuleDecl {
   readonly kind: "RuleDecl";
   readonly name: Identifier;
   readonly statement: Statement;
+  /** The response as written; absent when none is (the rule then blocks). */
+  readonly response?: ResponseWord;
+  /** The message that tells an agent how to comply, as written after the response. */
+  readonly remediation?: StringLiteral;
   readonly doc?: DocText;
+  readonly span: Span;
+}
+
+/**
+ * What enforcement does with a violation of a rule: `block` the call (the default), `warn` (let it
+ * through and report it) or `ask` a person to decide. A response changes no verdict.
+ */
+export type RuleResponse = "block" | "warn" | "ask";
+
+/** The responses, in the order the documentation lists them. */
+export const ruleResponses: readonly RuleResponse[] = ["block", "warn", "ask"];
+
+export interface ResponseWord {
+  readonly value: RuleResponse;
   readonly span: Span;
 }
 

@@ -1,5 +1,5 @@
 import type { CstNode, IToken } from "chevrotain";
-import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
+import { closestName, diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
 import type {
   Atom,
   BoundLiteral,
@@ -13,12 +13,15 @@ import type {
   KeySegment,
   MissingExpr,
   PolicyDecl,
+  ResponseWord,
+  RuleResponse,
   SourceFile,
   Statement,
   StringLiteral,
   SymbolLiteral,
   ValueLiteral,
 } from "./ast.js";
+import { ruleResponses } from "./ast.js";
 import { childNode, childNodes, childToken, childTokens, containsRecovery, extentOf, tokenEnd } from "./cst-access.js";
 import { decodeString, isJsonNumber } from "./literals.js";
 import { maximumNestingDepth } from "./nesting.js";
@@ -49,17 +52,52 @@ const formsByTokenName: Readonly<Record<string, Form>> = {
   AlwaysKeyword: "always",
 };
 
+/**
+ * Words people write for a response, by the response they mean (`deny` is `block`): the suggestion
+ * when a word is not a response and is not a misspelling of one.
+ */
+const responseSynonyms: ReadonlyMap<string, RuleResponse> = new Map(
+  (
+    [
+      ["block", ["deny", "reject", "refuse", "forbid", "disallow", "prevent", "stop", "halt", "abort", "fail", "veto"]],
+      ["warn", ["warning", "log", "report", "notify", "alert", "audit", "flag", "allow", "permit"]],
+      ["ask", ["confirm", "prompt", "approve", "approval", "escalate", "review", "human"]],
+    ] as const
+  ).flatMap(([response, words]) => words.map((word) => [word, response] as const)),
+);
+
+/**
+ * The response a word most likely means: a near spelling (`blok`), the same letters in another
+ * order (`wran`: the words are short, so one swap is already two edits), or a synonym (`deny`).
+ */
+function suggestResponse(word: string): RuleResponse | undefined {
+  const near = closestName(word, ruleResponses);
+  if (near !== undefined) return near as RuleResponse;
+  const letters = (text: string) => [...text.toLowerCase()].sort().join("");
+  return ruleResponses.find((response) => letters(response) === letters(word)) ?? responseSynonyms.get(word.toLowerCase());
+}
+
+function isRuleResponse(word: string): word is RuleResponse {
+  return (ruleResponses as readonly string[]).includes(word);
+}
+
 const prefixKindsByTokenName: Readonly<Record<string, "Not" | "Once" | "Eventually">> = {
   NotKeyword: "Not",
   OnceKeyword: "Once",
   EventuallyKeyword: "Eventually",
 };
 
+/** One declaration: its CST, and for a rule the tokens of its response (see `splitResponse`). */
+export interface DeclarationCst {
+  readonly cst: CstNode | undefined;
+  readonly response: readonly IToken[];
+}
+
 /** A policy as the outline found it, with the CST of each of its declarations. */
 export interface PolicyCst {
   readonly keyword: IToken;
   readonly name?: IToken;
-  readonly items: readonly (CstNode | undefined)[];
+  readonly items: readonly DeclarationCst[];
   readonly start: number;
   readonly end: number;
 }
@@ -96,15 +134,15 @@ class AstBuilder {
   private policy(policy: PolicyCst): PolicyDecl {
     const name = this.identifier(policy.name, tokenEnd(policy.keyword));
     const items: Item[] = [];
-    for (const itemNode of policy.items) {
-      const item = itemNode === undefined ? undefined : this.item(itemNode);
+    for (const declaration of policy.items) {
+      const item = declaration.cst === undefined ? undefined : this.item(declaration.cst, declaration.response);
       if (item !== undefined) items.push(item);
     }
     const doc = this.input.docs.get(policy.keyword.startOffset);
     return { kind: "PolicyDecl", name, ...(doc ? { doc } : {}), items, span: this.span(policy.start, policy.end) };
   }
 
-  private item(node: CstNode): Item | undefined {
+  private item(node: CstNode, responseTokens: readonly IToken[]): Item | undefined {
     this.reportedTooDeep = false;
     const patternNode = childNode(node, "patternDecl");
     if (patternNode !== undefined) {
@@ -126,10 +164,71 @@ class AstBuilder {
       const name = this.identifier(childToken(ruleNode, "Identifier"), tokenEnd(keyword));
       const colon = childToken(ruleNode, "Colon");
       const statement = this.statement(childNode(ruleNode, "statement"), colon ? tokenEnd(colon) : name.span.end);
+      const { response, remediation } = this.response(responseTokens);
+      const lastResponseToken = responseTokens[responseTokens.length - 1];
+      const end = lastResponseToken === undefined ? extent.end : Math.max(extent.end, tokenEnd(lastResponseToken));
       const doc = this.input.docs.get(keyword.startOffset);
-      return { kind: "RuleDecl", name, statement, ...(doc ? { doc } : {}), span: this.span(extent.start, extent.end) };
+      return {
+        kind: "RuleDecl",
+        name,
+        statement,
+        ...(response ? { response } : {}),
+        ...(remediation ? { remediation } : {}),
+        ...(doc ? { doc } : {}),
+        span: this.span(extent.start, end),
+      };
     }
     return undefined;
+  }
+
+  /**
+   * The response after a rule's statement, from the tokens the outline set aside for it. Any
+   * identifier in that place is taken (the words are contextual), so a word that is not a response
+   * is reported here, with the response it most likely means; so is a remediation written without
+   * a response before it.
+   */
+  private response(tokens: readonly IToken[]): { response?: ResponseWord; remediation?: StringLiteral } {
+    const word = tokens.find((token) => token.tokenType.name === "Identifier");
+    const messages = tokens.filter((token) => token.tokenType.name !== "Identifier");
+    const remediation = messages[0] === undefined ? undefined : this.stringLiteral(messages[0]);
+    const extra = messages[1];
+    if (extra !== undefined) {
+      this.diagnostics.push(
+        diagnostic("V0008", "a rule has one remediation message", {
+          span: this.span(extra.startOffset, tokenEnd(messages[messages.length - 1]!)),
+          help: "join the messages into one string",
+        }),
+      );
+    }
+    const withRemediation = remediation === undefined ? {} : { remediation };
+    if (word === undefined) {
+      if (remediation !== undefined) {
+        const at = this.span(remediation.span.start, remediation.span.start);
+        this.diagnostics.push(
+          diagnostic("V0008", "expected `block`, `warn` or `ask` before the remediation message", {
+            span: remediation.span,
+            help: "a remediation follows the rule's response: `block \"…\"`, `warn \"…\"` or `ask \"…\"`",
+            fix: { title: "insert `block`", edits: [{ span: at, newText: "block " }] },
+          }),
+        );
+      }
+      return withRemediation;
+    }
+    const span = this.tokenSpan(word);
+    if (isRuleResponse(word.image)) return { response: { value: word.image, span }, ...withRemediation };
+    const suggestion = suggestResponse(word.image);
+    const meaning = "`block` stops the call (the default), `warn` lets it through and reports it, `ask` lets a person decide";
+    this.diagnostics.push(
+      diagnostic("V0008", `\`${word.image}\` is not a response; a rule's response is \`block\`, \`warn\` or \`ask\``, {
+        span,
+        help:
+          suggestion !== undefined
+            ? `did you mean \`${suggestion}\`? ${meaning}`
+            : `${meaning}; if \`${word.image}\` belongs to the statement, an operator such as \`and\` is missing before it`,
+        ...(suggestion !== undefined ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span, newText: suggestion }] } } : {}),
+      }),
+    );
+    return withRemediation;
   }
 
   private statement(node: CstNode | undefined, fallback: number): Statement {

@@ -1,7 +1,21 @@
 import { tokenMatcher, type IToken } from "chevrotain";
 import { diagnostic, type Diagnostic, type LineIndex } from "@vigil/diagnostics";
 import { tokenEnd } from "./cst-access.js";
-import { describeToken, Identifier, LeftBrace, PatternKeyword, PolicyKeyword, RightBrace, RuleKeyword } from "./tokens.js";
+import {
+  describeToken,
+  ErrorKeyword,
+  Identifier,
+  LeftBrace,
+  NestingLimit,
+  OkKeyword,
+  PatternKeyword,
+  PolicyKeyword,
+  RightBrace,
+  RightParen,
+  RuleKeyword,
+  StringToken,
+  Variable,
+} from "./tokens.js";
 
 /**
  * The file's outline, found before any expression is parsed: `policy NAME {`, then declarations,
@@ -137,4 +151,40 @@ function outlinePolicy(chunk: readonly IToken[], lines: LineIndex, diagnostics: 
     items[items.length - 1]!.push(token);
   }
   return { outline: { keyword, ...(name ? { name } : {}), items, start: keyword.startOffset, end: tokenEnd(last) }, after };
+}
+
+/** A rule's tokens split into those of `rule NAME: φ` and those of the response after it. */
+export interface RuleTokens {
+  readonly declaration: IToken[];
+  /** `WORD`, `WORD "…"` or `"…"` (or, in error, more strings); empty when the rule has no response. */
+  readonly response: IToken[];
+}
+
+/** The tokens that can end a statement: the last token of an operand list or of an expression. */
+const statementEnds = [RightParen, RightBrace, Identifier, StringToken, Variable, OkKeyword, ErrorKeyword, NestingLimit];
+const endsStatement = (token: IToken | undefined) => token !== undefined && statementEnds.some((type) => tokenMatcher(token, type));
+
+/**
+ * Finds the response at the end of a rule's tokens. The response words `block`, `warn` and `ask`
+ * are not reserved (a pattern, an action or a key may still be named `block`), so they are
+ * recognized by position: an identifier, and a string after it, that follow a token that can end a
+ * statement. No expression has a name or a string right after such a token, so the split is exact
+ * on every valid rule; on a broken one it keeps the response out of the parser's recovery, so that
+ * a mistake in the statement is still reported once. A string alone in that place (a remediation
+ * whose word is missing) is split off too, to be reported with a fix. Any identifier is taken, so
+ * that a word that is not a response (`deny`) gets a precise diagnostic.
+ */
+export function splitResponse(tokens: readonly IToken[]): RuleTokens {
+  const all = [...tokens];
+  const none = { declaration: all, response: [] };
+  if (all.length === 0 || !tokenMatcher(all[0]!, RuleKeyword)) return none;
+  // The run of strings at the end, and the word before it if there is one.
+  let messages = all.length;
+  while (messages > 0 && tokenMatcher(all[messages - 1]!, StringToken)) messages--;
+  const candidates: number[] = [];
+  if (messages > 0 && tokenMatcher(all[messages - 1]!, Identifier)) candidates.push(messages - 1);
+  for (let start = messages; start < all.length; start++) candidates.push(start);
+  // Longest first; `rule NAME :` and a form keyword come before any response.
+  const start = candidates.find((index) => index >= 4 && endsStatement(all[index - 1]));
+  return start === undefined ? none : { declaration: all.slice(0, start), response: all.slice(start) };
 }

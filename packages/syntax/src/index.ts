@@ -1,5 +1,5 @@
 export type * from "./ast.js";
-export { isPlainIdentifier, keyPathText, nameText, symbolText } from "./ast.js";
+export { isPlainIdentifier, keyPathText, nameText, ruleResponses, symbolText } from "./ast.js";
 export { parse, type ParseResult } from "./parse.js";
 export { format, lineWidth, printExpr, printSourceFile, printStatement, type FormatResult } from "./print.js";
 export { isKeyword, keywords } from "./tokens.js";

@@ -1,7 +1,7 @@
 import { diagnostic, LineIndex, sortDiagnostics, type Diagnostic } from "@vigil/diagnostics";
 import type { SourceFile } from "./ast.js";
 import { cstToAst, type PolicyCst } from "./cst-to-ast.js";
-import { outlineFile } from "./declarations.js";
+import { outlineFile, splitResponse } from "./declarations.js";
 import { attachDocComments, commentsFromTokens } from "./doc-comments.js";
 import { pushAll } from "./arrays.js";
 import { cutTooDeepRegions, maximumNestingDepth } from "./nesting.js";
@@ -50,10 +50,12 @@ export function parse(text: string): ParseResult {
     start: policy.start,
     end: policy.end,
     items: policy.items.map((itemTokens) => {
-      const { cst, errors } = declarationToCst([...itemTokens]);
+      // A rule's response is found by position and kept out of the parser (see `splitResponse`).
+      const { declaration, response } = splitResponse(itemTokens);
+      const { cst, errors } = declarationToCst(declaration);
       pushAll(diagnostics, parseErrorsToDiagnostics(errors, text, lines));
       for (const error of errors) if (Number.isFinite(error.token.startOffset)) errorOffsets.push(error.token.startOffset);
-      return cst;
+      return { cst, response };
     }),
   }));
   const docs = attachDocComments(tokens, comments, text, lines);

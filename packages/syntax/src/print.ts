@@ -6,6 +6,7 @@ import {
   type Expr,
   type Item,
   type PolicyDecl,
+  type RuleDecl,
   type SourceFile,
   type Statement,
 } from "./ast.js";
@@ -163,6 +164,18 @@ function statementLayout(statement: Statement, operandComments: readonly (readon
   return concat(head, group("(", indentAll(parts), softline, ")"));
 }
 
+/**
+ * A rule: its statement, then its response on the same line when the whole rule fits, else on the
+ * next line, indented. The statement is laid out as if the response were not there, so that a long
+ * response moves to its own line rather than breaking a statement that fits.
+ */
+function ruleLayout(rule: RuleDecl, operandComments: readonly (readonly Comment[])[]): Layout {
+  const declaration = concat(`rule ${rule.name.text}: `, statementLayout(rule.statement, operandComments));
+  if (rule.response === undefined) return declaration;
+  const response = rule.remediation === undefined ? rule.response.value : `${rule.response.value} ${rule.remediation.raw}`;
+  return group(declaration, indent(line, response));
+}
+
 function commentText(comment: Comment): string {
   return comment.text.trimEnd();
 }
@@ -237,7 +250,7 @@ class FilePrinter {
     const declaration =
       item.kind === "PatternDecl"
         ? group(`pattern ${item.name.text} =`, indent(line, exprLayout(item.body)))
-        : concat(`rule ${item.name.text}: `, statementLayout(item.statement, operandComments));
+        : ruleLayout(item, operandComments);
     const trailing = this.takeWhile((comment) => comment.span.line === item.span.endLine && comment.span.start < boundary);
     const parts: Layout[] = [declaration];
     for (const comment of trailing) parts.push(` ${commentText(comment)}`);

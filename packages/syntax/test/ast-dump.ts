@@ -9,7 +9,11 @@ export function dumpSourceFile(file: SourceFile): string {
     for (const item of policy.items) {
       const doc = item.doc ? ` doc=${JSON.stringify(item.doc.text)}` : "";
       if (item.kind === "PatternDecl") lines.push(`  (pattern ${name(item.name)}${doc} ${dumpExpr(item.body)})`);
-      else lines.push(`  (rule ${name(item.name)}${doc} ${dumpStatement(item.statement)})`);
+      else {
+        const response = item.response ? ` ${item.response.value}` : "";
+        const remediation = item.remediation ? ` ${JSON.stringify(item.remediation.value)}` : "";
+        lines.push(`  (rule ${name(item.name)}${doc} ${dumpStatement(item.statement)}${response}${remediation})`);
+      }
     }
     lines.push(")");
   }

@@ -17,11 +17,13 @@ function lines(text: string): string[] {
 describe("scale", () => {
   it("parses and formats 50,000 rules", () => {
     const count = 50_000;
-    const rules = Array.from({ length: count }, (_, i) => `  /// Rule ${i}.\n  rule r${i}: abs(action in {a${i}})`);
+    const response = (i: number) => (i % 2 === 0 ? "" : ` warn "Do not call a${i}."`);
+    const rules = Array.from({ length: count }, (_, i) => `  /// Rule ${i}.\n  rule r${i}: abs(action in {a${i}})${response(i)}`);
     const text = `policy p {\n${rules.join("\n")}\n}\n`;
     const parsed = parse(text);
     expect(parsed.diagnostics).toEqual([]);
     expect(parsed.file.policies[0]!.items.length).toBe(count);
+    expect(parsed.file.policies[0]!.items[count - 1]).toMatchObject({ response: { value: "warn" }, remediation: { value: `Do not call a${count - 1}.` } });
     const formatted = format(text).text!;
     expect(formatted).toBe(text);
   }, generous);
