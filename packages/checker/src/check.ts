@@ -62,9 +62,14 @@ function checkStrayDocComments(file: SourceFile, diagnostics: Diagnostic[]): voi
     if (policy.doc) documented.push(policy.doc.span);
     for (const item of policy.items) if (item.doc) documented.push(item.doc.span);
   }
+  // Doc spans do not overlap, and comments come in source order: one cursor serves them all.
+  documented.sort((a, b) => a.start - b.start);
+  let next = 0;
   for (const comment of file.comments) {
     if (comment.kind !== "doc") continue;
-    if (documented.some((span) => span.start <= comment.span.start && comment.span.end <= span.end)) continue;
+    while (next < documented.length && documented[next]!.end <= comment.span.start) next++;
+    const span = documented[next];
+    if (span !== undefined && span.start <= comment.span.start && comment.span.end <= span.end) continue;
     const slashes = { ...comment.span, end: comment.span.start + 3, endLine: comment.span.line, endColumn: comment.span.column + 3 };
     diagnostics.push(
       diagnostic("V1105", "this doc comment documents nothing: no policy, pattern or rule starts on the next line", {
@@ -106,6 +111,8 @@ function checkPolicy(policy: PolicyDecl, options: CheckOptions, diagnostics: Dia
   // reported too, each exactly once.
   for (const pattern of patterns.values()) resolvePatternDecl(pattern, context);
 
+  for (const item of policy.items) if (item.kind === "RuleDecl") checkRemediation(item, diagnostics);
+
   const statements: CheckedStatement[] = [];
   for (const item of policy.items) {
     if (item.kind !== "RuleDecl" || rules.get(item.name.text) !== item) continue;
@@ -136,6 +143,29 @@ function checkPolicy(policy: PolicyDecl, options: CheckOptions, diagnostics: Dia
   };
 }
 
+
+/**
+ * A remediation is read by an agent that has just been stopped, to learn how to comply; an empty
+ * one tells it nothing, and is most likely a message not written yet.
+ */
+function checkRemediation(rule: RuleDecl, diagnostics: Diagnostic[]): void {
+  const remediation = rule.remediation;
+  if (remediation === undefined || !isBlank(remediation.value)) return;
+  // Remove the message and the space before it, back to the end of the response word.
+  const word = rule.response?.span;
+  const removal = word === undefined ? remediation.span : { ...remediation.span, start: word.end, line: word.endLine, column: word.endColumn };
+  diagnostics.push(
+    diagnostic("V1106", `the remediation message of the rule \`${rule.name.text}\` is empty`, {
+      span: remediation.span,
+      help: "say what the agent should do instead, in words it can act on, or remove the message",
+      fix: { title: "remove the empty message", edits: [{ span: removal, newText: "" }] },
+    }),
+  );
+}
+
+function isBlank(text: string): boolean {
+  return text.trim() === "";
+}
 
 const arity: Record<Statement["form"], number> = { abs: 1, prec: 2, resp: 2, bresp: 2, rslv: 2, until: 3, always: 1 };
 
@@ -174,12 +204,15 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
     } else bound = literal.value;
   }
 
+  const remediation = rule.remediation?.value;
   const common = {
     policy: policy.name.text,
     name: rule.name.text,
     ...(rule.doc !== undefined ? { doc: rule.doc.text } : {}),
+    response: rule.response?.value ?? "block",
+    ...(remediation !== undefined && !isBlank(remediation) ? { remediation } : {}),
     span: rule.span,
-  };
+  } as const;
 
   if (statement.form === "always") {
     const body = lowerExpr(statement.operands[0]!, context, { temporal: true });

@@ -1,5 +1,5 @@
 import type { Span } from "@vigil/diagnostics";
-import type { Form } from "@vigil/syntax";
+import type { Form, RuleResponse } from "@vigil/syntax";
 import type { JsonValue } from "@vigil/trace";
 
 /**
@@ -113,6 +113,13 @@ interface StatementCommon {
   readonly name: string;
   /** The `///` text of the rule: the natural-language requirement. */
   readonly doc?: string;
+  /**
+   * What enforcement does with a violation: `block` the call (the default, when the rule names no
+   * response), `warn` (let it through and report it) or `ask` a person. It changes no verdict.
+   */
+  readonly response: RuleResponse;
+  /** What to tell the agent so that it complies, as the rule writes it; absent when none is (or it is empty). */
+  readonly remediation?: string;
   /** The span of the whole `rule …` declaration. */
   readonly span: Span;
   /**

@@ -21,7 +21,11 @@ describe.each(goldenInputs(directory, ".vigil"))("%s", (input) => {
     const parsed = parse(text);
     const checked = checkSourceFile(parsed.file, signature === undefined ? {} : { signature });
     const statements = checked.program.policies.flatMap((policy) =>
-      policy.statements.map((s) => `${s.policy}.${s.name}: ${s.form}${s.variables.length > 0 ? ` ($${s.variables.join(", $")})` : ""}`),
+      policy.statements.map((s) => {
+        const variables = s.variables.length > 0 ? ` ($${s.variables.join(", $")})` : "";
+        const remediation = s.remediation !== undefined ? ` ${JSON.stringify(s.remediation)}` : "";
+        return `${s.policy}.${s.name}: ${s.form}${variables} → ${s.response}${remediation}`;
+      }),
     );
     const output = [
       "# diagnostics",
