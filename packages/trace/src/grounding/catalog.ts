@@ -11,13 +11,23 @@
  * - `flags`: flags without a value → role (set to `true`).
  * - `subcommands`: how many leading positional words name a subcommand (default 0).
  * - `wrapper`: the tool runs the rest of its words as a command (`sudo`, `env`, `timeout 5`);
- *   `skip` positionals are its own (the duration of `timeout`).
+ *   `skip` positionals are its own (the duration of `timeout`). With `unless`, a flag's role under
+ *   which it runs nothing (`command -v git` only names `git`); with `split`, an option's role whose
+ *   value is split into words that start the command (`env -S "cat .env"`); with `stdinArguments`,
+ *   the command gets more arguments from standard input (`xargs rm`).
+ * - `commandOptions`: options followed by a command the tool runs, up to a `;` word (or `{} +`):
+ *   `find . -exec rm {} ;`. The role holds the command's words, and the command's events follow
+ *   the tool's.
+ * - `numberOption`: the role of a word `-N`, a dash and digits (`nice -10`, `kill -9`).
+ * - `action`: the action's name when it is not the program's (`.` is `source`).
  * - `reads`: roles whose values name a file the tool reads, by a pattern whose first group is the
  *   path (`curl -d @secret.txt` reads `secret.txt`). Each such file becomes a `read` event before
  *   the command's own, so a rule about reading a file sees reads hidden inside arguments.
  * - `script`: the role whose value is a command line the tool runs (`bash -c SCRIPT`); its
- *   commands are grounded after the tool's own event. With `stdin`, a tool given neither that
- *   role nor `fromFile` runs what it reads on standard input, when that is known.
+ *   commands are grounded after the tool's own event. With `words`, the script is the tool's
+ *   words after its name, joined by spaces, as `eval` makes it. `fromFile` is the role of a script
+ *   file it runs (whose text the trace does not hold); with `stdin`, a tool given neither runs what
+ *   it reads on standard input, when that is known.
  */
 export interface ToolSpec {
   readonly positionals?: readonly string[];
@@ -26,19 +36,27 @@ export interface ToolSpec {
   readonly subcommands?: number;
   /** Per subcommand (the folded action's last word), positional roles that replace `positionals`. */
   readonly subcommandPositionals?: Readonly<Record<string, readonly string[]>>;
-  readonly wrapper?: { readonly skip?: number };
+  readonly wrapper?: { readonly skip?: number; readonly unless?: string; readonly split?: string; readonly stdinArguments?: boolean };
+  readonly commandOptions?: Readonly<Record<string, string>>;
+  readonly numberOption?: string;
+  readonly action?: string;
   readonly reads?: Readonly<Record<string, RegExp>>;
-  readonly script?: { readonly role: string; readonly fromFile?: string; readonly stdin?: boolean };
+  readonly script?: { readonly role?: string; readonly words?: boolean; readonly fromFile?: string; readonly stdin?: boolean };
 }
 
 const recursive = { "-r": "recursive", "-R": "recursive", "--recursive": "recursive" };
-/** A POSIX shell: `-c SCRIPT`, a script file, or commands on standard input. */
+/** Any value of the role names the file. */
+const wholeValue = /^(.+)$/s;
+/** A POSIX shell: `-c SCRIPT`, a script file (which it reads), or commands on standard input. */
 const shell: ToolSpec = {
   positionals: ["script_file", "argument..."],
   options: { "-c": "script" },
   flags: { "-l": "login", "-e": "errexit", "-x": "xtrace", "-i": "interactive" },
   script: { role: "script", fromFile: "script_file", stdin: true },
+  reads: { script_file: wholeValue },
 };
+/** `source FILE` (or `. FILE`) runs the file's commands in the current shell: it reads the file. */
+const source: ToolSpec = { positionals: ["path", "argument..."], script: { fromFile: "path" }, reads: { path: wholeValue } };
 const force = { "-f": "force", "--force": "force" };
 
 export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
@@ -57,7 +75,12 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   tail: { positionals: ["path..."], options: { "-n": "lines", "-c": "bytes" }, flags: { "-f": "follow" } },
   less: { positionals: ["path..."] },
   ls: { positionals: ["path..."], flags: { "-a": "all", "-l": "long", "-R": "recursive" } },
-  find: { positionals: ["path..."], options: { "-name": "name", "-type": "type", "-exec": "exec", "-path": "match_path", "-maxdepth": "maxdepth" }, flags: { "-delete": "delete" } },
+  find: {
+    positionals: ["path..."],
+    options: { "-name": "name", "-iname": "name", "-type": "type", "-path": "match_path", "-maxdepth": "maxdepth", "-mindepth": "mindepth" },
+    flags: { "-delete": "delete" },
+    commandOptions: { "-exec": "exec", "-execdir": "exec", "-ok": "exec", "-okdir": "exec" },
+  },
   grep: { positionals: ["pattern", "path..."], flags: { ...recursive, "-i": "ignore_case", "-l": "files_only", "-v": "invert" }, options: { "-e": "pattern", "--include": "include" } },
   sed: { positionals: ["script", "path..."], flags: { "-i": "in_place", "-n": "quiet" }, options: { "-e": "script" } },
   awk: { positionals: ["program", "path..."], options: { "-F": "separator", "-f": "program_file" } },
@@ -76,7 +99,9 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   printf: { positionals: ["format", "argument..."] },
   cd: { positionals: ["path"] },
   export: { positionals: ["assignment..."] },
-  source: { positionals: ["path", "argument..."] },
+  source,
+  ".": { ...source, action: "source" },
+  eval: { script: { role: "script", words: true } },
   // Network.
   curl: {
     positionals: ["url..."],
@@ -88,13 +113,13 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
     flags: { "-L": "follow", "-s": "silent", "-k": "insecure", "--insecure": "insecure", "-O": "remote_name", "-f": "fail", "-I": "head" },
     // `-d @file` and `--data-binary @file` send a file's content; `-F name=@file` (or `=<file`) a
     // file in a form; `-T file` uploads one.
-    reads: { data: /^@(.+)$/s, form: /^[^=]*=[@<]([^;]+)/s, upload: /^(.+)$/s },
+    reads: { data: /^@(.+)$/s, form: /^[^=]*=[@<]([^;]+)/s, upload: wholeValue },
   },
   wget: {
     positionals: ["url..."],
     options: { "-O": "output", "--output-document": "output", "-P": "directory", "--post-data": "data", "--post-file": "post_file", "--body-file": "post_file", "--method": "method" },
     flags: { "-q": "quiet" },
-    reads: { post_file: /^(.+)$/s },
+    reads: { post_file: wholeValue },
   },
   ssh: { positionals: ["host", "command..."], options: { "-i": "identity", "-p": "port", "-l": "user", "-o": "option" } },
   scp: { positionals: ["source...", "dest"], options: { "-i": "identity", "-P": "port" }, flags: recursive },
@@ -142,13 +167,30 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   zsh: shell,
   dash: shell,
   // Processes and wrappers.
-  kill: { positionals: ["pid..."], options: { "-s": "signal" } },
+  kill: { positionals: ["pid..."], options: { "-s": "signal" }, numberOption: "signal" },
   pkill: { positionals: ["pattern"], options: { "-f": "full" } },
   ps: { positionals: [] },
+  // Wrappers: each runs the rest of its words as a command, which is grounded with `via` naming it.
   sudo: { wrapper: {}, options: { "-u": "user" } },
-  env: { wrapper: {} },
+  env: {
+    wrapper: { split: "split_string" },
+    options: { "-S": "split_string", "--split-string": "split_string", "-u": "unset", "--unset": "unset", "-C": "directory", "--chdir": "directory" },
+    flags: { "-i": "ignore_environment", "--ignore-environment": "ignore_environment", "-0": "null" },
+  },
   nohup: { wrapper: {} },
-  time: { wrapper: {} },
-  timeout: { wrapper: { skip: 1 } },
-  xargs: { wrapper: {}, options: { "-I": "replace", "-n": "max_args" } },
+  nice: { wrapper: {}, options: { "-n": "adjustment", "--adjustment": "adjustment" }, numberOption: "adjustment" },
+  time: { wrapper: {}, options: { "-o": "output", "-f": "format" }, flags: { "-p": "posix", "-v": "verbose" } },
+  timeout: {
+    wrapper: { skip: 1 },
+    options: { "-s": "signal", "--signal": "signal", "-k": "kill_after", "--kill-after": "kill_after" },
+    flags: { "--preserve-status": "preserve_status", "--foreground": "foreground", "-v": "verbose", "--verbose": "verbose" },
+  },
+  command: { wrapper: { unless: "describe" }, positionals: ["name..."], flags: { "-p": "default_path", "-v": "describe", "-V": "describe" } },
+  builtin: { wrapper: {} },
+  exec: { wrapper: {}, options: { "-a": "name" }, flags: { "-c": "clean_environment", "-l": "login" } },
+  xargs: {
+    wrapper: { stdinArguments: true },
+    options: { "-I": "replace", "-n": "max_args", "-L": "max_lines", "-P": "max_procs", "-d": "delimiter", "-E": "eof", "-s": "max_chars", "-a": "arguments_file" },
+    flags: { "-0": "null", "-r": "no_run_if_empty", "-t": "verbose", "-p": "interactive", "-x": "exit" },
+  },
 };

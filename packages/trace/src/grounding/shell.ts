@@ -3,17 +3,25 @@ import sh from "mvdan-sh";
 /**
  * Shell command lines as data, parsed with mvdan/sh (a complete POSIX/Bash parser): every simple
  * command of a line — through pipelines, `&&`/`||`/`;`, subshells, command substitutions — with
- * its words (quotes removed; expansions kept as written, since their values are not known), its
- * variable assignments and its redirections.
+ * its words (quotes removed, ANSI-C quotes `$'…'` decoded; expansions kept as written, since their
+ * values are not known), its variable assignments and its redirections.
  */
 export interface SimpleCommand {
   readonly words: readonly string[];
+  /**
+   * Per word, whether the shell turns it into text that the command line does not show: it holds
+   * a parameter expansion, a command, arithmetic or process substitution, a pathname pattern or a
+   * brace expansion. Absent, no word is expanded (an argument vector).
+   */
+  readonly expanded?: readonly boolean[];
   readonly assignments: readonly { readonly name: string; readonly value: string }[];
   readonly redirections: readonly Redirection[];
   /** Offset of the command in the command line. */
   readonly offset: number;
   /** In a pipeline (`a | b`), the index (in the parsed line's commands) of the command whose output this one reads. */
   readonly pipedFrom?: number;
+  /** Whether the command reads a pipe, whether or not a single command writes into it. */
+  readonly readsPipe?: boolean;
 }
 
 export interface Redirection {
@@ -22,6 +30,8 @@ export interface Redirection {
   readonly target: string;
   /** For a here-document (`<<EOF`, `<<-EOF`): its body, as written. */
   readonly body?: string;
+  /** Whether the shell expands something in the target or the here-document's body (`<<EOF` with `$X` in it). */
+  readonly expanded?: boolean;
 }
 
 export type ParsedCommandLine = { readonly ok: true; readonly commands: readonly SimpleCommand[] } | { readonly ok: false; readonly message: string };
@@ -37,6 +47,8 @@ interface Word {
 }
 interface Part {
   Value?: string;
+  /** `$'…'` (ANSI-C quoting) for a single-quoted part. */
+  Dollar?: boolean;
   Parts?: Part[];
   Pos(): { Offset(): number };
   End(): { Offset(): number };
@@ -47,6 +59,7 @@ interface CallExpr {
   Pos(): { Offset(): number };
 }
 interface BinaryCmd {
+  OpPos: { Offset(): number };
   X: Stmt;
   Y: Stmt;
 }
@@ -80,23 +93,32 @@ export function parseCommandLine(source: string): ParsedCommandLine {
     const type = syntax.NodeType(node);
     if (type === "BinaryCmd") {
       const binary = node as unknown as BinaryCmd;
-      const operator = source.slice(binary.X.End().Offset(), binary.Y.Pos().Offset()).trim();
-      if (operator === "|" || operator === "|&") pipes.push(binary);
+      // The operator is read at its own position: the text between the two sides also holds a
+      // here-document's body when the left side has one (`cat <<EOF | sh`).
+      const operator = source.slice(binary.OpPos.Offset(), binary.OpPos.Offset() + 2);
+      if (operator[0] === "|" && operator !== "||") pipes.push(binary);
       return true;
     }
     if (type !== "Stmt") return true;
     const statement = node as unknown as Stmt;
-    const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r) => ({
-      operator: source.slice(r.Pos().Offset(), r.Word!.Pos().Offset()).replace(/^[0-9]+/, "").trim(),
-      target: wordText(r.Word!, source),
-      ...(r.Hdoc !== null ? { body: hereDocumentBody(source.slice(r.Hdoc.Pos().Offset(), r.Hdoc.End().Offset()), wordText(r.Word!, source)) } : {}),
-    }));
+    const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r): Redirection => {
+      const target = readWord(r.Word!, source);
+      const expanded = target.expanded || (r.Hdoc !== null && readWord(r.Hdoc, source).expanded);
+      return {
+        operator: source.slice(r.Pos().Offset(), r.Word!.Pos().Offset()).replace(/^[0-9]+/, "").trim(),
+        target: target.text,
+        ...(r.Hdoc !== null ? { body: hereDocumentBody(source.slice(r.Hdoc.Pos().Offset(), r.Hdoc.End().Offset()), target.text) } : {}),
+        ...(expanded ? { expanded } : {}),
+      };
+    });
     const command = statement.Cmd as CallExpr | null;
     if (command !== null && syntax.NodeType(command as never) === "CallExpr") {
       indexAt.set(command.Pos().Offset(), commands.length);
+      const words = command.Args.map((word) => readWord(word, source));
       commands.push({
-        words: command.Args.map((word) => wordText(word, source)),
-        assignments: command.Assigns.filter((a) => a.Name !== null).map((a) => ({ name: a.Name!.Value, value: a.Value ? wordText(a.Value, source) : "" })),
+        words: words.map((word) => word.text),
+        ...(words.some((word) => word.expanded) ? { expanded: words.map((word) => word.expanded) } : {}),
+        assignments: command.Assigns.filter((a) => a.Name !== null).map((a) => ({ name: a.Name!.Value, value: a.Value ? readWord(a.Value, source).text : "" })),
         redirections,
         offset: command.Pos().Offset(),
       });
@@ -118,7 +140,8 @@ export function parseCommandLine(source: string): ParsedCommandLine {
   for (const pipe of pipes) {
     const producer = edgeCommand(pipe.X, "Y");
     const consumer = edgeCommand(pipe.Y, "X");
-    if (producer !== undefined && consumer !== undefined) commands[consumer] = { ...commands[consumer]!, pipedFrom: producer };
+    if (consumer === undefined) continue;
+    commands[consumer] = { ...commands[consumer]!, readsPipe: true, ...(producer !== undefined ? { pipedFrom: producer } : {}) };
   }
   return { ok: true, commands };
 }
@@ -130,23 +153,67 @@ function hereDocumentBody(text: string, delimiter: string): string {
   return lines.join("\n");
 }
 
-/** A word with its quotes removed; parameter expansions and substitutions are kept as written. */
-function wordText(word: Word, source: string): string {
-  return word.Parts.map((part) => partText(part, source, false)).join("");
+/**
+ * A word with its quotes removed (parameter expansions and substitutions kept as written), and
+ * whether the shell expands it into text the line does not show (see {@link SimpleCommand}).
+ */
+function readWord(word: Word, source: string): { text: string; expanded: boolean } {
+  const state = { expanded: false, unquoted: "" };
+  const text = word.Parts.map((part) => partText(part, source, false, state)).join("");
+  // Patterns and brace expansions apply to the word's unquoted text only: `'*'` is a star.
+  if (/[*?]|\[[^\]]+\]|\{[^{}]*(,|\.\.)[^{}]*\}/.test(state.unquoted)) state.expanded = true;
+  return { text, expanded: state.expanded };
 }
 
-function partText(part: Part, source: string, inDoubleQuotes: boolean): string {
+const expansionParts = new Set(["ParamExp", "CmdSubst", "ArithmExp", "ProcSubst", "ExtGlob"]);
+
+/**
+ * The text of one part of a word. `state.unquoted` collects the unquoted literal text (escaped
+ * characters and quoted parts stand in as a plain `x`), where the shell looks for patterns and
+ * brace expansions; `state.expanded` is set when the part is an expansion.
+ */
+function partText(part: Part, source: string, inDoubleQuotes: boolean, state: { expanded: boolean; unquoted: string }): string {
   const type = syntax.NodeType(part as never);
   switch (type) {
-    case "Lit":
-      return unescape(part.Value ?? "", inDoubleQuotes);
+    case "Lit": {
+      const value = part.Value ?? "";
+      state.unquoted += inDoubleQuotes ? "x" : value.replace(/\\[\s\S]/g, "x");
+      return unescape(value, inDoubleQuotes);
+    }
     case "SglQuoted":
-      return part.Value ?? "";
+      state.unquoted += "x";
+      return part.Dollar === true ? ansiCText(part.Value ?? "") : (part.Value ?? "");
     case "DblQuoted":
-      return (part.Parts ?? []).map((inner) => partText(inner, source, true)).join("");
+      state.unquoted += "x";
+      return (part.Parts ?? []).map((inner) => partText(inner, source, true, state)).join("");
     default:
+      if (expansionParts.has(type)) state.expanded = true;
+      state.unquoted += "x";
       return source.slice(part.Pos().Offset(), part.End().Offset());
   }
+}
+
+const simpleEscapes: Readonly<Record<string, string>> = {
+  a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+};
+
+/**
+ * The text of an ANSI-C quoted string (`$'\x63at'` is `cat`), with Bash's escapes: the letter
+ * escapes, octal `\nnn`, hexadecimal `\xHH`, `\uHHHH` and `\UHHHHHHHH`, and control characters
+ * `\cX`. An unknown escape keeps its backslash, as Bash does.
+ */
+function ansiCText(text: string): string {
+  return text.replace(/\\(?:([abeEfnrtv\\'"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c([\s\S]))/g, (whole, simple: string | undefined, octal: string | undefined, hex: string | undefined, u4: string | undefined, u8: string | undefined, control: string | undefined) => {
+    if (simple !== undefined) return simpleEscapes[simple]!;
+    if (octal !== undefined) return String.fromCharCode(parseInt(octal, 8) & 0xff);
+    if (hex !== undefined) return String.fromCharCode(parseInt(hex, 16));
+    const code = u4 ?? u8;
+    if (code !== undefined) {
+      const value = parseInt(code, 16);
+      return value <= 0x10ffff ? String.fromCodePoint(value) : whole;
+    }
+    return String.fromCharCode(control!.charCodeAt(0) & 0x1f);
+  });
 }
 
 /** Backslash escapes of unquoted (or double-quoted) literal text. */
