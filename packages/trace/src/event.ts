@@ -35,6 +35,8 @@ export interface TraceEvent {
   readonly output?: string;
   /** True when `output` was cut. */
   readonly outputTruncated?: boolean;
+  /** True when a string in `args` was cut to {@link ARGUMENT_OBSERVATION_CAP} characters. */
+  readonly argsTruncated?: boolean;
   readonly source?: EventSource;
 }
 
@@ -46,10 +48,61 @@ export const OUTPUT_OBSERVATION_CAP = 65_536;
 
 export function observeOutput(output: string): { output: string; truncated: boolean } {
   if (output.length <= OUTPUT_OBSERVATION_CAP) return { output, truncated: false };
-  let end = OUTPUT_OBSERVATION_CAP;
-  const last = output.charCodeAt(end - 1);
+  return { output: cutText(output, OUTPUT_OBSERVATION_CAP), truncated: true };
+}
+
+/**
+ * Arguments are observed like outputs: every string value in them (at any depth) keeps its first
+ * 65,536 UTF-16 code units, so one huge argument (a file's contents written by a tool) cannot make
+ * every later stage, which compares and hashes argument values, cost as much as the file.
+ */
+export const ARGUMENT_OBSERVATION_CAP = 65_536;
+
+/**
+ * The arguments with every string longer than {@link ARGUMENT_OBSERVATION_CAP} cut. Objects are
+ * copied only along the paths to a cut string, each key kept as an own property (so `__proto__` is
+ * an argument name like any other).
+ */
+export function observeArguments(args: { readonly [key: string]: JsonValue }): { args: { readonly [key: string]: JsonValue }; truncated: boolean } {
+  const state = { truncated: false };
+  const observed = observeValue(args, state) as { readonly [key: string]: JsonValue };
+  return { args: observed, truncated: state.truncated };
+}
+
+function observeValue(value: JsonValue, state: { truncated: boolean }): JsonValue {
+  if (typeof value === "string") {
+    if (value.length <= ARGUMENT_OBSERVATION_CAP) return value;
+    state.truncated = true;
+    return cutText(value, ARGUMENT_OBSERVATION_CAP);
+  }
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: JsonValue[] | undefined;
+    value.forEach((element: JsonValue, index: number) => {
+      const observed = observeValue(element, state);
+      if (observed !== element) (copy ??= [...value])[index] = observed;
+    });
+    return copy ?? value;
+  }
+  let copy: Record<string, JsonValue> | undefined;
+  const object = value as { readonly [key: string]: JsonValue };
+  for (const key of Object.keys(object)) {
+    const element = object[key]!;
+    const observed = observeValue(element, state);
+    if (observed === element) continue;
+    copy ??= { ...object };
+    // A defined property, not an assignment: assigning `__proto__` would set the prototype.
+    Object.defineProperty(copy, key, { value: observed, enumerable: true, writable: true, configurable: true });
+  }
+  return copy ?? value;
+}
+
+/** The first `cap` code units of a text, one fewer when the last would be half a surrogate pair. */
+function cutText(text: string, cap: number): string {
+  let end = cap;
+  const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return { output: output.slice(0, end), truncated: true };
+  return text.slice(0, end);
 }
 
 /** A trace: its events in execution order, and the file they were read from. */

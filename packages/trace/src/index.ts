@@ -1,5 +1,5 @@
 export type { EventSource, EventStatus, Trace, TraceEvent } from "./event.js";
-export { OUTPUT_OBSERVATION_CAP, observeOutput } from "./event.js";
+export { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, observeOutput } from "./event.js";
 export type { ReadTraceOptions, ReadTraceResult } from "./read-trace.js";
 export { readTrace } from "./read-trace.js";
 export type { KeyInfo, Signature } from "./signature.js";
@@ -10,8 +10,8 @@ export type { CompiledWildcard } from "./wildcard.js";
 export { compileWildcard, wildcardMatches } from "./wildcard.js";
 export type { ReadAnyTraceOptions, ReadAnyTraceResult, TraceFormat } from "./formats/index.js";
 export { detectTraceFormat, readAnyTrace, traceFormatDescriptions, traceFormats } from "./formats/index.js";
-export type { ReadRecordingOptions, ReadRecordingResult } from "./read-recording.js";
-export { readRecording } from "./read-recording.js";
+export type { ReadRecordingOptions, ReadRecordingResult, RecordingReader } from "./read-recording.js";
+export { createRecordingReader, readRecording } from "./read-recording.js";
 export type { GroundedCommand, GroundTraceOptions } from "./grounding/ground.js";
 export { groundCommandLine, groundSimpleCommand, groundTrace, groundWords, shellToolNames } from "./grounding/ground.js";
 export type { ToolSpec } from "./grounding/catalog.js";

@@ -1,7 +1,7 @@
 import type { Diagnostic } from "@vigil/diagnostics";
-import type { Trace } from "./event.js";
-import { readAnyTrace, type ReadAnyTraceOptions, type TraceFormat } from "./formats/index.js";
-import { groundTrace } from "./grounding/ground.js";
+import type { Trace, TraceEvent } from "./event.js";
+import type { ReadAnyTraceOptions, TraceFormat } from "./formats/index.js";
+import { TraceReader } from "./formats/reader.js";
 
 export interface ReadRecordingOptions extends ReadAnyTraceOptions {
   /**
@@ -14,7 +14,7 @@ export interface ReadRecordingOptions extends ReadAnyTraceOptions {
 export interface ReadRecordingResult {
   /** The events: the recording's tool calls, each followed by the events grounded from it. */
   readonly trace: Trace;
-  /** Reading and grounding diagnostics, errors first in the order they were found. */
+  /** Reading and grounding diagnostics, in the order they were found. */
   readonly diagnostics: Diagnostic[];
   /** The format the events were read as (undefined when none could be recognized). */
   readonly format?: TraceFormat;
@@ -27,23 +27,58 @@ export interface ReadRecordingResult {
 }
 
 /**
+ * A recording read piece by piece: records are read one at a time into calls and results, paired
+ * by a stateful step and grounded, so a long canonical JSON Lines trace is read in memory bounded
+ * by the calls still waiting for a result. Canonical JSON arrays and the document formats
+ * (AgentDojo, OpenAI) are one JSON document each, held until `end()`.
+ */
+export interface RecordingReader {
+  /**
+   * Feeds the next piece of the text (any split, even inside a line or a UTF-16 pair); returns the
+   * events completed so far, in position order (positions 1, 2, …, consecutive across calls).
+   */
+  push(chunk: string): TraceEvent[];
+  /** Ends the input; returns the remaining events (calls without a result come out without status). */
+  end(): TraceEvent[];
+  /**
+   * Every diagnostic so far (errors mean the run must not be judged). The first 1,000 are kept;
+   * the rest are counted in one closing diagnostic (T0015) with the highest severity among them.
+   */
+  readonly diagnostics: readonly Diagnostic[];
+  /** The format, once it is decided (on the first records, or at the end). */
+  readonly format: TraceFormat | undefined;
+  /** Whether the format is detected rather than requested. */
+  readonly detected: boolean;
+  /** How many events the recording holds (so far). */
+  readonly calls: number;
+  /** How many events grounding added (so far). */
+  readonly groundedEvents: number;
+}
+
+/**
+ * A reader for a recording given in pieces. Shell calls are grounded as for `readRecording`: each
+ * piece's completed events are grounded when they are handed out, unless an error has been found
+ * by then (a run with errors is not judged).
+ */
+export function createRecordingReader(options: ReadRecordingOptions = {}): RecordingReader {
+  return new TraceReader(options);
+}
+
+/**
  * Reads a recording in any supported format and grounds its shell calls: what `vigilc check` does
  * with a trace file. Never throws on user input. A recording with reading errors is not grounded
- * (its events are incomplete; the errors are what the caller reports).
+ * (its events are incomplete; the errors are what the caller reports): the text is read as one
+ * final piece, so every error is known before any event is grounded.
  */
 export function readRecording(text: string, options: ReadRecordingOptions = {}): ReadRecordingResult {
-  const read = readAnyTrace(text, options);
-  const calls = read.trace.events.length;
-  const about = { detected: read.detected, calls, ...(read.format !== undefined ? { format: read.format } : {}) };
-  const ground = options.ground ?? (read.format !== undefined && read.format !== "jsonl");
-  if (!ground || read.diagnostics.some((d) => d.severity === "error")) {
-    return { ...about, trace: read.trace, diagnostics: read.diagnostics, groundedEvents: 0 };
-  }
-  const grounded = groundTrace(read.trace.events);
+  const reader = new TraceReader(options);
+  const events = reader.readAll(text);
   return {
-    ...about,
-    trace: { ...read.trace, events: grounded.events },
-    diagnostics: [...read.diagnostics, ...grounded.diagnostics],
-    groundedEvents: grounded.events.length - calls,
+    trace: options.file === undefined ? { events } : { events, file: options.file },
+    diagnostics: [...reader.diagnostics],
+    ...(reader.format !== undefined ? { format: reader.format } : {}),
+    detected: reader.detected,
+    calls: reader.calls,
+    groundedEvents: reader.groundedEvents,
   };
 }

@@ -1,7 +1,14 @@
-import type { Diagnostic, LineIndex } from "@vigil/diagnostics";
+import type { LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { CallPairing, contentText, locate, malformedRecord } from "./calls.js";
+import { CallPairing, contentText, locate, malformedRecord, type DiagnosticSink } from "./calls.js";
+
+/** A chat document being read: its file, its lines (the document is held whole), and the diagnostics. */
+interface DocumentContext {
+  readonly file?: string;
+  readonly lines: LineIndex;
+  readonly diagnostics: DiagnosticSink;
+}
 
 /**
  * OpenAI-style chat transcripts, in two dialects:
@@ -18,7 +25,7 @@ import { CallPairing, contentText, locate, malformedRecord } from "./calls.js";
 export function readChatMessages(
   document: unknown,
   text: string,
-  context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] },
+  context: DocumentContext,
 ): TraceEvent[] {
   const messages = chatItems(document) ?? [];
   // Calls and results go to the pairing in message order, so a result answers the earliest call of
@@ -28,7 +35,7 @@ export function readChatMessages(
   for (const [index, message] of messages.entries()) {
     if (!isJsonObject(message)) continue;
     if (message["type"] === "function_call" || message["type"] === "function_call_output") {
-      readResponsesItem(message, index, { pairing, find, context });
+      readResponsesItem(message, index, { pairing, find, text, context });
       continue;
     }
     const toolCalls = message["tool_calls"];
@@ -41,16 +48,17 @@ export function readChatMessages(
         const name = typeof fn === "string" ? fn : isJsonObject(fn) && typeof fn["name"] === "string" ? fn["name"] : undefined;
         if (!isJsonObject(call) || name === undefined) {
           const where = `\`messages[${index}].tool_calls[${callIndex}]\`${id !== undefined ? " (line {line})" : ""}`;
-          context.diagnostics.push(malformedRecord(`the tool call ${where} names no function (\`function\` or \`function.name\`)`, offset, context));
+          context.diagnostics.push(malformedRecord(`the tool call ${where} names no function (\`function\` or \`function.name\`)`, locate(context.lines, offset), context.file));
           continue;
         }
         const args = isJsonObject(fn) ? parseArguments(fn["arguments"]) : (call["args"] ?? {});
-        pairing.call({ ...(id !== undefined ? { id } : {}), action: name, args, ...locate(context.lines, offset), raw: call as JsonValue });
+        const source = isJsonObject(fn) && typeof fn["arguments"] === "string" ? fn["arguments"] : text;
+        pairing.call({ ...(id !== undefined ? { id } : {}), action: name, args, ...locate(context.lines, offset), raw: call as JsonValue, source });
       }
     }
     if (message["role"] !== "tool") continue;
     if (typeof message["tool_call_id"] !== "string") {
-      context.diagnostics.push(malformedRecord(`the tool result \`messages[${index}]\` has no \`tool_call_id\` naming the call it answers`, 0, context));
+      context.diagnostics.push(malformedRecord(`the tool result \`messages[${index}]\` has no \`tool_call_id\` naming the call it answers`, locate(context.lines, 0), context.file));
     } else {
       const error = message["error"];
       const failed = (typeof error === "string" && error !== "") || message["is_error"] === true;
@@ -70,18 +78,19 @@ export function readChatMessages(
 function readResponsesItem(
   item: Record<string, JsonValue>,
   index: number,
-  into: { pairing: CallPairing; find: (pattern: RegExp) => number; context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] } },
+  into: { pairing: CallPairing; find: (pattern: RegExp) => number; text: string; context: DocumentContext },
 ): void {
   const callId = typeof item["call_id"] === "string" ? item["call_id"] : undefined;
   const offset = callId !== undefined ? into.find(new RegExp(`"call_id"\\s*:\\s*${jsonString(callId)}`, "g")) : 0;
   if (item["type"] === "function_call") {
     if (typeof item["name"] !== "string") {
-      into.context.diagnostics.push(malformedRecord(`the function call \`items[${index}]\` has no \`name\``, offset, into.context));
+      into.context.diagnostics.push(malformedRecord(`the function call \`items[${index}]\` has no \`name\``, locate(into.context.lines, offset), into.context.file));
       return;
     }
-    into.pairing.call({ ...(callId !== undefined ? { id: callId } : {}), action: item["name"], args: parseArguments(item["arguments"]), ...locate(into.context.lines, offset), raw: item as JsonValue });
+    const source = typeof item["arguments"] === "string" ? item["arguments"] : into.text;
+    into.pairing.call({ ...(callId !== undefined ? { id: callId } : {}), action: item["name"], args: parseArguments(item["arguments"]), ...locate(into.context.lines, offset), raw: item as JsonValue, source });
   } else if (callId === undefined) {
-    into.context.diagnostics.push(malformedRecord(`the function call output \`items[${index}]\` has no \`call_id\` naming the call it answers`, 0, into.context));
+    into.context.diagnostics.push(malformedRecord(`the function call output \`items[${index}]\` has no \`call_id\` naming the call it answers`, locate(into.context.lines, 0), into.context.file));
   } else {
     const output = contentText(item["output"]);
     into.pairing.result({ callId, status: "ok", ...(output !== undefined ? { output } : {}), ...locate(into.context.lines, offset) });

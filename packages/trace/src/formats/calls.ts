@@ -1,7 +1,9 @@
 import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
-import { observeOutput, type TraceEvent } from "../event.js";
-import { maximumValueDepth, tooDeep } from "../read-trace.js";
+import { ARGUMENT_OBSERVATION_CAP, observeArguments, observeOutput, type TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
+import { numberDiagnostic } from "./canonical.js";
+import { isBlank, lineSpan } from "./lines.js";
+import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP, tooDeep, UNSAFE_INTEGER, valueFlags } from "./values.js";
 
 /**
  * What every adapter extracts from a recording: tool calls and their results, handed one at a time
@@ -21,6 +23,8 @@ export interface ToolCall {
   readonly span: Span;
   /** The raw call as recorded, kept on the event's source. */
   readonly raw: JsonValue;
+  /** The JSON text the arguments were parsed from: a line, a document, or an `arguments` string. */
+  readonly source: string;
 }
 
 export interface ToolResult {
@@ -46,6 +50,9 @@ interface PendingCall {
   readonly call: ToolCall;
   /** 0 for a call that makes no event (its arguments were rejected) but may still be answered. */
   readonly position: number;
+  /** The accepted arguments, with long strings cut. */
+  readonly args?: { readonly [key: string]: JsonValue };
+  readonly argsTruncated?: boolean;
   result?: ToolResult;
   /** True once the call can be emitted: it is answered, or it has no id and can never be. */
   complete: boolean;
@@ -69,6 +76,7 @@ export class CallPairing {
   private readonly answered = new Set<string>();
   private positions = 0;
   private truncatedReported = false;
+  private argumentsCutReported = false;
 
   constructor(private readonly context: PairingContext) {}
 
@@ -79,7 +87,10 @@ export class CallPairing {
 
   call(call: ToolCall): void {
     const accepted = this.acceptArguments(call);
-    const entry: PendingCall = { call, position: accepted ? ++this.positions : 0, complete: call.id === undefined };
+    const entry: PendingCall =
+      accepted !== undefined
+        ? { call, position: ++this.positions, args: accepted.args, ...(accepted.truncated ? { argsTruncated: true } : {}), complete: call.id === undefined }
+        : { call, position: 0, complete: call.id === undefined };
     if (accepted) this.queue.push(entry);
     if (call.id === undefined) return;
     // A rejected call stays answerable, so that its result is not reported as an orphan too.
@@ -142,14 +153,19 @@ export class CallPairing {
     }
   }
 
-  private acceptArguments(call: ToolCall): boolean {
+  /**
+   * The arguments of a call if they make an event: a JSON object, not nested too deep, holding
+   * only numbers it can hold as written; strings longer than the observation cap are cut.
+   */
+  private acceptArguments(call: ToolCall): { args: { readonly [key: string]: JsonValue }; truncated: boolean } | undefined {
     const where = this.located(call.span);
-    const deep = tooDeep(call.args);
-    if (deep !== undefined) {
+    const flags = valueFlags(call.args, 0);
+    if ((flags & TOO_DEEP) !== 0) {
+      const deep = tooDeep(call.args) ?? "";
       this.context.diagnostics.push(
         diagnostic("T0009", `the argument \`${deep.split(".")[0]}\` of the \`${call.action}\` call on line ${call.line} nests values more than ${maximumValueDepth} levels deep`, where),
       );
-      return false;
+      return undefined;
     }
     if (!isJsonObject(call.args)) {
       this.context.diagnostics.push(
@@ -158,9 +174,26 @@ export class CallPairing {
           help: "tool arguments must be named: an object from argument names to values",
         }),
       );
-      return false;
+      return undefined;
     }
-    return true;
+    if ((flags & (OUT_OF_RANGE | UNSAFE_INTEGER)) !== 0) {
+      const problems = numberProblems(call.args, call.source);
+      for (const problem of problems) {
+        this.context.diagnostics.push(numberDiagnostic(problem, `the argument \`${problem.path}\` of the \`${call.action}\` call on line ${call.line}`, where));
+      }
+      if (problems.length > 0) return undefined;
+    }
+    if ((flags & LONG_STRING) === 0) return { args: call.args, truncated: false };
+    if (!this.argumentsCutReported) {
+      this.argumentsCutReported = true;
+      this.context.diagnostics.push(
+        diagnostic("T0014", `an argument of the \`${call.action}\` call on line ${call.line} is longer than ${ARGUMENT_OBSERVATION_CAP} characters; only its first ${ARGUMENT_OBSERVATION_CAP} are observed`, {
+          ...where,
+          help: "a condition on that argument sees the observed prefix only",
+        }),
+      );
+    }
+    return { args: observeArguments(call.args).args, truncated: true };
   }
 
   private toEvent(entry: PendingCall): TraceEvent {
@@ -177,7 +210,8 @@ export class CallPairing {
     return {
       position: entry.position,
       action: call.action,
-      args: call.args as { readonly [key: string]: JsonValue },
+      args: entry.args!,
+      ...(entry.argsTruncated === true ? { argsTruncated: true } : {}),
       // A call with no recorded result has no status: it satisfies neither `status = ok` nor `status = error`.
       ...(result !== undefined ? { status: result.status } : {}),
       ...(output !== undefined ? { output: output.output } : {}),
@@ -217,8 +251,8 @@ export function contentText(content: unknown): string | undefined {
 }
 
 /**
- * Offsets of the records of a JSON Lines text: one per non-blank line, with its parsed value or
- * the parse error.
+ * The records of a JSON Lines text: one per non-blank line, with its parsed value or the parse
+ * error. Format detection reads the first few this way, and may stop early.
  */
 export interface JsonLine {
   readonly line: number;
@@ -228,18 +262,13 @@ export interface JsonLine {
   readonly error?: string;
 }
 
-export function jsonLines(text: string): JsonLine[] {
-  return [...eachJsonLine(text)];
-}
-
-/** The records of {@link jsonLines}, parsed one at a time, for a caller that may stop early. */
 export function* eachJsonLine(text: string): Generator<JsonLine> {
   let offset = 0;
   for (const [index, rawLine] of text.split("\n").entries()) {
     const start = offset;
     offset += rawLine.length + 1;
     const line = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
-    if (line.trim() === "") continue;
+    if (isBlank(line)) continue;
     try {
       yield { line: index + 1, offset: start, text: line, value: JSON.parse(line) as unknown };
     } catch (error) {
@@ -248,23 +277,34 @@ export function* eachJsonLine(text: string): Generator<JsonLine> {
   }
 }
 
+/** Where an adapter found a call or a result, and the file, for a diagnostic about it. */
+export interface RecordContext {
+  readonly file?: string;
+  readonly diagnostics: DiagnosticSink;
+}
+
 /**
  * A T0002 diagnostic for a call or a result that lacks what an event or its pairing needs (a tool
  * name, a call id). It is an error, not a skip: a trace missing a call could pass a rule it breaks.
  */
-export function malformedRecord(what: string, offset: number, context: { readonly file?: string; readonly lines: LineIndex }): Diagnostic {
-  return diagnostic("T0002", what.replace("{line}", String(context.lines.position(offset).line)), {
-    span: context.lines.span(offset, offset),
-    ...(context.file !== undefined ? { file: context.file } : {}),
+export function malformedRecord(what: string, where: { readonly line: number; readonly span: Span }, file: string | undefined): Diagnostic {
+  return diagnostic("T0002", what.replace("{line}", String(where.line)), { span: where.span, ...(file !== undefined ? { file } : {}) });
+}
+
+/** A T0001 diagnostic for a JSON Lines record of a recording that does not parse. */
+export function invalidLine(error: string, text: string, line: number, offset: number, file: string | undefined): Diagnostic {
+  const message = error.replace(/ in JSON at position \d+.*$/s, "");
+  return diagnostic("T0001", `line ${line} is not valid JSON: ${message.charAt(0).toLowerCase()}${message.slice(1)}`, {
+    span: lineSpan(line, offset, 0, text.length),
+    ...(file !== undefined ? { file } : {}),
+    help: "the line may be truncated; each line must hold one complete JSON object",
   });
 }
 
-/** A T0001 diagnostic for a JSON Lines record that does not parse. */
-export function invalidLine(record: JsonLine, context: { readonly file?: string; readonly lines: LineIndex }): Diagnostic {
-  const message = record.error!.replace(/ in JSON at position \d+.*$/s, "");
-  return diagnostic("T0001", `line ${record.line} is not valid JSON: ${message.charAt(0).toLowerCase()}${message.slice(1)}`, {
-    span: context.lines.span(record.offset, record.offset + record.text.length),
-    ...(context.file !== undefined ? { file: context.file } : {}),
-    help: "the line may be truncated; each line must hold one complete JSON object",
-  });
+/** A record of a JSON Lines recording, parsed: its value, line, the empty span at its start, and its text. */
+export interface LineRecord {
+  readonly value: unknown;
+  readonly line: number;
+  readonly span: Span;
+  readonly text: string;
 }

@@ -1,23 +1,9 @@
-import { diagnostic, LineIndex, type Diagnostic } from "@vigil/diagnostics";
-import type { Trace, TraceEvent } from "../event.js";
-import { readTrace } from "../read-trace.js";
-import { isJsonObject } from "../value.js";
-import { looksLikeAgentDojo, looksLikeChatMessages, readChatMessages } from "./agentdojo.js";
-import { eachJsonLine } from "./calls.js";
-import { looksLikeClaudeCode, readClaudeCode } from "./claude-code.js";
-import { looksLikeMcp, readMcp } from "./mcp.js";
+import type { Diagnostic } from "@vigil/diagnostics";
+import type { Trace } from "../event.js";
+import type { TraceFormat } from "./detect.js";
+import { TraceReader } from "./reader.js";
 
-/** The trace formats `vigilc` reads; `auto` picks one from the content. */
-export const traceFormats = ["jsonl", "claude-code", "agentdojo", "openai", "mcp"] as const;
-export type TraceFormat = (typeof traceFormats)[number];
-
-export const traceFormatDescriptions: Readonly<Record<TraceFormat, string>> = {
-  jsonl: "canonical Vigil events, JSON Lines or a JSON array",
-  "claude-code": "Claude Code transcripts (stream-json output or session files)",
-  agentdojo: "AgentDojo run files",
-  openai: "OpenAI chat messages with tool_calls, or Responses API items",
-  mcp: "MCP JSON-RPC logs (tools/call requests and their responses)",
-};
+export { detectTraceFormat, traceFormatDescriptions, traceFormats, type TraceFormat } from "./detect.js";
 
 export interface ReadAnyTraceOptions {
   readonly file?: string;
@@ -35,175 +21,18 @@ export interface ReadAnyTraceResult {
 }
 
 /**
- * Reads a recording in any supported format into typed events. Never throws: an unrecognized
- * format, malformed records and results without calls are diagnostics naming the line.
+ * Reads a recording in any supported format into typed events, without grounding. Never throws:
+ * an unrecognized format, malformed records and results without calls are diagnostics naming the
+ * line.
  */
 export function readAnyTrace(text: string, options: ReadAnyTraceOptions = {}): ReadAnyTraceResult {
-  const requested = options.format ?? "auto";
-  const format = requested === "auto" ? detectTraceFormat(text) : requested;
+  const reader = new TraceReader({ ...options, ground: false });
+  const events = reader.readAll(text);
   const file = options.file;
-  const lines = new LineIndex(text);
-  const diagnostics: Diagnostic[] = [];
-  const make = (events: TraceEvent[]): Trace => (file === undefined ? { events } : { events, file });
-  if (format === undefined) {
-    diagnostics.push(
-      diagnostic("T0008", "the trace's format is not recognized", {
-        span: lines.span(0, Math.min(text.length, 1)),
-        ...(file !== undefined ? { file } : {}),
-        help: `name it with --trace-format (${traceFormats.join(", ")})`,
-      }),
-    );
-    return { trace: make([]), diagnostics, detected: true };
-  }
-  const context = { ...(file !== undefined ? { file } : {}), lines, diagnostics };
-  if (requested !== "auto") {
-    const mismatch = formatMismatch(text, requested);
-    if (mismatch !== undefined) {
-      const detected = detectTraceFormat(text);
-      diagnostics.push(
-        diagnostic("T0008", mismatch, {
-          span: lines.span(0, Math.min(text.length, 1)),
-          ...(file !== undefined ? { file } : {}),
-          help:
-            detected !== undefined && detected !== requested
-              ? `it reads as \`${detected}\`: leave out --trace-format to detect it, or name that format`
-              : `name the recording's format with --trace-format (${traceFormats.join(", ")})`,
-        }),
-      );
-      return { trace: make([]), diagnostics, format, detected: false };
-    }
-  }
-  let events: TraceEvent[];
-  switch (format) {
-    case "jsonl": {
-      const result = readTrace(text, file === undefined ? {} : { file });
-      return { trace: result.trace, diagnostics: result.diagnostics, format, detected: requested === "auto" };
-    }
-    case "claude-code":
-      events = readClaudeCode(text, context);
-      break;
-    case "mcp":
-      events = readMcp(text, context);
-      break;
-    case "agentdojo":
-    case "openai": {
-      const document = parseDocument(text, context);
-      if (document === undefined) return { trace: make([]), diagnostics, format, detected: requested === "auto" };
-      const recognized = format === "agentdojo" ? looksLikeAgentDojo(document) || looksLikeChatMessages(document) : looksLikeChatMessages(document);
-      if (!recognized) {
-        diagnostics.push(
-          diagnostic("T0008", `the trace is JSON but not ${format === "agentdojo" ? "an AgentDojo run" : "a list of chat messages"}`, {
-            span: lines.span(0, Math.min(text.length, 1)),
-            ...(file !== undefined ? { file } : {}),
-          }),
-        );
-        return { trace: make([]), diagnostics, format, detected: requested === "auto" };
-      }
-      events = readChatMessages(document, text, context);
-      break;
-    }
-  }
-  return { trace: make(events), diagnostics, format, detected: requested === "auto" };
-}
-
-/** What each line-oriented format reads, and how, in words. */
-const lineFormatRecords: Readonly<Record<string, string>> = { "claude-code": "Claude Code transcript records", mcp: "MCP JSON-RPC messages", jsonl: "Vigil events" };
-const lineFormatShapes: Readonly<Record<string, string>> = { "claude-code": "one per line", mcp: "one per line", jsonl: "one per line or as a JSON array" };
-
-/**
- * Why a requested format cannot be the text's, when that is plain before reading it: a document
- * spread over lines where a format wants one record per line (which would otherwise give an error
- * per line), or records of which none is the format's (which would otherwise read as an empty
- * trace and pass every prohibition). Undefined when the text may be of the format.
- */
-function formatMismatch(text: string, format: TraceFormat): string | undefined {
-  if (format !== "claude-code" && format !== "mcp" && format !== "jsonl") return undefined;
-  const looksLike = format === "claude-code" ? looksLikeClaudeCode : format === "mcp" ? looksLikeMcp : undefined;
-  // Lines are parsed only until the question is settled: usually the first line settles it.
-  let first = true;
-  let parsedAny = false;
-  for (const record of eachJsonLine(text)) {
-    if (first && record.error !== undefined) {
-      first = false;
-      const lines = text.split("\n").filter((line) => line.trim() !== "").length;
-      if (lines < 2) return undefined;
-      let whole: unknown;
-      try {
-        whole = JSON.parse(text);
-      } catch {
-        return undefined; // Malformed lines: the reader reports each where it is.
-      }
-      if (format === "jsonl" && Array.isArray(whole)) return undefined; // A JSON array of events.
-      return `the trace is one JSON document over ${lines} lines; \`${format}\` reads ${lineFormatRecords[format]}, ${lineFormatShapes[format]}`;
-    }
-    first = false;
-    // Canonical events are each checked as events, with their lines, by the reader.
-    if (looksLike === undefined) return undefined;
-    if (record.error !== undefined) continue;
-    if (looksLike(record.value)) return undefined;
-    parsedAny = true;
-  }
-  return parsedAny ? `no line of the trace is one of the ${lineFormatRecords[format]} that \`${format}\` reads` : undefined;
-}
-
-function parseDocument(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    const match = /position (\d+)/.exec((error as Error).message);
-    const at = match ? Math.min(Number(match[1]), text.length) : text.length;
-    context.diagnostics.push(
-      diagnostic("T0001", `the trace is not valid JSON: ${(error as Error).message.replace(/ in JSON at position \d+.*$/s, "")}`, {
-        span: context.lines.span(at, at),
-        ...(context.file !== undefined ? { file: context.file } : {}),
-        help: "the file may be truncated",
-      }),
-    );
-    return undefined;
-  }
-}
-
-/** Picks the format from the content: the shape of the whole document, or of its first records. */
-export function detectTraceFormat(text: string): TraceFormat | undefined {
-  const trimmed = text.trimStart();
-  if (trimmed === "") return "jsonl";
-  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
-    let whole: unknown;
-    let parsed = false;
-    try {
-      whole = JSON.parse(text);
-      parsed = true;
-    } catch {
-      // Not one JSON document: JSON Lines, or truncated.
-    }
-    if (parsed) {
-      if (looksLikeAgentDojo(whole)) return "agentdojo";
-      if (Array.isArray(whole) && whole.length > 0 && isJsonObject(whole[0]) && typeof whole[0]["action"] === "string") return "jsonl";
-      if (Array.isArray(whole) && whole.length === 0) return "jsonl";
-      if (looksLikeChatMessages(whole)) return "openai";
-      if (!Array.isArray(whole) && !isRecordLine(whole)) return undefined;
-    }
-  }
-  // JSON Lines: decide on the first records that parse (only the first 20 are parsed).
-  let seen = 0;
-  for (const record of eachJsonLine(text)) {
-    if (++seen > 20) break;
-    if (record.error !== undefined) continue;
-    if (looksLikeClaudeCode(record.value)) return "claude-code";
-    if (looksLikeMcp(record.value)) return "mcp";
-    if (isJsonObject(record.value) && typeof record.value["action"] === "string") return "jsonl";
-  }
-  // Malformed (a truncated document, say): guess from its beginning, so that the reader of that
-  // format reports where it breaks.
-  const head = text.slice(0, 4096);
-  if (trimmed.startsWith("[")) return /"role"\s*:/.test(head) ? "openai" : "jsonl";
-  if (/"suite_name"|"pipeline_name"/.test(head)) return "agentdojo";
-  if (/^\s*\{\s*"action"/.test(text)) return "jsonl";
-  if (/^\s*\{\s*"type"\s*:\s*"(?:system|assistant|user|result|summary)"/.test(text)) return "claude-code";
-  if (/^\s*\{\s*"jsonrpc"\s*:/.test(text)) return "mcp";
-  return undefined;
-}
-
-function isRecordLine(value: unknown): boolean {
-  return looksLikeClaudeCode(value) || looksLikeMcp(value) || (isJsonObject(value) && typeof value["action"] === "string");
+  return {
+    trace: file === undefined ? { events } : { events, file },
+    diagnostics: [...reader.diagnostics],
+    ...(reader.format !== undefined ? { format: reader.format } : {}),
+    detected: reader.detected,
+  };
 }

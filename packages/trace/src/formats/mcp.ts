@@ -1,24 +1,27 @@
-import type { Diagnostic, LineIndex, Span } from "@vigil/diagnostics";
-import type { TraceEvent } from "../event.js";
+import type { Span } from "@vigil/diagnostics";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { CallPairing, contentText, invalidLine, jsonLines, locate, malformedRecord, type ToolResult } from "./calls.js";
+import { contentText, malformedRecord, type CallPairing, type LineRecord, type RecordContext, type ToolResult } from "./calls.js";
 
 /**
  * MCP JSON-RPC logs: one JSON-RPC message per line (bare, or under a `message` field as many
  * proxies log them), or a JSON-RPC batch on a line (an array of messages, as MCP 2025-03-26
- * allowed). Each `tools/call` request `{id, method, params: {name, arguments}}` is an event; the response with the same id gives its status (`result.isError`, or a JSON-RPC `error`)
- * and its output (the text content). Other methods are not tool calls and are skipped.
+ * allowed). Each `tools/call` request `{id, method, params: {name, arguments}}` is an event; the
+ * response with the same id gives its status (`result.isError`, or a JSON-RPC `error`) and its
+ * output (the text content). Other methods are not tool calls and are skipped.
+ *
+ * One line at a time. Responses to other requests (initialize, tools/list, …) share the id space,
+ * and ids may be reused once answered: a response answers the earliest unanswered request of its
+ * id, so the log remembers the kind of each request still waiting for its response.
  */
-export function readMcp(text: string, context: { readonly file?: string; readonly lines: LineIndex; readonly diagnostics: Diagnostic[] }): TraceEvent[] {
-  const pairing = new CallPairing(context);
-  // Responses to other requests (initialize, tools/list, …) share the id space, and ids may be
-  // reused once answered: a response answers the earliest unanswered request of its id.
-  const requests = new Map<string, ("call" | "other")[]>();
-  for (const record of jsonLines(text)) {
-    if (record.error !== undefined) {
-      context.diagnostics.push(invalidLine(record, context));
-      continue;
-    }
+export class McpLog {
+  private readonly requests = new Map<string, ("call" | "other")[]>();
+
+  constructor(
+    private readonly pairing: CallPairing,
+    private readonly context: RecordContext,
+  ) {}
+
+  record(record: LineRecord): void {
     const batch = Array.isArray(record.value) ? record.value : [record.value];
     for (const element of batch) {
       const message = jsonRpcMessage(element);
@@ -28,25 +31,32 @@ export function readMcp(text: string, context: { readonly file?: string; readonl
         const params = isJsonObject(message["params"]) ? message["params"] : {};
         const name = params["name"];
         if (typeof name !== "string") {
-          context.diagnostics.push(malformedRecord("the `tools/call` request on line {line} has no tool `name` in its `params`", record.offset, context));
+          this.context.diagnostics.push(malformedRecord("the `tools/call` request on line {line} has no tool `name` in its `params`", record, this.context.file));
           continue;
         }
-        if (id !== undefined) awaitResponse(requests, id, "call");
-        pairing.call({ ...(id !== undefined ? { id } : {}), action: name, args: params["arguments"] ?? {}, ...locate(context.lines, record.offset), raw: message as JsonValue });
+        if (id !== undefined) awaitResponse(this.requests, id, "call");
+        this.pairing.call({
+          ...(id !== undefined ? { id } : {}),
+          action: name,
+          args: params["arguments"] ?? {},
+          line: record.line,
+          span: record.span,
+          raw: message as JsonValue,
+          source: record.text,
+        });
       } else if (message["method"] !== undefined) {
-        if (id !== undefined) awaitResponse(requests, id, "other");
+        if (id !== undefined) awaitResponse(this.requests, id, "other");
       } else if (id !== undefined && ("result" in message || "error" in message)) {
-        const waiting = requests.get(id);
+        const waiting = this.requests.get(id);
         const answers = waiting?.shift();
-        if (waiting?.length === 0) requests.delete(id);
+        if (waiting?.length === 0) this.requests.delete(id);
         if (answers === "other") continue;
-        const result = toolResult(id, message, locate(context.lines, record.offset));
+        const result = toolResult(id, message, { line: record.line, span: record.span });
         // A response to no pending request is a second answer to a call, or belongs to none.
-        if (result !== undefined) pairing.result(result, "ignore");
+        if (result !== undefined) this.pairing.result(result, "ignore");
       }
     }
   }
-  return pairing.finish();
 }
 
 function awaitResponse(requests: Map<string, ("call" | "other")[]>, id: string, kind: "call" | "other"): void {

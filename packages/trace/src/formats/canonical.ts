@@ -1,0 +1,312 @@
+import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
+import { z } from "zod";
+import { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, observeOutput, type EventSource, type TraceEvent } from "../event.js";
+import type { JsonValue } from "../value.js";
+import type { DiagnosticSink } from "./calls.js";
+import { lineSpan } from "./lines.js";
+import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP, tooDeep, UNSAFE_INTEGER, valueFlags } from "./values.js";
+
+/**
+ * The canonical event record: `{"action": …, "args": {…}, "status": "ok"|"error", "output": …}`.
+ * `args`, `status` and `output` are optional; `status` defaults to ok. A non-string output is kept
+ * as its JSON text. The schema is what a record is checked against when the fast check below
+ * fails: it says what is wrong, field by field.
+ */
+const canonicalEventSchema = z.looseObject({
+  action: z.string().min(1, "must be a non-empty string"),
+  args: z.record(z.string(), z.json()).optional(),
+  status: z.enum(["ok", "error"]).optional(),
+  output: z.json().optional(),
+});
+
+const knownFields = new Set(["action", "args", "status", "output"]);
+
+/** What reading canonical records keeps from one record to the next. */
+export interface CanonicalReading {
+  readonly file?: string;
+  readonly diagnostics: DiagnosticSink;
+  /** Unknown fields are reported once each. */
+  readonly unknownFieldsReported: Set<string>;
+  /** A cut output, and a cut argument, are reported once per trace. */
+  outputCutReported: boolean;
+  argumentsCutReported: boolean;
+}
+
+export function canonicalReading(file: string | undefined, diagnostics: DiagnosticSink): CanonicalReading {
+  return { ...(file !== undefined ? { file } : {}), diagnostics, unknownFieldsReported: new Set(), outputCutReported: false, argumentsCutReported: false };
+}
+
+/** Where a record is: its line, its span, and the JSON text it was parsed from (for exact integers). */
+export interface RecordPlace {
+  readonly line: number;
+  readonly span: Span;
+  readonly source: string;
+}
+
+/**
+ * The event of a parsed canonical record, or undefined when the record is malformed (each problem
+ * is a diagnostic naming the line and the field). Never throws.
+ *
+ * A record is first checked by hand, in one walk over its values (shape, depth, numbers, long
+ * strings); the schema runs only for a record that fails, to say what is wrong. Arguments are
+ * the parsed object itself, so every key is an own property, `__proto__` included.
+ */
+export function canonicalEvent(value: unknown, place: RecordPlace, position: number, reading: CanonicalReading): TraceEvent | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return malformed(value, place, reading, 0);
+  const record = value as Record<string, unknown>;
+  let flags = 0;
+  let unknown = false;
+  for (const key of Object.keys(record)) {
+    const field = record[key];
+    if (key === "args") flags |= valueFlags(field, 1);
+    else if (key === "output") flags |= valueFlags(field, 1) & ~LONG_STRING;
+    else {
+      if (key !== "action" && key !== "status") unknown = true;
+      // Other fields are ignored, but a value too deep to walk is reported wherever it is.
+      if (typeof field === "object" && field !== null) flags |= valueFlags(field, 1) & TOO_DEEP;
+    }
+  }
+  const { action, args, status, output } = record;
+  const shaped =
+    typeof action === "string" &&
+    action.length > 0 &&
+    (args === undefined || (typeof args === "object" && args !== null && !Array.isArray(args))) &&
+    (status === undefined || status === "ok" || status === "error");
+  // An integer beyond 2^53 − 1 is rejected only if its literal was rounded (2^54 written out is exact).
+  const exact = (flags & UNSAFE_INTEGER) === 0 || (numberProblems(args, place.source).length === 0 && numberProblems(output, place.source).length === 0);
+  if (!shaped || (flags & (TOO_DEEP | OUT_OF_RANGE)) !== 0 || !exact) return malformed(value, place, reading, flags);
+
+  const where = located(place, reading.file);
+  if (unknown) {
+    for (const field of Object.keys(record)) {
+      if (knownFields.has(field) || reading.unknownFieldsReported.has(field)) continue;
+      reading.unknownFieldsReported.add(field);
+      reading.diagnostics.push(
+        diagnostic("T0006", `the field \`${field}\` (first on line ${place.line}) is not part of the canonical event format and is ignored`, {
+          ...where,
+          help: "put tool arguments under `args`",
+        }),
+      );
+    }
+  }
+  const source: EventSource = reading.file !== undefined ? { file: reading.file, line: place.line, span: place.span } : { line: place.line, span: place.span };
+  const event: { -readonly [K in keyof TraceEvent]: TraceEvent[K] } = {
+    position,
+    action: action as string,
+    args: (args ?? {}) as { readonly [key: string]: JsonValue },
+    status: (status as "ok" | "error" | undefined) ?? "ok",
+  };
+  if (output !== undefined && output !== null) {
+    const observed = observeOutput(typeof output === "string" ? output : JSON.stringify(output));
+    event.output = observed.output;
+    if (observed.truncated) {
+      event.outputTruncated = true;
+      if (!reading.outputCutReported) {
+        reading.outputCutReported = true;
+        reading.diagnostics.push(
+          diagnostic("T0005", `the output of the event on line ${place.line} is longer than ${OUTPUT_OBSERVATION_CAP} characters; only its first ${OUTPUT_OBSERVATION_CAP} are observed`, {
+            ...where,
+            help: "a wildcard on `output` sees the observed prefix only",
+          }),
+        );
+      }
+    }
+  }
+  if ((flags & LONG_STRING) !== 0) {
+    event.args = observeArguments(event.args).args;
+    event.argsTruncated = true;
+    if (!reading.argumentsCutReported) {
+      reading.argumentsCutReported = true;
+      reading.diagnostics.push(
+        diagnostic("T0014", `an argument of the event on line ${place.line} is longer than ${ARGUMENT_OBSERVATION_CAP} characters; only its first ${ARGUMENT_OBSERVATION_CAP} are observed`, {
+          ...where,
+          help: "a condition on that argument sees the observed prefix only",
+        }),
+      );
+    }
+  }
+  event.source = source;
+  return event;
+}
+
+/** The diagnostics of a record that is not a well-formed event, in the order a reader meets them. */
+function malformed(value: unknown, place: RecordPlace, reading: CanonicalReading, flags: number): undefined {
+  const where = located(place, reading.file);
+  const deep = tooDeep(value);
+  if (deep !== undefined) {
+    reading.diagnostics.push(
+      diagnostic("T0002", `the field \`${deep}\` of the event on line ${place.line} nests values more than ${maximumValueDepth} levels deep`, {
+        ...where,
+        help: "tool arguments this deep are not supported; flatten the value",
+      }),
+    );
+    return undefined;
+  }
+  const outOfRange = new Set<string>();
+  if ((flags & (OUT_OF_RANGE | UNSAFE_INTEGER)) !== 0) {
+    const record = value as Record<string, unknown>;
+    for (const field of ["args", "output"]) {
+      if (record[field] === undefined) continue;
+      for (const problem of numberProblems(record[field], place.source, field)) {
+        if (problem.kind === "out-of-range") outOfRange.add(problem.path);
+        reading.diagnostics.push(numberDiagnostic(problem, `the field \`${problem.path}\` of the event on line ${place.line}`, where));
+      }
+    }
+  }
+  const parsed = canonicalEventSchema.safeParse(value);
+  if (parsed.success) return undefined;
+  for (const issue of parsed.error.issues) {
+    const field = issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
+    // A number out of range is not JSON to the schema; it was reported above, with its reason.
+    if (field !== undefined && outOfRange.has(field)) continue;
+    const message =
+      field === undefined
+        ? `the event on line ${place.line} is not a JSON object`
+        : issue.code === "invalid_type" && !hasPath(value, issue.path)
+          ? `the event on line ${place.line} has no \`${field}\` field`
+          : `the field \`${field}\` of the event on line ${place.line} ${describeIssue(issue)}`;
+    reading.diagnostics.push(
+      diagnostic("T0002", message, {
+        ...where,
+        help: 'a canonical event is {"action": "name", "args": {…}, "status": "ok" | "error", "output": "…"}',
+      }),
+    );
+  }
+  return undefined;
+}
+
+/** The diagnostic of a number a record cannot hold as written; `subject` names the field and the record. */
+export function numberDiagnostic(problem: { readonly kind: "out-of-range" | "inexact"; readonly literal?: string; readonly readAs?: number }, subject: string, where: { span: Span; file?: string }): Diagnostic {
+  if (problem.kind === "out-of-range") {
+    return diagnostic("T0013", `${subject} is a number out of range: its magnitude is beyond the largest number a trace can hold (about 1.8e308)`, {
+      ...where,
+      help: "write such a quantity as a string",
+    });
+  }
+  return diagnostic("T0012", `${subject} is the integer ${problem.literal}, which cannot be represented exactly: it would be read as ${BigInt(problem.readAs!)}`, {
+    ...where,
+    help: "integers are exact up to 2^53 − 1 (9007199254740991); write a larger identifier as a string",
+  });
+}
+
+function located(place: RecordPlace, file: string | undefined): { span: Span; file?: string } {
+  return file !== undefined ? { span: place.span, file } : { span: place.span };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `must be ${article(issue.expected)}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    default:
+      return issue.message.toLowerCase();
+  }
+}
+
+function article(type: string): string {
+  if (type === "record" || type === "object") return "an object";
+  if (type === "array") return "a list";
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** Whether the raw record has a value at `path` (zod does not report the offending input). */
+function hasPath(value: unknown, path: readonly PropertyKey[]): boolean {
+  let current = value;
+  for (const segment of path) {
+    if (typeof current !== "object" || current === null || !Object.prototype.hasOwnProperty.call(current, segment)) return false;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return true;
+}
+
+/** The T0001 diagnostic of a canonical JSON Lines record that does not parse, at the column where parsing failed. */
+export function invalidCanonicalLine(message: string, text: string, line: number, offset: number, file: string | undefined): Diagnostic {
+  const column = jsonErrorColumn(message, text);
+  const span = column === undefined ? lineSpan(line, offset, 0, text.length) : lineSpan(line, offset, column, Math.min(column + 1, text.length));
+  return diagnostic("T0001", `line ${line} is not valid JSON: ${cleanJsonError(message)}`, {
+    span,
+    ...(file !== undefined ? { file } : {}),
+    help: "each line of a JSON Lines trace must hold one complete JSON object",
+  });
+}
+
+/** A parsed element of a canonical JSON array, with the line where it starts. */
+export interface ArrayElement {
+  readonly value: unknown;
+  readonly line: number;
+  readonly span: Span;
+}
+
+/** Splits a top-level JSON array into its elements, remembering the line where each starts. */
+export function splitJsonArray(text: string, lines: LineIndex, file: string | undefined, diagnostics: DiagnosticSink): ArrayElement[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const column = jsonErrorColumn((error as Error).message, text);
+    const at = column ?? 0;
+    diagnostics.push(
+      diagnostic("T0001", `the trace is not valid JSON: ${cleanJsonError((error as Error).message)}`, {
+        span: lines.span(at, Math.min(at + 1, text.length)),
+        ...(file !== undefined ? { file } : {}),
+      }),
+    );
+    return [];
+  }
+  if (!Array.isArray(parsed)) {
+    diagnostics.push(
+      diagnostic("T0003", "the trace is a JSON value but not an array of events", {
+        span: lines.span(0, Math.min(1, text.length)),
+        ...(file !== undefined ? { file } : {}),
+      }),
+    );
+    return [];
+  }
+  const starts = topLevelElementOffsets(text);
+  return parsed.map((value, index) => {
+    const start = starts[index] ?? 0;
+    const position = lines.position(start);
+    return { value, line: position.line, span: lines.span(start, start + 1) };
+  });
+}
+
+/** Offsets of the first character of each element of the top-level array in `text`. */
+function topLevelElementOffsets(text: string): number[] {
+  const offsets: number[] = [];
+  let depth = 0;
+  let inString = false;
+  let expectElement = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === " " || c === "\n" || c === "\r" || c === "\t") continue;
+    if (expectElement && c !== "]") {
+      offsets.push(i);
+      expectElement = false;
+    }
+    if (c === '"') inString = true;
+    else if (c === "[" || c === "{") {
+      depth++;
+      if (depth === 1 && c === "[") expectElement = true;
+    } else if (c === "]" || c === "}") depth--;
+    else if (c === "," && depth === 1) expectElement = true;
+  }
+  return offsets;
+}
+
+/** Node's JSON.parse messages carry a position; map it to a column of the line, if present. */
+function jsonErrorColumn(message: string, line: string): number | undefined {
+  const match = /position (\d+)/.exec(message);
+  if (match === null) return /Unexpected end/.test(message) ? line.length : undefined;
+  return Math.min(Number(match[1]), line.length);
+}
+
+function cleanJsonError(message: string): string {
+  const cleaned = message.replace(/ in JSON at position \d+.*$/s, "").replace(/^JSON\.parse: /, "");
+  return cleaned.charAt(0).toLowerCase() + cleaned.slice(1);
+}

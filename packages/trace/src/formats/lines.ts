@@ -1,0 +1,67 @@
+import type { Span } from "@vigil/diagnostics";
+
+/**
+ * Cuts a text given in pieces into its non-blank lines, keeping the running offset and line
+ * number, so that each line's place in the whole text is known without keeping the text before
+ * it. A piece may end anywhere, even inside a line or between the halves of a UTF-16 surrogate
+ * pair: the unfinished line waits for the next piece. A `\r` before the `\n` is not part of the
+ * line, as in {@link LineIndex}, which counts lines by `\n` alone.
+ */
+export class LineSplitter {
+  /** The unfinished last line, and where it starts. */
+  private rest = "";
+  private restOffset = 0;
+  private restLine = 1;
+  /** The length of the text pushed so far. */
+  private consumed = 0;
+
+  constructor(private readonly each: (text: string, line: number, offset: number) => void) {}
+
+  push(chunk: string): void {
+    let newline = chunk.indexOf("\n");
+    if (newline < 0) {
+      this.rest = this.rest === "" ? chunk : this.rest + chunk;
+      this.consumed += chunk.length;
+      return;
+    }
+    let line = this.restLine;
+    this.emit(this.rest === "" ? chunk.slice(0, newline) : this.rest + chunk.slice(0, newline), line++, this.restOffset);
+    let start = newline + 1;
+    while ((newline = chunk.indexOf("\n", start)) >= 0) {
+      this.emit(chunk.slice(start, newline), line++, this.consumed + start);
+      start = newline + 1;
+    }
+    this.rest = chunk.slice(start);
+    this.restOffset = this.consumed + start;
+    this.restLine = line;
+    this.consumed += chunk.length;
+  }
+
+  /** The input has ended: the last line, if it did not end with a line break. */
+  end(): void {
+    const rest = this.rest;
+    this.rest = "";
+    this.emit(rest, this.restLine, this.restOffset);
+  }
+
+  private emit(raw: string, line: number, offset: number): void {
+    const text = raw.charCodeAt(raw.length - 1) === 13 /* \r */ ? raw.slice(0, -1) : raw;
+    if (!isBlank(text)) this.each(text, line, offset);
+  }
+}
+
+/** Whether a line holds only white space (most lines start with a visible character). */
+export function isBlank(text: string): boolean {
+  if (text.length === 0) return true;
+  const first = text.charCodeAt(0);
+  if (first > 32 && first < 127) return false;
+  return text.trim() === "";
+}
+
+/**
+ * The span of columns `from` to `to` (0-based, `to` exclusive) of line `line`, which starts at
+ * `offset` of the text: what `LineIndex.span` gives for offsets inside one line.
+ */
+export function lineSpan(line: number, offset: number, from: number, to: number): Span {
+  return { start: offset + from, end: offset + to, line, column: from + 1, endLine: line, endColumn: to + 1 };
+}
