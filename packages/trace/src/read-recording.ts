@@ -38,7 +38,10 @@ export interface RecordingReader {
    * events completed so far, in position order (positions 1, 2, …, consecutive across calls).
    */
   push(chunk: string): TraceEvent[];
-  /** Ends the input; returns the remaining events (calls without a result come out without status). */
+  /**
+   * Ends the input; returns the remaining events (calls without a result come out without status).
+   * Pushing after the end is a mistake of the caller, not of the input: it throws.
+   */
   end(): TraceEvent[];
   /**
    * Every diagnostic so far (errors mean the run must not be judged). The first 1,000 are kept;
