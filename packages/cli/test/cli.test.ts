@@ -72,10 +72,10 @@ interface JsonReport {
 const dashcamViolating: JsonReport = {
   verdict: "unsafe",
   statements: [
-    { policy: "dashcam", name: "R0", holds: true, witnesses: [] },
-    { policy: "dashcam", name: "R1", holds: true, witnesses: [] },
-    { policy: "dashcam", name: "R2", holds: true, witnesses: [] },
-    { policy: "dashcam", name: "R3", holds: false, witnesses: [5] },
+    { policy: "dashcam", name: "R0", holds: true, witnesses: [], response: "block" },
+    { policy: "dashcam", name: "R1", holds: true, witnesses: [], response: "block" },
+    { policy: "dashcam", name: "R2", holds: true, witnesses: [], response: "block" },
+    { policy: "dashcam", name: "R3", holds: false, witnesses: [5], response: "block" },
   ],
 };
 
@@ -284,8 +284,8 @@ describe.concurrent("vigilc check: malformed traces exit 2 and name the line and
       expect(JSON.parse(result.stdout)).toStrictEqual({
         verdict: "safe",
         statements: [
-          { policy: "files", name: "read_first", holds: true, witnesses: [] },
-          { policy: "files", name: "text_only", holds: true, witnesses: [] },
+          { policy: "files", name: "read_first", holds: true, witnesses: [], response: "block" },
+          { policy: "files", name: "text_only", holds: true, witnesses: [], response: "block" },
         ],
       });
       // The closed world warns that the policy's symbols do not occur; warnings do not change the exit code.
@@ -300,10 +300,10 @@ describe.concurrent("vigilc check: malformed traces exit 2 and name the line and
       expect(JSON.parse(result.stdout)).toStrictEqual({
         verdict: "unsafe",
         statements: [
-          { policy: "big", name: "head", holds: false, witnesses: [1] },
+          { policy: "big", name: "head", holds: false, witnesses: [1], response: "block" },
           // The suffix is past the 65,536-character observation cap, so the wildcard cannot see it.
-          { policy: "big", name: "secret", holds: true, witnesses: [] },
-          { policy: "big", name: "quiet", holds: false, witnesses: [2] },
+          { policy: "big", name: "secret", holds: true, witnesses: [], response: "block" },
+          { policy: "big", name: "quiet", holds: false, witnesses: [2], response: "block" },
         ],
       });
       expect(result.stderr).toContain("info[T0005]: the output of the event on line 1 is longer than 65536 characters");
@@ -393,10 +393,10 @@ describe.concurrent("vigilc check: bad policies and bad usage exit 2 with locate
 
   it("shows a closed-world warning with a suggested name on its own, and sums up the others", async ({ expect }) => {
     const policy = generated("closed-world.vigil");
-    writeFileSync(policy, "policy p {\n  rule r: always not (action in {reed, alpha, beta, gamma} and depth in {1} and mode in {2})\n}\n");
+    writeFileSync(policy, "policy p {\n  rule r: always not (action in {raed, alpha, beta, gamma} and depth in {1} and mode in {2})\n}\n");
     const result = await vigilc(["check", policy, "--trace", "ok.jsonl"]);
     expect(result.code).toBe(0);
-    expect(result.stderr.match(/^warning\[V1101\].*$/gm)).toEqual(["warning[V1101]: the action `reed` does not occur in the trace, so it matches no event"]);
+    expect(result.stderr.match(/^warning\[V1101\].*$/gm)).toEqual(["warning[V1101]: the action `raed` does not occur in the trace, so it matches no event"]);
     expect(result.stderr).toContain("warning: 5 names of the policy do not occur in `ok.jsonl`");
     expect(result.stderr).toContain("  actions (V1101): alpha, beta, gamma\n  arguments (V1102): depth, mode\n");
   });

@@ -50,6 +50,39 @@ describe.concurrent("vigilc check on a corpus", () => {
     expect(result.stdout).toContain("checked 2 runs (1 events): 1 safe, 0 unsafe, 1 could not be checked");
   });
 
+  it("honors --engine and --strict as a single run does (one pipeline)", async () => {
+    const corpus = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--engine", "smt", "--timeout", "20000", "--format", "json"], { cwd: fixtures });
+    const runs = (JSON.parse(corpus.stdout) as { runs: { file: string; engine: string; statements: { name: string; holds: boolean; witnesses: number[] }[] }[] }).runs;
+    expect(runs.map((run) => run.engine)).toEqual(["smt", "smt", "smt"]);
+    for (const run of runs) {
+      const single = await vigilc(["check", "no-delete.vigil", "--trace", run.file, "--engine", "smt", "--timeout", "20000", "--format", "json"], { cwd: fixtures });
+      const verdicts = (JSON.parse(single.stdout) as { statements: { name: string; holds: boolean; witnesses: number[] }[] }).statements;
+      expect(run.statements.map(({ name, holds, witnesses }) => ({ name, holds, witnesses }))).toEqual(verdicts.map(({ name, holds, witnesses }) => ({ name, holds, witnesses })));
+    }
+    // Under --strict a closed-world warning about a run stops that run, as it stops a single one.
+    const single = await vigilc(["check", "no-delete.vigil", "--trace", "corpus/benign.jsonl", "--strict"], { cwd: fixtures });
+    expect(single.code).toBe(2);
+    const strict = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--strict"], { cwd: fixtures });
+    expect(strict.code).toBe(2);
+    expect(strict.stdout).toMatch(/error {3}.*--strict: .*V1101/);
+  });
+
+  it("refuses a FIFO among the runs instead of waiting on it", async () => {
+    const { mkdtemp, copyFile } = await import("node:fs/promises");
+    const { execFileSync } = await import("node:child_process");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const directory = await mkdtemp(join(tmpdir(), "vigil-fifo-"));
+    await copyFile(join(fixtures, "corpus", "benign.jsonl"), join(directory, "benign.jsonl"));
+    execFileSync("mkfifo", [join(directory, "x.jsonl")]);
+    const result = await vigilc(["check", join(fixtures, "no-delete.vigil"), "--trace", directory], { timeoutMs: 30_000 });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/x\.jsonl.*T0004.*named pipe/);
+    const alone = await vigilc(["check", join(fixtures, "no-delete.vigil"), "--trace", join(directory, "x.jsonl")], { timeoutMs: 30_000 });
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("not a regular file");
+  });
+
   it("a directory without traces is an input error", async () => {
     const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus-empty"], { cwd: fixtures });
     expect(result.code).toBe(2);

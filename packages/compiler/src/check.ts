@@ -73,21 +73,18 @@ export function reportOf(statements: readonly CheckedStatement[], outcomes: read
 /** The machine-readable form of a report: exactly the documented JSON shape, plus optional fields. */
 export function reportToJson(report: CheckReport): {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: string; remediation?: string; undecided?: string }[];
+  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: "block" | "warn" | "ask"; remediation?: string; undecided?: string }[];
 } {
   return {
     verdict: report.verdict,
-    statements: report.statements.map((v) => {
-      const { response, remediation } = v.statement as { readonly response?: string; readonly remediation?: string };
-      return {
-        policy: v.policy,
-        name: v.name,
-        holds: v.holds,
-        witnesses: [...v.witnesses],
-        response: response ?? "block",
-        ...(remediation !== undefined ? { remediation } : {}),
-        ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
-      };
-    }),
+    statements: report.statements.map((v) => ({
+      policy: v.policy,
+      name: v.name,
+      holds: v.holds,
+      witnesses: [...v.witnesses],
+      response: v.statement.response,
+      ...(v.statement.remediation !== undefined ? { remediation: v.statement.remediation } : {}),
+      ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
+    })),
   };
 }

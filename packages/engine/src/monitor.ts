@@ -295,14 +295,13 @@ function eventOf(call: { readonly action: string; readonly args: { readonly [key
 }
 
 function violationOf(statement: CheckedStatement, witnesses: readonly number[]): Violation {
-  const extra = statement as { readonly response?: Response; readonly remediation?: string };
   return {
     policy: statement.policy,
     name: statement.name,
     form: statement.form,
     ...(statement.doc !== undefined ? { text: statement.doc } : {}),
-    response: extra.response ?? "block",
-    ...(extra.remediation !== undefined ? { remediation: extra.remediation } : {}),
+    response: statement.response,
+    ...(statement.remediation !== undefined ? { remediation: statement.remediation } : {}),
     witnesses: sortedUnique([...witnesses]),
   };
 }

@@ -8,7 +8,7 @@ import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
  * FIFO, a socket, a device) is refused without reading from it: a FIFO would block the run forever.
  */
 export async function readRegularFile(file: string, what = "trace"): Promise<string | Diagnostic> {
-  const refuse = (reason: string) => diagnostic("T0004", `the ${what} \`${file}\` cannot be read: ${reason}`, { file });
+  const refuse = (reason: string) => diagnostic("T0004", `cannot read the ${what} \`${file}\`: ${reason}`, { file });
   let handle;
   try {
     // Non-blocking, so that opening a FIFO with no writer returns at once instead of waiting.
