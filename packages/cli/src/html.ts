@@ -1,4 +1,4 @@
-import type { RunOutcome, TimelineEntry, TimelineEvent, TimelineGap } from "./outcome.js";
+import type { RunOutcome, StatementResult, TimelineEntry, TimelineEvent, TimelineGap } from "./outcome.js";
 
 /**
  * The HTML report of `vigilc check --html`: one self-contained page (no external resource; a
@@ -16,6 +16,15 @@ export interface RuleText {
   readonly doc?: string;
   /** The rule's declaration as written in the policy file. */
   readonly source: string;
+  /** What a violation does; when absent, it is read off the runs' verdicts (and is `block` without any). */
+  readonly response?: StatementResult["response"];
+  readonly remediation?: string;
+}
+
+/** What a rule's violation does, and what it tells the agent: shown beside the rule. */
+interface RuleResponse {
+  readonly response: StatementResult["response"];
+  readonly remediation?: string;
 }
 
 export interface HtmlReportOptions {
@@ -44,6 +53,17 @@ function slug(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.charCodeAt(0).toString(16)}`);
 }
 
+/**
+ * The response of a rule and its remediation, as one paragraph: the response a badge (its class
+ * colours it), the remediation text beside it.
+ */
+function renderResponse(rule: RuleResponse | undefined): string {
+  if (rule === undefined) return "";
+  const remediation = rule.remediation !== undefined ? ` <span class="remediation">${escapeHtml(rule.remediation)}</span>` : "";
+  const word = escapeHtml(rule.response);
+  return `<p class="response">response <span class="response-word ${word}">${word}</span>${remediation}</p>`;
+}
+
 function isGap(entry: TimelineEntry): entry is TimelineGap {
   return "hidden" in entry;
 }
@@ -57,6 +77,7 @@ function renderEvent(
   event: TimelineEvent,
   violated: ReadonlyMap<number, readonly string[]>,
   rules: ReadonlyMap<string, RuleText>,
+  responses: ReadonlyMap<string, RuleResponse>,
 ): string {
   const broken = violated.get(event.position) ?? [];
   const status = event.status ?? "pending";
@@ -75,6 +96,7 @@ function renderEvent(
       return (
         `<aside class="note"><div class="note-head">violates <a href="#rule-${slug(id)}">${escapeHtml(id)}</a></div>` +
         (rule?.doc !== undefined ? `<p>${escapeHtml(rule.doc)}</p>` : "") +
+        renderResponse(responses.get(id)) +
         (rule !== undefined ? `<details><summary>rule text</summary><pre>${escapeHtml(rule.source)}</pre></details>` : "") +
         `</aside>`
       );
@@ -92,7 +114,13 @@ function renderEvent(
   );
 }
 
-function renderRun(index: number, outcome: RunOutcome, rules: ReadonlyMap<string, RuleText>, open: boolean): string {
+function renderRun(
+  index: number,
+  outcome: RunOutcome,
+  rules: ReadonlyMap<string, RuleText>,
+  responses: ReadonlyMap<string, RuleResponse>,
+  open: boolean,
+): string {
   const verdict = verdictOf(outcome);
   const brokenStatements = outcome.statements.filter((s) => !s.holds);
   const violated = new Map<number, string[]>();
@@ -123,7 +151,7 @@ function renderRun(index: number, outcome: RunOutcome, rules: ReadonlyMap<string
     if (outcome.timeline.length === 0) body.push(`<p class="empty">The run has no events.</p>`);
     else {
       const items = outcome.timeline.map((entry) =>
-        isGap(entry) ? `<li class="gap">${plural(entry.hidden, "event")} without a violation not shown</li>` : renderEvent(index, entry, violated, rules),
+        isGap(entry) ? `<li class="gap">${plural(entry.hidden, "event")} without a violation not shown</li>` : renderEvent(index, entry, violated, rules, responses),
       );
       body.push(`<ol class="timeline">${items.join("")}</ol>`);
     }
@@ -181,6 +209,9 @@ td p { margin: 0 0 .3rem; }
 .note { border-left: 2px solid var(--bad); padding-left: .6rem; }
 .note + .note { margin-top: .5rem; }
 .note-head { font-weight: 600; color: var(--bad); } .note p { margin: .2rem 0; }
+.response { color: var(--muted); } .remediation { color: CanvasText; }
+.response-word { font-weight: 600; border-radius: 3px; padding: 0 .3em; }
+.response-word.block { background: var(--bad-bg); color: var(--bad); } .response-word.warn, .response-word.ask { background: var(--warn-bg); color: var(--warn); }
 .gap { color: var(--muted); font-style: italic; padding: .3rem .4rem; border-top: 1px dashed var(--line); }
 .error { color: var(--warn); background: var(--warn-bg); padding: .3rem .6rem; margin: .3rem .6rem; white-space: pre-wrap; }
 .empty { color: var(--muted); padding: 0 .6rem; }
@@ -224,10 +255,18 @@ const script = `
 export function toHtml(outcomes: readonly RunOutcome[], options: HtmlReportOptions): string {
   const rules = new Map(options.rules.map((rule) => [rule.id, rule]));
   const violatedIn = new Map<string, number>(options.rules.map((rule) => [rule.id, 0]));
+  // A rule's response as the options give it, else as the verdicts of the runs carry it.
+  const responses = new Map<string, RuleResponse>();
+  for (const rule of options.rules) {
+    if (rule.response !== undefined) responses.set(rule.id, { response: rule.response, ...(rule.remediation !== undefined ? { remediation: rule.remediation } : {}) });
+  }
   for (const outcome of outcomes) {
     for (const statement of outcome.statements) {
       const id = `${statement.policy}.${statement.name}`;
       if (!statement.holds) violatedIn.set(id, (violatedIn.get(id) ?? 0) + 1);
+      if (!responses.has(id) && statement.response !== undefined) {
+        responses.set(id, { response: statement.response, ...(statement.remediation !== undefined ? { remediation: statement.remediation } : {}) });
+      }
     }
   }
   const counts = { safe: 0, unsafe: 0, failed: 0 };
@@ -241,12 +280,12 @@ export function toHtml(outcomes: readonly RunOutcome[], options: HtmlReportOptio
     const rule = rules.get(id);
     return (
       `<tr id="rule-${slug(id)}" data-id="${escapeHtml(id)}" class="${runs > 0 ? "violated" : ""}"><td><code>${escapeHtml(id)}</code></td>` +
-      `<td>${rule?.doc !== undefined ? `<p>${escapeHtml(rule.doc)}</p>` : ""}${rule !== undefined ? `<details><summary>rule text</summary><pre>${escapeHtml(rule.source)}</pre></details>` : ""}</td>` +
+      `<td>${rule?.doc !== undefined ? `<p>${escapeHtml(rule.doc)}</p>` : ""}${renderResponse(responses.get(id))}${rule !== undefined ? `<details><summary>rule text</summary><pre>${escapeHtml(rule.source)}</pre></details>` : ""}</td>` +
       `<td class="count">${runs > 0 ? `<a href="#runs" data-rule="${slug(id)}">${plural(runs, "run")}</a>` : "0 runs"} of ${judged.toLocaleString("en-US")}</td></tr>`
     );
   });
 
-  const runItems = outcomes.map((outcome, index) => renderRun(index + 1, outcome, rules, openRuns && outcome.verdict !== "safe"));
+  const runItems = outcomes.map((outcome, index) => renderRun(index + 1, outcome, rules, responses, openRuns && outcome.verdict !== "safe"));
   const title = `Vigil report: ${options.policyFile}`;
   return `<!doctype html>
 <html lang="en">

@@ -1,4 +1,4 @@
-import type { CheckReport } from "@vigil/compiler";
+import type { CheckReport, StatementVerdict } from "@vigil/compiler";
 import type { TraceEvent } from "@vigil/trace";
 
 /**
@@ -26,6 +26,13 @@ export interface StatementResult {
   readonly name: string;
   readonly doc?: string;
   readonly holds: boolean;
+  /**
+   * What enforcement does with a violation of the rule (`block` when the rule names no response);
+   * reports show it beside a violation. It changes no verdict.
+   */
+  readonly response: StatementVerdict["statement"]["response"];
+  /** What the rule tells the agent to do to comply, when it says. */
+  readonly remediation?: string;
   readonly witnesses: number[];
   /** The trace line of each witness (same order). */
   readonly witnessLines: number[];
@@ -125,6 +132,8 @@ export function outcomeOf(
     name: s.name,
     ...(s.doc !== undefined ? { doc: s.doc } : {}),
     holds: s.holds,
+    response: s.statement.response,
+    ...(s.statement.remediation !== undefined ? { remediation: s.statement.remediation } : {}),
     witnesses: [...s.witnesses],
     witnessLines: s.witnesses.map((position) => eventAt(position)?.source?.line ?? 1),
     ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),

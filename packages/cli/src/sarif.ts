@@ -5,8 +5,10 @@ import type { RunOutcome } from "./outcome.js";
 
 /**
  * SARIF 2.1.0 for code-scanning interfaces: one `rule` per Vigil statement (its `///` text as the
- * description), one `result` per violated statement and run, located at the trace lines of its
- * witnesses; a run that could not be checked is a `notification` of the tool's execution.
+ * description, its remediation as the help), one `result` per violated statement and run, located
+ * at the trace lines of its witnesses; a run that could not be checked is a `notification` of the
+ * tool's execution. A rule's response sets the level: a violation that blocks is an `error`, one
+ * that warns or asks a person is a `warning`, and the `response` property says which.
  */
 export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: string; cwd: string; version: string }): Sarif.Log {
   const rules = new Map<string, Sarif.ReportingDescriptor>();
@@ -23,21 +25,31 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
     }
     for (const statement of outcome.statements) {
       const id = `${statement.policy}.${statement.name}`;
+      const level = levelOf(statement.response);
+      const remediation = statement.remediation !== undefined ? { remediation: statement.remediation } : {};
       if (!rules.has(id)) {
-        rules.set(id, { id, shortDescription: { text: statement.doc ?? id }, properties: { policyFile: options.policyFile } });
+        rules.set(id, {
+          id,
+          shortDescription: { text: statement.doc ?? id },
+          ...(statement.remediation !== undefined ? { help: { text: statement.remediation } } : {}),
+          defaultConfiguration: { level },
+          properties: { policyFile: options.policyFile, response: statement.response, ...remediation },
+        });
       }
       if (statement.holds) continue;
       const lines = statement.witnessLines.length > 0 ? statement.witnessLines : [1];
+      const verdict =
+        statement.undecided !== undefined
+          ? `${id} could not be decided (${statement.undecided}); the run counts as unsafe`
+          : `${id} is violated at event${statement.witnesses.length === 1 ? "" : "s"} ${statement.witnesses.join(", ")}${statement.doc ? `: ${statement.doc}` : ""}`;
+      const advice = statement.remediation !== undefined ? ` Remediation: ${statement.remediation}` : "";
+      const stop = /[.!?]$/.test(verdict) ? "" : ".";
       results.push({
         ruleId: id,
-        level: "error",
-        message: {
-          text: statement.undecided !== undefined
-            ? `${id} could not be decided (${statement.undecided}); the run counts as unsafe`
-            : `${id} is violated at event${statement.witnesses.length === 1 ? "" : "s"} ${statement.witnesses.join(", ")}${statement.doc ? `: ${statement.doc}` : ""}`,
-        },
+        level,
+        message: { text: `${verdict}${stop} Response: ${statement.response}.${advice}` },
         locations: lines.map((line) => ({ physicalLocation: { artifactLocation: { uri: uri(outcome.file) }, region: { startLine: line } } })),
-        properties: { witnesses: statement.witnesses },
+        properties: { witnesses: statement.witnesses, response: statement.response, ...remediation },
       });
     }
   }
@@ -52,4 +64,9 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
       },
     ],
   };
+}
+
+/** A violation that blocks the call is an error; one that lets it through or asks a person is a warning. */
+function levelOf(response: RunOutcome["statements"][number]["response"]): Sarif.ReportingConfiguration["level"] & Sarif.Result["level"] {
+  return response === "block" ? "error" : "warning";
 }

@@ -70,7 +70,7 @@ describe("escaping", () => {
       format: payload,
       events: 1,
       verdict: "unsafe",
-      statements: [{ policy: "p", name: "r", doc: payload, holds: false, witnesses: [1], witnessLines: [1] }],
+      statements: [{ policy: "p", name: "r", doc: payload, holds: false, response: "ask", remediation: payload, witnesses: [1], witnessLines: [1] }],
       errors: [payload],
       timeline: [{ position: 1, action: payload, status: "ok", args: [[payload, payload]], output: payload, callId: payload, line: 1 }],
     };
@@ -78,6 +78,43 @@ describe("escaping", () => {
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(html).not.toContain("<img");
     expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
+  });
+});
+
+describe("responses", () => {
+  const outcome = (holds: boolean): RunOutcome => ({
+    file: "run.jsonl",
+    events: 1,
+    verdict: holds ? "safe" : "unsafe",
+    statements: [
+      { policy: "p", name: "r", holds, response: "warn", remediation: "Move it to the trash.", witnesses: holds ? [] : [1], witnessLines: holds ? [] : [1] },
+      { policy: "p", name: "s", holds: true, response: "block", witnesses: [], witnessLines: [] },
+    ],
+    errors: [],
+    timeline: [{ position: 1, action: "rm", status: "ok", args: [] }],
+  });
+  const page = (outcomes: RunOutcome[]) =>
+    toHtml(outcomes, {
+      policyFile: "p.vigil",
+      rules: [
+        { id: "p.r", source: "rule r: abs(action in {rm}) warn" },
+        { id: "p.s", source: "rule s: abs(action in {dd})" },
+      ],
+      version: "0",
+      generatedAt: "now",
+    });
+
+  it("shows each rule's response and remediation beside it, and beside a witness", () => {
+    const html = page([outcome(false)]);
+    const row = (id: string) => new RegExp(`<tr id="rule-${id.replace(".", "_2e")}"[^]*?</tr>`).exec(html)?.[0] ?? "";
+    expect(row("p.r")).toContain(`response <span class="response-word warn">warn</span> <span class="remediation">Move it to the trash.</span>`);
+    expect(row("p.s")).toContain(`<span class="response-word block">block</span></p>`);
+    const witness = /<li class="event witness" id="r1e1">(.*?)<\/li>/s.exec(html)?.[1] ?? "";
+    expect(witness).toContain("Move it to the trash.");
+  });
+
+  it("takes a rule's response from the report when no run violates it", () => {
+    expect(page([outcome(true)])).toContain(`<span class="remediation">Move it to the trash.</span>`);
   });
 });
 
