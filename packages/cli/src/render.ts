@@ -10,23 +10,52 @@ function paint(colors: Colors) {
   return colors.enabled ? pc : pc.createColors(false);
 }
 
+/**
+ * Control characters and bidirectional-text controls made visible. Traces and policies are
+ * untrusted text: a raw ESC in an action name is a terminal escape sequence (it can recolour,
+ * move the cursor, rewrite what was printed before), a carriage return overwrites the line, and a
+ * right-to-left override makes text read differently from what it is. Every value from a trace or
+ * a policy goes through one of these before it is printed; each such character becomes its escape
+ * (`\u001b`, `\u202e`, or `\r`, `\n`, `\t`), so the text stays readable and nothing is hidden.
+ */
+const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const controlCharactersButLayout = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const namedEscapes: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+function escapeCharacter(character: string): string {
+  return namedEscapes[character] ?? `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** A value printed on one line (a name, an action, a message from a rule): every control character escaped. */
+export function printableLine(text: string): string {
+  return text.replace(controlCharacters, escapeCharacter);
+}
+
+/** Text whose line breaks and tabs are layout (a message, a line of a code frame): the other controls escaped. */
+export function printableText(text: string): string {
+  return text.replace(controlCharactersButLayout, escapeCharacter);
+}
+
 /** Renders one diagnostic the way compilers do: header, location, code frame, help. */
 export function renderDiagnostic(d: Diagnostic, sources: ReadonlyMap<string, string>, colors: Colors): string {
   const c = paint(colors);
   const severity = d.severity === "error" ? c.red(c.bold("error")) : d.severity === "warning" ? c.yellow(c.bold("warning")) : c.cyan(c.bold("info"));
-  const lines = [`${severity}${c.bold(`[${d.code}]`)}: ${c.bold(clip(d.message))}`];
+  // Messages quote the policy and the trace, so they are escaped like the values they quote.
+  const lines = [`${severity}${c.bold(`[${d.code}]`)}: ${c.bold(printableText(clip(d.message)))}`];
+  const file = printableLine(d.file ?? "<input>");
   if (d.span !== undefined) {
-    lines.push(`  ${c.blue("-->")} ${d.file ?? "<input>"}:${d.span.line}:${d.span.column}`);
+    lines.push(`  ${c.blue("-->")} ${file}:${d.span.line}:${d.span.column}`);
     const source = d.file !== undefined ? sources.get(d.file) : undefined;
     if (source !== undefined) lines.push(indent(frame(source, d.span, colors), 2));
   } else if (d.file !== undefined) {
-    lines.push(`  ${c.blue("-->")} ${d.file}`);
+    lines.push(`  ${c.blue("-->")} ${file}`);
   }
   for (const related of d.related ?? []) {
-    lines.push(`  ${c.blue("note:")} ${clip(related.message)} at ${related.file ?? d.file ?? "<input>"}:${related.span.line}:${related.span.column}`);
+    const relatedFile = related.file !== undefined ? printableLine(related.file) : file;
+    lines.push(`  ${c.blue("note:")} ${printableText(clip(related.message))} at ${relatedFile}:${related.span.line}:${related.span.column}`);
   }
-  if (d.help !== undefined) lines.push(`  ${c.cyan("help:")} ${clip(d.help)}`);
-  if (d.fix !== undefined) lines.push(`  ${c.green("fix:")} ${clip(d.fix.title)}`);
+  if (d.help !== undefined) lines.push(`  ${c.cyan("help:")} ${printableText(clip(d.help))}`);
+  if (d.fix !== undefined) lines.push(`  ${c.green("fix:")} ${printableText(clip(d.fix.title))}`);
   return lines.join("\n");
 }
 
@@ -76,10 +105,19 @@ export function codeFrame(source: string, start: Position, end: Position, linesA
     endColumn = all[endLine - 1]!.length + 1;
   }
   const first = Math.max(1, startLine - linesAbove);
-  const shown = all.slice(first - 1, endLine);
-  const widest = Math.max(...shown.map((line) => line.length));
+  // The frame shows a policy's or a trace's text, so its control characters are escaped; the span's
+  // columns move with the text they point at.
+  const shown = all.slice(first - 1, endLine).map(printableText);
+  const shownColumn = (line: number, c: number): number => {
+    const raw = all[line - 1]!;
+    return printableText(raw.slice(0, Math.max(0, c - 1))).length + 1 + Math.max(0, c - 1 - raw.length);
+  };
+  const spanStart = shownColumn(startLine, start.column);
+  const spanEnd = shownColumn(endLine, endColumn);
+  let widest = 0;
+  for (const line of shown) widest = Math.max(widest, line.length);
   // Left edge of the window (0-based): 0 when everything fits, else a little left of the span.
-  const from = widest <= FRAME_WIDTH || start.column - 1 <= FRAME_WIDTH - FRAME_LEAD ? 0 : start.column - 1 - FRAME_LEAD;
+  const from = widest <= FRAME_WIDTH || spanStart - 1 <= FRAME_WIDTH - FRAME_LEAD ? 0 : spanStart - 1 - FRAME_LEAD;
   const lead = from > 0 ? "…" : "";
   const crop = (line: string): string => {
     const cut = line.slice(from, from + FRAME_WIDTH);
@@ -89,10 +127,10 @@ export function codeFrame(source: string, start: Position, end: Position, linesA
     const inWindow = Math.min(Math.max(c - 1 - from, 0), FRAME_WIDTH);
     return inWindow + 1 + (line.length > from ? lead.length : 0);
   };
-  const startText = all[startLine - 1]!;
-  const endText = all[endLine - 1]!;
-  let startColumn = column(startText, start.column);
-  let lastColumn = column(endText, endColumn);
+  const startText = shown[startLine - first]!;
+  const endText = shown[endLine - first]!;
+  let startColumn = column(startText, spanStart);
+  let lastColumn = column(endText, spanEnd);
   if (endLine === startLine && lastColumn <= startColumn) lastColumn = startColumn + 1;
   if (startLine === endLine && startColumn > crop(startText).length + 1) startColumn = crop(startText).length + 1;
   return codeFrameColumns(
@@ -140,10 +178,10 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
   const names = (vs: readonly StatementVerdict[]) =>
     vs
       .slice(0, 10)
-      .map((v) => `${v.policy}.${v.name}`)
+      .map((v) => printableLine(`${v.policy}.${v.name}`))
       .join(", ") + (vs.length > 10 ? `, … ${vs.length - 10} more` : "");
   out.push(
-    `${c.bold("checked")} ${report.statements.length} rule${report.statements.length === 1 ? "" : "s"} of ${input.policyFile} against ${input.events.length} event${input.events.length === 1 ? "" : "s"} of ${input.traceFile} (engine: ${report.engine})`,
+    `${c.bold("checked")} ${report.statements.length} rule${report.statements.length === 1 ? "" : "s"} of ${printableLine(input.policyFile)} against ${input.events.length} event${input.events.length === 1 ? "" : "s"} of ${printableLine(input.traceFile)} (engine: ${report.engine})`,
   );
   out.push(`  ${c.green(`${held} hold`)}` + (violated.length > 0 ? `, ${c.red(`${violated.length} violated`)} (${names(violated)})` : "") + (undecided.length > 0 ? `, ${c.magenta(`${undecided.length} undecided`)} (${names(undecided)})` : ""));
   out.push(`verdict: ${report.verdict === "safe" ? c.green(c.bold("safe")) : c.red(c.bold("unsafe"))}`);
@@ -153,34 +191,52 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
 function renderViolation(verdict: StatementVerdict, input: RenderReportInput, colors: Colors): string {
   const c = paint(colors);
   const span = verdict.statement.span;
+  const id = printableLine(`${verdict.policy}.${verdict.name}`);
   const lines: string[] = [];
   if (verdict.undecided !== undefined) {
-    lines.push(`${c.magenta(c.bold("undecided"))}${c.bold(`[${verdict.policy}.${verdict.name}]`)}: ${c.bold("the rule could not be decided, so the run is judged unsafe (fail closed)")}`);
-    lines.push(`  ${c.cyan("reason:")} ${verdict.undecided}`);
+    lines.push(`${c.magenta(c.bold("undecided"))}${c.bold(`[${id}]`)}: ${c.bold("the rule could not be decided, so the run is judged unsafe (fail closed)")}`);
+    lines.push(`  ${c.cyan("reason:")} ${printableLine(verdict.undecided)}`);
   } else {
-    lines.push(`${c.red(c.bold("violation"))}${c.bold(`[${verdict.policy}.${verdict.name}]`)}: ${c.bold(verdict.doc?.split("\n").join(" ") ?? `the rule \`${verdict.name}\` does not hold`)}`);
+    const requirement = verdict.doc !== undefined ? verdict.doc.split("\n").join(" ") : `the rule \`${verdict.name}\` does not hold`;
+    lines.push(`${c.red(c.bold("violation"))}${c.bold(`[${id}]`)}: ${c.bold(printableLine(requirement))}`);
   }
-  lines.push(`  ${c.blue("-->")} ${input.policyFile}:${span.line}:${span.column}`);
+  const traceFile = printableLine(input.traceFile);
+  lines.push(`  ${c.blue("-->")} ${printableLine(input.policyFile)}:${span.line}:${span.column}`);
   lines.push(indent(codeFrame(input.policySource, { line: span.line, column: span.column }, { line: span.endLine, column: span.endColumn }, 0, colors), 2));
   const shown = verdict.witnesses.slice(0, 20);
   for (const position of shown) {
     // Events are numbered from 1 in file order; fall back to a search for any other numbering.
     const event = input.events[position - 1]?.position === position ? input.events[position - 1] : input.events.find((e) => e.position === position);
     if (event === undefined) continue;
-    const where = `${event.source?.file ?? input.traceFile}:${event.source?.line ?? "?"}`;
+    const where = `${event.source?.file !== undefined ? printableLine(event.source.file) : traceFile}:${event.source?.line ?? "?"}`;
     lines.push(`  ${c.red("witness")} event ${position} (${where}): ${describeEvent(event)}`);
   }
   if (verdict.witnesses.length > shown.length) lines.push(`  … and ${verdict.witnesses.length - shown.length} more witness events`);
   if (verdict.form === "until" && verdict.witnesses.length > 0) lines.push(`  ${c.cyan("note:")} for \`until\`, a witness is the trigger of a broken interval`);
+  lines.push(`  ${c.cyan("=")} ${responseLine(verdict.statement.response, verdict.statement.remediation, colors)}`);
   return lines.join("\n");
 }
 
-/** One line: action, arguments (cut to 160 characters) and status. */
+/**
+ * What enforcement does with the violation, and what the rule tells the agent to do instead:
+ * `response: warn — Close what you opened.` The remediation is policy text, so it is escaped.
+ */
+export function responseLine(response: StatementVerdict["statement"]["response"], remediation: string | undefined, colors: Colors): string {
+  const c = paint(colors);
+  const word = response === "block" ? c.red(c.bold(response)) : response === "ask" ? c.magenta(c.bold(response)) : c.yellow(c.bold(response));
+  return `response: ${word}${remediation !== undefined ? ` — ${printableLine(remediation)}` : ""}`;
+}
+
+/**
+ * One line: action, arguments (cut to 160 characters) and status. Both come from the trace: JSON
+ * escapes the C0 controls of the arguments but not C1 controls or bidirectional overrides, so the
+ * line is escaped as a whole.
+ */
 export function describeEvent(event: TraceEvent): string {
   const args = JSON.stringify(event.args);
   const shortArgs = args.length > 160 ? `${args.slice(0, 157)}...` : args;
   const status = event.status === undefined ? "pending" : event.status;
-  return `${clip(event.action, 80)} ${shortArgs} [${status}]${event.outputTruncated === true ? " (output cut to the observation cap)" : ""}`;
+  return `${printableLine(clip(event.action, 80))} ${printableLine(shortArgs)} [${status}]${event.outputTruncated === true ? " (output cut to the observation cap)" : ""}`;
 }
 
 /**
@@ -206,30 +262,35 @@ export function splitClosedWorld(diagnostics: readonly Diagnostic[]): { readonly
 /** One message for many closed-world diagnostics: the distinct names, by kind, as the policy writes them. */
 export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySource: string, traceFile: string, colors: Colors): string {
   const c = paint(colors);
-  const byKind = new Map<string, { codes: Set<string>; names: string[] }>();
+  // A set per kind: a policy can name a hundred thousand values, and each is counted once.
+  const byKind = new Map<string, { codes: Set<string>; names: Set<string> }>();
   for (const d of summed) {
     const kind = closedWorldKinds[d.code]!;
-    const entry = byKind.get(kind) ?? { codes: new Set<string>(), names: [] };
+    const entry = byKind.get(kind) ?? { codes: new Set<string>(), names: new Set<string>() };
     byKind.set(kind, entry);
     entry.codes.add(d.code);
-    const name = clip(policySource.slice(d.span!.start, d.span!.end), 60);
-    if (!entry.names.includes(name)) entry.names.push(name);
+    entry.names.add(clip(policySource.slice(d.span!.start, d.span!.end), 60));
   }
-  const distinct = [...byKind.values()].reduce((sum, entry) => sum + entry.names.length, 0);
+  const distinct = [...byKind.values()].reduce((sum, entry) => sum + entry.names.size, 0);
+  const shownTraceFile = printableLine(traceFile);
   const onlyNotes = summed.every((d) => d.severity === "info");
   const severity = onlyNotes ? c.cyan(c.bold("info")) : c.yellow(c.bold("warning"));
   const lines = [
-    `${severity}: ${c.bold(`${distinct} name${distinct === 1 ? "" : "s"} of the policy ${distinct === 1 ? "does" : "do"} not occur in \`${traceFile}\`, so the conditions on them match nothing (closed world)`)}`,
+    `${severity}: ${c.bold(`${distinct} name${distinct === 1 ? "" : "s"} of the policy ${distinct === 1 ? "does" : "do"} not occur in \`${shownTraceFile}\`, so the conditions on them match nothing (closed world)`)}`,
   ];
   for (const kind of ["actions", "arguments", "values"]) {
     const entry = byKind.get(kind);
     if (entry === undefined) continue;
-    const shown = entry.names.slice(0, CLOSED_WORLD_NAMES).join(", ");
-    const more = entry.names.length > CLOSED_WORLD_NAMES ? `, … (${entry.names.length - CLOSED_WORLD_NAMES} more)` : "";
-    lines.push(`  ${kind} (${[...entry.codes].join(", ")}): ${shown}${more}`);
+    const shown: string[] = [];
+    for (const name of entry.names) {
+      if (shown.length === CLOSED_WORLD_NAMES) break;
+      shown.push(printableLine(name));
+    }
+    const more = entry.names.size > CLOSED_WORLD_NAMES ? `, … (${entry.names.size - CLOSED_WORLD_NAMES} more)` : "";
+    lines.push(`  ${kind} (${[...entry.codes].join(", ")}): ${shown.join(", ")}${more}`);
   }
   lines.push(
-    `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${traceFile}\` lists what the run has, and \`--strict\` fails on these warnings`,
+    `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${shownTraceFile}\` lists what the run has, and \`--strict\` fails on these warnings`,
   );
   return lines.join("\n");
 }
