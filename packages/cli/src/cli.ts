@@ -1,5 +1,5 @@
-import { writeFile } from "node:fs/promises";
-import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace } from "@vigil/compiler";
+import { stat, writeFile } from "node:fs/promises";
+import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace, TraceEvent } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
@@ -324,21 +324,27 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; no rule was checked\n`);
           throw new InputError();
         }
-        const text = await readText(options.trace, "trace");
         const traceFile = inputName(options.trace, "trace");
+        // A trace of moderate size is read whole, so that its diagnostics show code frames and a
+        // report can show its events; a larger one is streamed through the pipeline, which keeps
+        // only the events at the witnesses. Standard input is read whole.
+        const whole = fromStdin(options.trace, "trace") || options.html !== undefined || options.engine === "smt" || (await fileSize(options.trace)) <= WHOLE_TRACE_BYTES;
+        const text = whole ? await readText(options.trace, "trace") : undefined;
         // The decider is made here rather than inside the pipeline so that its release can be left to
         // the end of the process (see `CliIo.exitsAfterRun`).
         const decider = options.engine === "smt" ? await SmtDecider.create({ timeoutMs: options.timeout }) : undefined;
         let judged;
         try {
-          judged = await judgeRun(compiled, { file: traceFile, text }, {
+          judged = await judgeRun(compiled, { file: traceFile, ...(text !== undefined ? { text } : {}) }, {
             engine: options.engine,
             ...(decider !== undefined ? { decider } : {}),
             smt: { timeoutMs: options.timeout },
             traceFormat: options.traceFormat ?? "auto",
             ...(options.ground !== undefined ? { ground: options.ground } : {}),
             strict: options.strict === true,
-            keepEvents: true,
+            keepEvents: whole,
+            // The human report shows the first witnesses of each rule; SARIF locates every one.
+            ...(options.sarif === undefined ? { locateWitnesses: WITNESSES_SHOWN } : {}),
           });
         } catch (error) {
           if (!isStackOverflow(error)) throw error;
@@ -371,14 +377,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           throw new InputError();
         }
         const report = judged.report!;
-        const events = judged.events!;
+        const events = judged.events ?? judged.witnessEvents!;
         if (options.sarif !== undefined || options.html !== undefined) {
-          const outcome = outcomeOf(traceFile, undefined, events, report, { timeline: options.html !== undefined });
+          const outcome = outcomeOf(traceFile, judged.format, events, report, { timeline: options.html !== undefined, eventCount: judged.eventCount });
           if (options.sarif !== undefined) await writeSarif(options.sarif, [outcome], policyFile);
           if (options.html !== undefined) await writeHtml(options.html, [outcome], policyFile, ruleTexts(compiled, source));
         }
         if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
-        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, events }, colors));
+        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, events: judged.events ?? sparseEvents(judged.witnessEvents!, judged.eventCount) }, colors));
         exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
       },
     );
@@ -543,6 +549,29 @@ function ruleTexts(compiled: CompiledPolicy, source: string): RuleText[] {
       source: source.slice(statement.span.start, statement.span.end),
     })),
   );
+}
+
+/** How many witnesses of a rule the human report shows (render.ts shows at most this many). */
+const WITNESSES_SHOWN = 20;
+
+/** Traces up to this size are read whole (code frames in diagnostics); larger ones are streamed. */
+const WHOLE_TRACE_BYTES = 64 * 2 ** 20;
+
+/** A file's size, or 0 when it cannot be read (reading it then reports why). */
+async function fileSize(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The events of a streamed run as a report reads them: only those at the witnesses are present. */
+function sparseEvents(witnessEvents: ReadonlyMap<number, TraceEvent>, count: number): TraceEvent[] {
+  const events: TraceEvent[] = [];
+  events.length = count;
+  for (const [position, event] of witnessEvents) events[position - 1] = event;
+  return events;
 }
 
 /** A JavaScript stack overflow: some stage recursed on deeply nested input. */

@@ -66,7 +66,7 @@ afterAll(() => {
 
 interface JsonReport {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; undecided?: string }[];
+  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: string; remediation?: string; undecided?: string }[];
 }
 
 const dashcamViolating: JsonReport = {
@@ -75,7 +75,7 @@ const dashcamViolating: JsonReport = {
     { policy: "dashcam", name: "R0", holds: true, witnesses: [], response: "block" },
     { policy: "dashcam", name: "R1", holds: true, witnesses: [], response: "block" },
     { policy: "dashcam", name: "R2", holds: true, witnesses: [], response: "block" },
-    { policy: "dashcam", name: "R3", holds: false, witnesses: [5], response: "block" },
+    { policy: "dashcam", name: "R3", holds: false, witnesses: [5], response: "block", remediation: "Run validate_output on the transform before warping with it." },
   ],
 };
 
@@ -143,7 +143,10 @@ describe.concurrent("vigilc check: verdicts and exit codes", () => {
         "  --> dashcam.vigil:14:3",
         "  > 14 |   rule R3: prec(warp and transform = $x, validate and target = $x)",
         "       |   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        '  > 15 |     block "Run validate_output on the transform before warping with it."',
+        "       | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
         '  witness event 5 (violating.jsonl:5): warpAffine {"transform":"M","frame":"frames/000123.png"} [ok]',
+        "  = response: block — Run validate_output on the transform before warping with it.",
         "",
         "checked 4 rules of dashcam.vigil against 8 events of violating.jsonl (engine: eval)",
         "  3 hold, 1 violated (dashcam.R3)",

@@ -1,7 +1,18 @@
-import type { Diagnostic } from "@vigil/diagnostics";
+import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import { TraceRun } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
-import { readRecording, readRegularFile, signatureOf, type TraceEvent, type TraceFormat } from "@vigil/trace";
-import { check, type CheckReport, type EngineName } from "./check.js";
+import {
+  createRecordingReader,
+  isHandle,
+  openRegularFile,
+  readRecording,
+  readRegularFileInPieces,
+  SignatureBuilder,
+  type ReadRecordingOptions,
+  type TraceEvent,
+  type TraceFormat,
+} from "@vigil/trace";
+import { check, reportOf, type CheckReport, type EngineName } from "./check.js";
 import { checkAgainstSignature, type CompiledPolicy } from "./compile.js";
 
 /**
@@ -24,6 +35,11 @@ export interface JudgeRunOptions {
   readonly strict?: boolean;
   /** Keep the run's events in the result (for reports that show them). */
   readonly keepEvents?: boolean;
+  /**
+   * How many witness events to locate per statement (the first ones), for reports that show them;
+   * all by default. The witnesses' positions are always all reported.
+   */
+  readonly locateWitnesses?: number;
 }
 
 /** Where a run comes from: a file, read here, or text already read (standard input, say). */
@@ -60,45 +76,136 @@ export interface RunJudgement {
   readonly witnessEvents?: ReadonlyMap<number, TraceEvent>;
 }
 
-/** Judges one run against a compiled policy. Never throws on bad input; the policy must be `ok`. */
+/**
+ * How many distinct values the run's signature keeps per argument name: beyond, the name's values
+ * are open (none is reported as absent), so a long run of ever-new values costs bounded memory.
+ */
+const SIGNATURE_VALUES_PER_KEY = 10_000;
+
+/** How many of the last events are at hand when a witness among them is found. */
+const RECENT_EVENTS = 1024;
+
+/**
+ * Judges one run against a compiled policy. Never throws on bad input; the policy must be `ok`.
+ *
+ * A file is read piece by piece and each event goes through the forward engine as soon as it is
+ * read, so memory is bounded by the statements' state and the calls still waiting for a result,
+ * not by the file (unless the events are kept, or the SMT engine needs them whole). When the run
+ * has witnesses and its events were not kept, the file is read a second time for the events at
+ * the witnesses, which reports locate.
+ */
 export async function judgeRun(policy: CompiledPolicy, source: RunSource, options: JudgeRunOptions = {}): Promise<RunJudgement> {
   if (!policy.ok) throw new Error("the policy has errors; fix them before judging a run (see its diagnostics)");
-  let text = source.text;
-  if (text === undefined) {
-    const read = await readRegularFile(source.file);
-    if (typeof read !== "string") {
-      return { file: source.file, detected: false, calls: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [read], signatureDiagnostics: [], stopped: "trace" };
+  const engine = options.engine ?? "eval";
+  const keep = options.keepEvents === true || engine === "smt";
+  const statements = policy.program.policies.flatMap((p) => p.statements);
+  const locate = options.locateWitnesses ?? Infinity;
+  // The events at the witnesses, caught as the witnesses are found: the current event, or one of
+  // the last few (a `bresp` window, an `until` trigger); the rest are read again at the end.
+  const witnessEvents = new Map<number, TraceEvent>();
+  const located = statements.map(() => 0);
+  const recent: (TraceEvent | undefined)[] = new Array<TraceEvent | undefined>(RECENT_EVENTS);
+  const onWitness = (statement: number, position: number): void => {
+    if (located[statement]! >= locate) return;
+    const event = recent[position % RECENT_EVENTS];
+    if (event?.position !== position) return;
+    located[statement]!++;
+    witnessEvents.set(position, event);
+  };
+  const run = engine === "eval" ? new TraceRun(statements, onWitness) : undefined;
+  const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY });
+  const kept: TraceEvent[] = [];
+  let eventCount = 0;
+  const take = (events: readonly TraceEvent[]): void => {
+    for (const event of events) {
+      eventCount++;
+      signature.add(event);
+      recent[event.position % RECENT_EVENTS] = event;
+      run?.step(event);
+      if (keep) kept.push(event);
     }
-    text = read;
+  };
+  const reading = { file: source.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) };
+
+  let read: { readonly format?: TraceFormat; readonly detected: boolean; readonly calls: number; readonly groundedEvents: number; readonly diagnostics: readonly Diagnostic[] };
+  if (source.text !== undefined) {
+    const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+    const whole = readRecording(text, reading);
+    take(whole.trace.events);
+    read = whole;
+  } else {
+    const streamed = await readFileEvents(source.file, reading, take);
+    if ("code" in streamed) {
+      return { file: source.file, detected: false, calls: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
+    }
+    read = streamed;
   }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const read = readRecording(text, {
-    file: source.file,
-    format: options.traceFormat ?? "auto",
-    ...(options.ground !== undefined ? { ground: options.ground } : {}),
-  });
-  const events = read.trace.events;
   const about = {
     file: source.file,
     ...(read.format !== undefined ? { format: read.format } : {}),
     detected: read.detected,
     calls: read.calls,
     groundedEvents: read.groundedEvents,
-    eventCount: events.length,
-    ...(options.keepEvents === true || options.engine === "smt" ? { events } : {}),
+    eventCount,
+    ...(keep ? { events: kept } : {}),
     traceDiagnostics: read.diagnostics,
   };
   if (read.diagnostics.some((d) => d.severity === "error")) return { ...about, signatureDiagnostics: [], stopped: "trace" };
-  const signatureDiagnostics = checkAgainstSignature(policy, signatureOf(events));
+  const signatureDiagnostics = checkAgainstSignature(policy, signature.signature());
   if (options.strict === true && [...read.diagnostics, ...signatureDiagnostics].some((d) => d.severity === "warning")) {
     return { ...about, signatureDiagnostics, stopped: "strict" };
   }
-  const report = await check(policy, events, {
-    engine: options.engine ?? "eval",
-    ...(options.decider !== undefined ? { decider: options.decider } : {}),
-    ...(options.smt !== undefined ? { smt: options.smt } : {}),
-  });
-  const witnessEvents = new Map<number, TraceEvent>();
-  for (const statement of report.statements) for (const position of statement.witnesses) witnessEvents.set(position, events[position - 1]!);
+  const report =
+    run !== undefined
+      ? reportOf(statements, run.finish(), "eval")
+      : await check(policy, kept, {
+          engine,
+          ...(options.decider !== undefined ? { decider: options.decider } : {}),
+          ...(options.smt !== undefined ? { smt: options.smt } : {}),
+        });
+  const missing = new Set<number>();
+  for (const statement of report.statements) {
+    for (const position of statement.witnesses.slice(0, Math.min(locate, statement.witnesses.length))) {
+      if (witnessEvents.has(position)) continue;
+      if (keep) witnessEvents.set(position, kept[position - 1]!);
+      else missing.add(position);
+    }
+  }
+  if (missing.size > 0) for (const [position, event] of await eventsAt(source.file, reading, missing)) witnessEvents.set(position, event);
   return { ...about, signatureDiagnostics, report, witnessEvents };
+}
+
+/** Reads a regular file piece by piece, handing each completed event to `take`. */
+async function readFileEvents(
+  file: string,
+  options: ReadRecordingOptions,
+  take: (events: readonly TraceEvent[]) => void,
+): Promise<Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] }> {
+  const handle = await openRegularFile(file);
+  if (!isHandle(handle)) return handle;
+  const reader = createRecordingReader(options);
+  try {
+    for await (const piece of readRegularFileInPieces(handle)) take(reader.push(piece));
+  } catch (error) {
+    return diagnostic("T0004", `cannot read the trace \`${file}\`: ${(error as Error).message}`, { file });
+  } finally {
+    await handle.close();
+  }
+  take(reader.end());
+  return {
+    ...(reader.format !== undefined ? { format: reader.format } : {}),
+    detected: reader.detected,
+    calls: reader.calls,
+    groundedEvents: reader.groundedEvents,
+    diagnostics: reader.diagnostics,
+  };
+}
+
+/** A second reading of a file, keeping only the events at the given positions. */
+async function eventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>): Promise<Map<number, TraceEvent>> {
+  const found = new Map<number, TraceEvent>();
+  await readFileEvents(file, options, (events) => {
+    for (const event of events) if (positions.has(event.position)) found.set(event.position, event);
+  });
+  return found;
 }

@@ -15,7 +15,14 @@ export class TraceRun {
   private readonly dispatch: Dispatch;
   private events = 0;
 
-  constructor(readonly statements: readonly CheckedStatement[]) {
+  /**
+   * @param onWitness called for each witness as soon as it is final, with the statement's index
+   *   (witnesses that only the end of the run makes final are in `finish`'s outcomes)
+   */
+  constructor(
+    readonly statements: readonly CheckedStatement[],
+    private readonly onWitness?: (statement: number, position: number) => void,
+  ) {
     this.machines = statements.map((statement) => createMachine(statement));
     this.witnesses = statements.map(() => []);
     this.dispatch = new Dispatch(this.machines);
@@ -28,7 +35,10 @@ export class TraceRun {
       const found = this.machines[index]!.step(event);
       if (found.length === 0) continue;
       const witnesses = this.witnesses[index]!;
-      for (const position of found) witnesses.push(position);
+      for (const position of found) {
+        witnesses.push(position);
+        this.onWitness?.(index, position);
+      }
     }
   }
 

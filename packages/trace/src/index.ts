@@ -3,7 +3,7 @@ export { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, obs
 export type { ReadTraceOptions, ReadTraceResult } from "./read-trace.js";
 export { readTrace } from "./read-trace.js";
 export type { KeyInfo, Signature } from "./signature.js";
-export { emptySignature, signatureOf, signatureToJson } from "./signature.js";
+export { emptySignature, SignatureBuilder, signatureOf, signatureToJson } from "./signature.js";
 export type { JsonValue } from "./value.js";
 export { displayValue, isJsonObject, keyPathDisplay, keyPathId, stableStringify, valueKey, valuesAtPath } from "./value.js";
 export type { CompiledWildcard } from "./wildcard.js";
@@ -19,4 +19,4 @@ export { toolCatalog } from "./grounding/catalog.js";
 export type { ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";
 export { parseCommandLine } from "./grounding/shell.js";
 export { signatureFromToolSchemas } from "./schema-signature.js";
-export { readRegularFile } from "./read-file.js";
+export { isHandle, openRegularFile, readRegularFile, readRegularFileInPieces } from "./read-file.js";

@@ -1,15 +1,15 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 
 /**
- * The text of a regular file (without a leading byte-order mark), or a T0004 diagnostic saying why
- * it cannot be read. Anything else (a
- * FIFO, a socket, a device) is refused without reading from it: a FIFO would block the run forever.
+ * Opens a file for reading if it is a regular file; otherwise a T0004 diagnostic saying why it
+ * cannot be read. Anything else (a FIFO, a socket, a device) is refused without reading from it: a
+ * FIFO would block the run forever, a device could never end. The caller closes the handle.
  */
-export async function readRegularFile(file: string, what = "trace"): Promise<string | Diagnostic> {
+export async function openRegularFile(file: string, what = "trace"): Promise<FileHandle | Diagnostic> {
   const refuse = (reason: string) => diagnostic("T0004", `cannot read the ${what} \`${file}\`: ${reason}`, { file });
-  let handle;
+  let handle: FileHandle;
   try {
     // Non-blocking, so that opening a FIFO with no writer returns at once instead of waiting.
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -19,16 +19,46 @@ export async function readRegularFile(file: string, what = "trace"): Promise<str
   }
   try {
     const stats = await handle.stat();
+    if (stats.isFile()) return handle;
+    await handle.close();
     if (stats.isDirectory()) return refuse("it is a directory");
-    if (!stats.isFile()) {
-      const kind = stats.isFIFO() ? "a named pipe (FIFO)" : stats.isSocket() ? "a socket" : "a device";
-      return refuse(`it is ${kind}, not a regular file`);
-    }
+    const kind = stats.isFIFO() ? "a named pipe (FIFO)" : stats.isSocket() ? "a socket" : "a device";
+    return refuse(`it is ${kind}, not a regular file`);
+  } catch (error) {
+    await handle.close();
+    return refuse((error as Error).message);
+  }
+}
+
+/** The text of a regular file (without a leading byte-order mark), or a T0004 diagnostic. */
+export async function readRegularFile(file: string, what = "trace"): Promise<string | Diagnostic> {
+  const handle = await openRegularFile(file, what);
+  if (!isHandle(handle)) return handle;
+  try {
     const text = await handle.readFile({ encoding: "utf8" });
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   } catch (error) {
-    return refuse((error as Error).message);
+    return diagnostic("T0004", `cannot read the ${what} \`${file}\`: ${(error as Error).message}`, { file });
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The text of a regular file piece by piece (UTF-8 decoded, a leading byte-order mark dropped), for
+ * a reader that must not hold the whole file: a multi-gigabyte trace is more text than one string
+ * can hold.
+ */
+export async function* readRegularFileInPieces(handle: FileHandle, pieceBytes = 1 << 20): AsyncGenerator<string> {
+  let first = true;
+  for await (const piece of handle.createReadStream({ encoding: "utf8", highWaterMark: pieceBytes, autoClose: false })) {
+    const text = piece as string;
+    if (first && text.charCodeAt(0) === 0xfeff) yield text.slice(1);
+    else yield text;
+    first = false;
+  }
+}
+
+export function isHandle(value: FileHandle | Diagnostic): value is FileHandle {
+  return !("code" in value && "severity" in value);
 }

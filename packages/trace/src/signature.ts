@@ -30,32 +30,56 @@ export function emptySignature(): Signature {
   return { actions: new Set(), keys: new Map(), outputCount: 0 };
 }
 
-export function signatureOf(events: readonly TraceEvent[]): Signature {
-  const actions = new Set<string>();
-  const keys = new Map<string, { segments: string[]; values: Map<string, JsonValue> }>();
-  let outputCount = 0;
-  const record = (segments: string[], value: JsonValue): void => {
+export function signatureOf(events: Iterable<TraceEvent>): Signature {
+  const builder = new SignatureBuilder();
+  for (const event of events) builder.add(event);
+  return builder.signature();
+}
+
+/**
+ * The signature of a trace read one event at a time. With `maxValuesPerKey`, a key keeps at most
+ * that many distinct values and is then marked as having open values (no value is reported as
+ * absent under it), so that a long trace of ever-new values (ids, timestamps) costs bounded memory.
+ */
+export class SignatureBuilder {
+  private readonly actions = new Set<string>();
+  private readonly keys = new Map<string, { segments: string[]; values: Map<string, JsonValue>; open: boolean }>();
+  private outputCount = 0;
+
+  constructor(private readonly options: { readonly maxValuesPerKey?: number } = {}) {}
+
+  add(event: TraceEvent): void {
+    this.actions.add(event.action);
+    for (const [name, value] of Object.entries(event.args)) this.record([name], value);
+    if (event.output !== undefined) this.outputCount++;
+  }
+
+  private record(segments: string[], value: JsonValue): void {
     const id = keyPathId(segments);
-    let info = keys.get(id);
+    let info = this.keys.get(id);
     if (info === undefined) {
-      info = { segments: [...segments], values: new Map() };
-      keys.set(id, info);
+      info = { segments: [...segments], values: new Map(), open: false };
+      this.keys.set(id, info);
     }
     if (Array.isArray(value)) {
-      for (const element of value) record(segments, element);
+      for (const element of value) this.record(segments, element);
       return;
     }
-    info.values.set(valueKey(value), value);
-    if (isJsonObject(value)) {
-      for (const [name, inner] of Object.entries(value)) record([...segments, name], inner);
+    const key = valueKey(value);
+    if (!info.values.has(key)) {
+      if (info.values.size < (this.options.maxValuesPerKey ?? Infinity)) info.values.set(key, value);
+      else info.open = true;
     }
-  };
-  for (const event of events) {
-    actions.add(event.action);
-    for (const [name, value] of Object.entries(event.args)) record([name], value);
-    if (event.output !== undefined) outputCount++;
+    if (isJsonObject(value)) {
+      for (const [name, inner] of Object.entries(value)) this.record([...segments, name], inner);
+    }
   }
-  return { actions, keys, outputCount };
+
+  signature(): Signature {
+    const keys = new Map<string, KeyInfo>();
+    for (const [id, info] of this.keys) keys.set(id, { segments: info.segments, values: info.values, ...(info.open ? { openValues: true } : {}) });
+    return { actions: this.actions, keys, outputCount: this.outputCount };
+  }
 }
 
 /** A plain, stable rendering of a signature (what `vigilc signature` prints). */
