@@ -1,6 +1,6 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { keyPathText, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
-import { displayValue, keyPathDisplay, keyPathId, valueKey, type Signature } from "@vigil/trace";
+import { displayValue, keyPathDisplay, keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
 
 /**
  * Reports the symbols of a policy that the trace's signature Σ = (A, K, V) does not contain. By the
@@ -10,18 +10,19 @@ import { displayValue, keyPathDisplay, keyPathId, valueKey, type Signature } fro
  */
 export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, diagnostics: Diagnostic[]): void {
   const keyNames = [...signature.keys.values()].map((info) => keyPathDisplay(info.segments));
+  const budget: SuggestionBudget = { left: SUGGESTIONS_PER_POLICY };
   for (const item of policy.items) {
     const roots = item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
-    for (const root of roots) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics));
+    for (const root of roots) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
   }
 }
 
-function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnostics: Diagnostic[]): void {
+function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnostics: Diagnostic[], budget: SuggestionBudget): void {
   switch (expr.kind) {
     case "ActionIn":
       for (const action of expr.actions) {
         if (signature.actions.has(action.value)) continue;
-        const suggestion = closestName(action.value, signature.actions);
+        const suggestion = suggest(action.value, signature.actions, budget);
         const replacement = suggestion === undefined ? undefined : /^[A-Za-z_][A-Za-z0-9_]*$/.test(suggestion) && !action.quoted ? suggestion : JSON.stringify(suggestion);
         diagnostics.push(
           diagnostic(
@@ -47,14 +48,14 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
     case "KeyBind": {
       const info = signature.keys.get(keyPathId(expr.key.segments.map((s) => s.name)));
       if (info === undefined) {
-        reportUnknownKey(expr.key, keyNames, diagnostics, signature.origin === "schemas");
+        reportUnknownKey(expr.key, keyNames, diagnostics, signature.origin === "schemas", budget);
         return;
       }
       if (expr.kind !== "KeyIn" || info.openValues === true) return;
       for (const literal of expr.values) {
         if (info.values.has(valueKey(literal.value))) continue;
         // The most common slip is a value of the wrong JSON type: `"6"` where the trace has 6.
-        const sameText = [...info.values.values()].find((v) => v !== null && typeof v !== "object" && String(v) === String(literal.value));
+        const sameText = scalarsByText(info.values).get(String(literal.value));
         diagnostics.push(
           diagnostic("V1103", `the value ${literal.raw} never occurs under \`${keyPathText(expr.key)}\` in the trace`, {
             span: literal.span,
@@ -75,9 +76,43 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
   }
 }
 
-function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnostic[], fromSchemas: boolean): void {
+/**
+ * How many unknown names of one policy get a nearest-name search. Each search reads every name of
+ * the signature; a generated policy with thousands of unknown names against a trace with thousands
+ * of names would otherwise be quadratic, and past a few the report sums them up anyway.
+ */
+const SUGGESTIONS_PER_POLICY = 100;
+
+interface SuggestionBudget {
+  left: number;
+}
+
+function suggest(name: string, known: Iterable<string>, budget: SuggestionBudget): string | undefined {
+  if (budget.left <= 0) return undefined;
+  budget.left--;
+  return closestName(name, known);
+}
+
+const scalarIndexes = new WeakMap<object, ReadonlyMap<string, JsonValue>>();
+
+/** A key's scalar values by their text (the first of each), built once per key: no scan per literal. */
+function scalarsByText(values: ReadonlyMap<string, JsonValue>): ReadonlyMap<string, JsonValue> {
+  let index = scalarIndexes.get(values);
+  if (index === undefined) {
+    const built = new Map<string, JsonValue>();
+    for (const value of values.values()) {
+      if (value === null || typeof value === "object") continue;
+      const text = String(value);
+      if (!built.has(text)) built.set(text, value);
+    }
+    scalarIndexes.set(values, (index = built));
+  }
+  return index;
+}
+
+function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnostic[], fromSchemas: boolean, budget: SuggestionBudget): void {
   const written = keyPathText(key);
-  const suggestion = closestName(written, keyNames);
+  const suggestion = suggest(written, keyNames, budget);
   diagnostics.push(
     diagnostic(
       "V1102",

@@ -106,6 +106,7 @@ function checkPolicy(policy: PolicyDecl, options: CheckOptions, diagnostics: Dia
     resolved: new Map(),
     resolving: new Set(),
     used: new Set(),
+    tooDeep: new Set(),
   };
   // Resolve every pattern declaration once, so that cycles and errors inside unused patterns are
   // reported too, each exactly once.

@@ -13,6 +13,8 @@ export interface LowerContext {
   readonly resolving: Set<string>;
   /** Patterns referenced from somewhere. */
   readonly used: Set<string>;
+  /** Expressions already reported as nested too deeply (V1107), so each is reported once. */
+  readonly tooDeep: Set<Expr>;
 }
 
 export interface LowerOptions {
@@ -37,6 +39,52 @@ export function resolvePatternDecl(pattern: PatternDecl, context: LowerContext):
  * reported) so that nothing downstream reports about it again.
  */
 export function lowerExpr(expr: Expr, context: LowerContext, options: LowerOptions): Formula | undefined {
+  const formula = lowerExprUnbounded(expr, context, options);
+  if (formula === undefined || depthOf(formula) <= MAXIMUM_FORMULA_DEPTH) return formula;
+  if (!context.tooDeep.has(expr)) {
+    context.tooDeep.add(expr);
+    context.diagnostics.push(
+      diagnostic("V1107", `this expression nests more than ${MAXIMUM_FORMULA_DEPTH} levels deep once the patterns it refers to are expanded`, {
+        span: expr.span,
+        help: "patterns that refer to patterns that refer to patterns … are expanded in place; flatten the chain (an `and` of many atoms has one level)",
+      }),
+    );
+  }
+  return undefined;
+}
+
+/**
+ * How deep a checked formula may nest, counting the patterns it refers to as expanded. The parser
+ * bounds the nesting of each declaration; references chain declarations, and every later stage
+ * walks formulas recursively, so the whole depth is bounded here, where the chain is built.
+ */
+export const MAXIMUM_FORMULA_DEPTH = 500;
+
+const depths = new WeakMap<Formula, number>();
+
+/** A formula's depth, from its operands' (already known: formulas are built bottom-up). */
+function depthOf(formula: Formula): number {
+  const known = depths.get(formula);
+  if (known !== undefined) return known;
+  let depth = 1;
+  switch (formula.kind) {
+    case "and":
+    case "or":
+      for (const operand of formula.operands) depth = Math.max(depth, 1 + (depths.get(operand) ?? depthOf(operand)));
+      break;
+    case "not":
+    case "once":
+    case "eventually":
+      depth = 1 + (depths.get(formula.operand) ?? depthOf(formula.operand));
+      break;
+    default:
+      break;
+  }
+  depths.set(formula, depth);
+  return depth;
+}
+
+function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOptions): Formula | undefined {
   const { diagnostics } = context;
   switch (expr.kind) {
     case "Missing":
@@ -94,6 +142,19 @@ export function lowerExpr(expr: Expr, context: LowerContext, options: LowerOptio
         return undefined;
       }
       context.used.add(name);
+      if (context.resolving.size >= MAXIMUM_FORMULA_DEPTH) {
+        // A chain of references this long would overflow the stack before its depth is known.
+        if (!context.tooDeep.has(expr)) {
+          context.tooDeep.add(expr);
+          diagnostics.push(
+            diagnostic("V1107", `the pattern \`${name}\` is reached through more than ${MAXIMUM_FORMULA_DEPTH} patterns that refer to each other`, {
+              span: expr.name.span,
+              help: "flatten the chain of pattern references",
+            }),
+          );
+        }
+        return undefined;
+      }
       if (context.resolving.has(name)) {
         const cycle = [...context.resolving];
         const from = cycle.indexOf(name);

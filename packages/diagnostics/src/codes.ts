@@ -41,6 +41,7 @@ export const diagnosticCodes = {
   V1104: { severity: "warning", summary: "a pattern is declared but never used" },
   V1105: { severity: "warning", summary: "a `///` doc comment is not followed by a policy, pattern or rule" },
   V1106: { severity: "warning", summary: "a rule's remediation message is empty" },
+  V1107: { severity: "error", summary: "a pattern nests too deeply once the patterns it refers to are expanded" },
 
   // Traces (produced by @vigil/trace).
   T0001: { severity: "error", summary: "a trace line is not valid JSON" },
