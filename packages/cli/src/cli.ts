@@ -220,6 +220,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       html?: string;
       engine: EngineName;
       timeout: number;
+      budget: number;
       strict?: boolean;
     } & TraceReading,
   ): Promise<number> => {
@@ -252,6 +253,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ...(options.ground !== undefined ? { ground: options.ground } : {}),
       engine: options.engine,
       timeoutMs: options.timeout,
+      budgetMs: options.budget,
       ...(options.strict === true ? { strict: true } : {}),
       ...(options.html !== undefined ? { timeline: true } : {}),
       ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
@@ -292,10 +294,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option("--sarif <file>", "also write the results as SARIF 2.1.0 (for code-scanning interfaces)")
     .option("--html <file>", "also write a self-contained HTML report: a timeline per run, witnesses beside the rules they violate")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
+    .option("--budget <ms>", "for --engine eval: time budget for judging one run, in milliseconds; past it every rule is undecided (fail closed)", parsePositiveInteger, 600_000)
     .action(
       async (
         policyFile: string,
-        options: { trace?: string; schema?: string; sarif?: string; html?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number } & TraceReading,
+        options: { trace?: string; schema?: string; sarif?: string; html?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number; budget: number } & TraceReading,
       ) => {
         if (options.trace === undefined && options.schema === undefined) {
           io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
@@ -342,6 +345,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             traceFormat: options.traceFormat ?? "auto",
             ...(options.ground !== undefined ? { ground: options.ground } : {}),
             strict: options.strict === true,
+            budgetMs: options.budget,
             keepEvents: whole,
             // The human report shows the first witnesses of each rule; SARIF locates every one.
             ...(options.sarif === undefined ? { locateWitnesses: WITNESSES_SHOWN } : {}),

@@ -18,6 +18,8 @@ export interface RunTask {
   readonly engine?: EngineName;
   /** For `smt`: the time limit per solver call, in milliseconds. */
   readonly timeoutMs?: number;
+  /** For `eval`: the time budget of the run, in milliseconds. */
+  readonly budgetMs?: number;
   /** Warnings about the run or about the policy against its signature stop the run. */
   readonly strict?: boolean;
   /** Send the run's events back for a report that shows them (`--html`). */
@@ -57,6 +59,7 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
         traceFormat: task.traceFormat,
         ...(task.ground !== undefined ? { ground: task.ground } : {}),
         strict: task.strict === true,
+        ...(task.budgetMs !== undefined ? { budgetMs: task.budgetMs } : {}),
         keepEvents: task.timeline === true,
       },
     );

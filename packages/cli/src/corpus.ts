@@ -47,6 +47,7 @@ export interface CorpusOptions {
   readonly ground?: boolean;
   readonly engine?: RunTask["engine"];
   readonly timeoutMs?: number;
+  readonly budgetMs?: number;
   readonly strict?: boolean;
   /** Send each run's events back, for the HTML report. */
   readonly timeline?: boolean;
@@ -74,6 +75,7 @@ export async function checkCorpus(files: readonly string[], options: CorpusOptio
           ...(options.ground !== undefined ? { ground: options.ground } : {}),
           ...(options.engine !== undefined ? { engine: options.engine } : {}),
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
           ...(options.strict === true ? { strict: true } : {}),
           ...(options.timeline === true ? { timeline: true } : {}),
         });

@@ -36,6 +36,11 @@ export interface JudgeRunOptions {
   /** Keep the run's events in the result (for reports that show them). */
   readonly keepEvents?: boolean;
   /**
+   * The evaluator's time budget for the whole run, in milliseconds (it also bounds each statement's
+   * memory: see `EvaluationBudget`). Past it every statement is undecided and the run unsafe.
+   */
+  readonly budgetMs?: number;
+  /**
    * How many witness events to locate per statement (the first ones), for reports that show them;
    * all by default. The witnesses' positions are always all reported.
    */
@@ -112,7 +117,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     located[statement]!++;
     witnessEvents.set(position, event);
   };
-  const run = engine === "eval" ? new TraceRun(statements, onWitness) : undefined;
+  const run = engine === "eval" ? new TraceRun(statements, { onWitness, ...(options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}) }) : undefined;
   const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY });
   const kept: TraceEvent[] = [];
   let eventCount = 0;
@@ -134,7 +139,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     take(whole.trace.events);
     read = whole;
   } else {
-    const streamed = await readFileEvents(source.file, reading, take);
+    const streamed = await readFileEvents(source.file, reading, take, () => run?.exhausted === true);
     if ("code" in streamed) {
       return { file: source.file, detected: false, calls: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
     }
@@ -180,12 +185,17 @@ async function readFileEvents(
   file: string,
   options: ReadRecordingOptions,
   take: (events: readonly TraceEvent[]) => void,
+  /** Whether to stop reading (the run is past its budget); the rest of the file is not read. */
+  stop: () => boolean = () => false,
 ): Promise<Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] }> {
   const handle = await openRegularFile(file);
   if (!isHandle(handle)) return handle;
   const reader = createRecordingReader(options);
   try {
-    for await (const piece of readRegularFileInPieces(handle)) take(reader.push(piece));
+    for await (const piece of readRegularFileInPieces(handle)) {
+      take(reader.push(piece));
+      if (stop()) break;
+    }
   } catch (error) {
     return diagnostic("T0004", `cannot read the trace \`${file}\`: ${(error as Error).message}`, { file });
   } finally {

@@ -3,7 +3,8 @@ export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
 export { atomHolds, bindingsOf, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
 export type { MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
-export { evaluateStatement, TraceRun } from "./eval.js";
+export type { EvaluationBudget } from "./eval.js";
+export { DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
 export type {
   CallResult,
   Decision,

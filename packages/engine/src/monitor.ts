@@ -113,7 +113,20 @@ interface PendingEntry {
 export interface MonitorOptions {
   /** Resume from a snapshot of a monitor of the same policy. */
   readonly restore?: MonitorSnapshot;
+  /**
+   * A decision that takes longer than this (milliseconds; default 100) blocks the call with the
+   * reason: a monitor that cannot keep up fails closed.
+   */
+  readonly decisionBudgetMs?: number;
+  /**
+   * How many obligations one statement may hold open (default ten million): past it the statement
+   * cannot be judged within its memory budget, and every later call is blocked with the reason.
+   */
+  readonly openObligations?: number;
 }
+
+/** How often (in recorded calls) the statements' memory budgets are checked. */
+const OBLIGATION_CHECK_INTERVAL = 1024;
 
 interface MonitoredStatement {
   readonly statement: CheckedStatement;
@@ -128,7 +141,14 @@ export class Monitor {
   private pending: PendingEntry[] = [];
   private dispatch: Dispatch;
 
+  private readonly decisionBudgetMs: number;
+  private readonly openObligationLimit: number;
+  /** Set when a statement is past its memory budget: why every call is now blocked. */
+  private exhausted: string | undefined;
+
   constructor(statements: readonly CheckedStatement[], options: MonitorOptions = {}) {
+    this.decisionBudgetMs = options.decisionBudgetMs ?? 100;
+    this.openObligationLimit = options.openObligations ?? 10_000_000;
     this.statements = statements.map((statement) => ({
       statement,
       id: `${statement.policy}.${statement.name}:${statement.form}`,
@@ -146,6 +166,8 @@ export class Monitor {
    */
   decide(call: PendingCall): MonitorDecision {
     const position = this.events + 1;
+    const started = performance.now();
+    if (this.exhausted !== undefined) return { decision: "block", violations: [], position, error: this.exhausted };
     try {
       const event = eventOf(call, position);
       const violations: Violation[] = [];
@@ -156,6 +178,10 @@ export class Monitor {
         if (witnesses.length === 0) continue;
         reported.push([index, witnesses]);
         violations.push(violationOf(entry.statement, witnesses));
+      }
+      const elapsed = performance.now() - started;
+      if (elapsed > this.decisionBudgetMs) {
+        return { decision: "block", violations, position, error: `the decision took ${elapsed.toFixed(1)} ms, past its budget of ${this.decisionBudgetMs} ms` };
       }
       const decision = decisionOf(violations);
       this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, reported });
@@ -198,7 +224,17 @@ export class Monitor {
       const fresh = witnesses.filter((w) => !announced.includes(w));
       if (fresh.length > 0) violations.push(violationOf(statement.statement, fresh));
     }
+    if (position % OBLIGATION_CHECK_INTERVAL === 0) this.checkMemoryBudget();
     return { position, violations };
+  }
+
+  private checkMemoryBudget(): void {
+    for (const entry of this.statements) {
+      if (entry.machine.openObligations() > this.openObligationLimit) {
+        this.exhausted = `the rule ${entry.statement.policy}.${entry.statement.name} holds more than ${this.openObligationLimit} open obligations (its memory budget): it can no longer be judged, so every call is blocked`;
+        return;
+      }
+    }
   }
 
   /** Drops a decided call that did not run (a person refused it, say). */
