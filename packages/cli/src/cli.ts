@@ -6,7 +6,7 @@ import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summa
 import { toHtml, type RuleText } from "./html.js";
 import { outcomeOf, type RunOutcome } from "./outcome.js";
 import { toSarif } from "./sarif.js";
-import { renderClosedWorldSummary, renderDiagnostic, renderReport, splitClosedWorld } from "./render.js";
+import { printableLine, printableText, renderClosedWorldSummary, renderDiagnostic, renderReport, splitClosedWorld } from "./render.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -109,7 +109,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const read = await readRegularFile(file, what);
     if (typeof read !== "string") {
       // Only regular files are read: a FIFO or a device would block or never end.
-      io.stderr(`error: ${read.message}\n`);
+      io.stderr(`error: ${printableText(read.message)}\n`);
       throw new InputError();
     }
     sources.set(file, read);
@@ -163,7 +163,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const counts = read.traceDiagnostics.some((d) => d.severity === "error")
       ? ""
       : `: ${plural(read.calls, "tool call")}` + (read.groundedEvents > 0 ? `, and ${plural(read.groundedEvents, "event")} grounded from shell commands` : "");
-    io.stderr(`note: read \`${read.file}\` as ${read.format}${read.detected ? " (detected)" : ""}${counts}\n`);
+    io.stderr(`note: read \`${printableLine(read.file)}\` as ${read.format}${read.detected ? " (detected)" : ""}${counts}\n`);
   };
 
   const writeSarif = async (file: string, outcomes: readonly RunOutcome[], policyFile: string): Promise<void> => {
@@ -496,11 +496,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         io.stdout(JSON.stringify({ events: trace.events.length, ...signature }, null, 2) + "\n");
         return;
       }
-      const lines = [plural(trace.events.length, "event"), `actions (A): ${signature.actions.join(", ") || "(none)"}`, "argument names (K) and values (V):"];
+      // Names and values come from the trace: escaped, so that no byte of it reaches the terminal raw.
+      const lines = [plural(trace.events.length, "event"), `actions (A): ${signature.actions.map(printableLine).join(", ") || "(none)"}`, "argument names (K) and values (V):"];
       for (const key of signature.keys) {
         const more = key.distinctValues > key.values.length ? `, … (${key.distinctValues} distinct)` : "";
-        const shown = key.values.map((value) => (value.length > 60 ? `${value.slice(0, 57)}…` : value));
-        lines.push(`  ${key.key}: ${shown.join(", ")}${more}`);
+        const shown = key.values.map((value) => printableLine(value.length > 60 ? `${value.slice(0, 57)}…` : value));
+        lines.push(`  ${printableLine(key.key)}: ${shown.join(", ")}${more}`);
       }
       if (signature.keys.length === 0) lines.push("  (none)");
       lines.push(`outputs: ${signature.outputs === 1 ? "1 event carries one" : `${signature.outputs} events carry one`}`);

@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RunTask } from "./corpus-worker.js";
 import type { RunOutcome } from "./outcome.js";
+import { printableLine } from "./render.js";
 
 /**
  * Corpus mode of `vigilc check`: a directory or a glob of traces, every run checked (in parallel
@@ -128,10 +129,11 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
   for (const outcome of outcomes) {
     if (outcome.verdict === "unsafe") {
       const broken = outcome.statements.filter((s) => !s.holds).map((s) => `${s.policy}.${s.name} at ${s.witnesses.join(", ") || "(undecided)"}`);
-      lines.push(`unsafe  ${outcome.file}: ${broken.join("; ")}`);
+      lines.push(`unsafe  ${printableLine(outcome.file)}: ${broken.join("; ")}`);
     }
   }
-  for (const outcome of outcomes) for (const error of outcome.errors) lines.push(`error   ${error}`);
+  // File names and messages can quote a run's content: escaped before they reach a terminal.
+  for (const outcome of outcomes) for (const error of outcome.errors) lines.push(`error   ${printableLine(error)}`);
   const width = Math.max(4, ...summary.violations.map((v) => v.rule.length));
   lines.push("", `${"rule".padEnd(width)}  violated in`);
   for (const { rule, runs } of summary.violations) lines.push(`${rule.padEnd(width)}  ${runs} of ${summary.runs - summary.failed} runs`);
