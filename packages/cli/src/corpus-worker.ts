@@ -1,5 +1,5 @@
 import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type TraceFormat } from "@vigil/compiler";
-import { outcomeOf, type RunOutcome } from "./outcome.js";
+import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
 
 export type { RunOutcome } from "./outcome.js";
 
@@ -64,17 +64,19 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
       },
     );
     const format = judged.format;
-    const at = (d: { file?: string; span?: { line: number }; code: string; message: string }) => `${d.file ?? task.file}:${d.span?.line ?? 1}: ${d.code} ${d.message}`;
     if (judged.stopped === "trace") {
-      const errors = judged.traceDiagnostics.filter((d) => d.severity === "error").map(at);
+      const errors = judged.traceDiagnostics.filter((d) => d.severity === "error").map((d) => runError(d, task.file));
       return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors };
     }
     if (judged.stopped === "strict") {
-      const warnings = [...judged.traceDiagnostics, ...judged.signatureDiagnostics].filter((d) => d.severity === "warning").map((d) => `--strict: ${at(d)}`);
+      // Under --strict a warning stops the run like an error; its message says so.
+      const warnings = [...judged.traceDiagnostics, ...judged.signatureDiagnostics]
+        .filter((d) => d.severity === "warning")
+        .map((d) => ({ ...runError(d, task.file), message: `--strict: ${d.message}` }));
       return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings };
     }
     return outcomeOf(task.file, format, judged.events ?? judged.witnessEvents!, judged.report!, { timeline: task.timeline === true, eventCount: judged.eventCount });
   } catch (error) {
-    return { file: task.file, events: 0, statements: [], errors: [`${task.file}: internal error: ${(error as Error).message}`] };
+    return { file: task.file, events: 0, statements: [], errors: [{ code: "E0003", severity: "error", message: `internal error: ${(error as Error).message}`, file: task.file }] };
   }
 }

@@ -2,7 +2,7 @@ import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RunTask } from "./corpus-worker.js";
-import type { RunOutcome } from "./outcome.js";
+import { runErrorText, type RunOutcome } from "./outcome.js";
 import { printableLine } from "./render.js";
 
 /**
@@ -133,7 +133,13 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
     }
   }
   // File names and messages can quote a run's content: escaped before they reach a terminal.
-  for (const outcome of outcomes) for (const error of outcome.errors) lines.push(`error   ${printableLine(error)}`);
+  for (const outcome of outcomes) {
+    for (const error of outcome.errors) {
+      // An error about the policy (a closed-world warning under --strict) names the run it stopped.
+      const run = error.file === outcome.file ? "" : `${outcome.file}: `;
+      lines.push(`error   ${printableLine(run + runErrorText(error))}`);
+    }
+  }
   const width = Math.max(4, ...summary.violations.map((v) => v.rule.length));
   lines.push("", `${"rule".padEnd(width)}  violated in`);
   for (const { rule, runs } of summary.violations) lines.push(`${rule.padEnd(width)}  ${runs} of ${summary.runs - summary.failed} runs`);

@@ -1,4 +1,4 @@
-import type { RunOutcome, StatementResult, TimelineEntry, TimelineEvent, TimelineGap } from "./outcome.js";
+import { runErrorText, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
 
 /**
  * The HTML report of `vigilc check --html`: one self-contained page (no external resource; a
@@ -141,7 +141,7 @@ function renderRun(
     })
     .join(" ");
   const body: string[] = [];
-  for (const error of outcome.errors) body.push(`<p class="error">${escapeHtml(error)}</p>`);
+  for (const error of outcome.errors) body.push(`<p class="error">${escapeHtml(runErrorText(error))}</p>`);
   for (const statement of brokenStatements) {
     if (statement.undecided !== undefined) {
       body.push(`<p class="error">${escapeHtml(`${statement.policy}.${statement.name}`)} could not be decided (${escapeHtml(statement.undecided)}); the run counts as unsafe.</p>`);

@@ -1,4 +1,4 @@
-import type { CheckReport, StatementVerdict } from "@vigil/compiler";
+import type { CheckReport, Diagnostic, StatementVerdict } from "@vigil/compiler";
 import type { TraceEvent } from "@vigil/trace";
 
 /**
@@ -15,10 +15,37 @@ export interface RunOutcome {
   /** Absent when the run could not be judged (see `errors`). */
   readonly verdict?: "safe" | "unsafe";
   readonly statements: readonly StatementResult[];
-  /** Errors that kept the run from being judged, rendered as `file:line: CODE message`. */
-  readonly errors: readonly string[];
+  /** The problems that kept the run from being judged, as data (rendered by each report). */
+  readonly errors: readonly RunError[];
   /** The run's events as a report shows them; present when a report asked for it (`--html`). */
   readonly timeline?: readonly TimelineEntry[];
+}
+
+/** A diagnostic that kept a run from being judged, as plain data: its code stays in every report. */
+export interface RunError {
+  readonly code: string;
+  readonly severity: "error" | "warning" | "info";
+  readonly message: string;
+  /** The file it is about (the run, or the policy). */
+  readonly file: string;
+  readonly line?: number;
+  readonly column?: number;
+}
+
+/** A diagnostic as a run error, located in `fallbackFile` when it names no file. */
+export function runError(d: Diagnostic, fallbackFile: string): RunError {
+  return {
+    code: d.code,
+    severity: d.severity,
+    message: d.message,
+    file: d.file ?? fallbackFile,
+    ...(d.span !== undefined ? { line: d.span.line, column: d.span.column } : {}),
+  };
+}
+
+/** How the text reports write a run error: `file:line: CODE message`. */
+export function runErrorText(error: RunError): string {
+  return `${error.file}:${error.line ?? 1}: ${error.code} ${error.message}`;
 }
 
 export interface StatementResult {

@@ -21,7 +21,19 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
   };
   for (const outcome of outcomes) {
     for (const error of outcome.errors) {
-      notifications.push({ level: "error", message: { text: error }, locations: [{ physicalLocation: { artifactLocation: { uri: uri(outcome.file) } } }] });
+      notifications.push({
+        level: error.severity === "info" ? "note" : error.severity,
+        message: { text: error.message },
+        descriptor: { id: error.code },
+        locations: [
+          {
+            physicalLocation: {
+              artifactLocation: { uri: uri(error.file) },
+              ...(error.line !== undefined ? { region: { startLine: error.line, ...(error.column !== undefined ? { startColumn: error.column } : {}) } } : {}),
+            },
+          },
+        ],
+      });
     }
     for (const statement of outcome.statements) {
       const id = `${statement.policy}.${statement.name}`;

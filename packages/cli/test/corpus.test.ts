@@ -48,6 +48,10 @@ describe.concurrent("vigilc check on a corpus", () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/error {3}corpus-bad\/truncated\.jsonl:1: T0001/);
     expect(result.stdout).toContain("checked 2 runs (1 events): 1 safe, 0 unsafe, 1 could not be checked");
+    // The errors stay data in the JSON report: code, severity, message, file and line.
+    const json = await vigilc(["check", "no-delete.vigil", "--trace", "corpus-bad", "--format", "json"], { cwd: fixtures });
+    const runs = JSON.parse(json.stdout).runs as { file: string; errors: { code: string; severity: string; file: string; line: number }[] }[];
+    expect(runs.find((run) => run.file.endsWith("truncated.jsonl"))!.errors[0]).toMatchObject({ code: "T0001", severity: "error", file: "corpus-bad/truncated.jsonl", line: 1 });
   });
 
   it("honors --engine and --strict as a single run does (one pipeline)", async () => {
@@ -64,7 +68,7 @@ describe.concurrent("vigilc check on a corpus", () => {
     expect(single.code).toBe(2);
     const strict = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--strict"], { cwd: fixtures });
     expect(strict.code).toBe(2);
-    expect(strict.stdout).toMatch(/error {3}.*--strict: .*V1101/);
+    expect(strict.stdout).toMatch(/^error {3}corpus\/benign\.jsonl: no-delete\.vigil:\d+: V1101 --strict: the action `\w+` does not occur in the trace/m);
   });
 
   it("refuses a FIFO among the runs instead of waiting on it", async () => {

@@ -63,6 +63,7 @@ export const diagnosticCodes = {
   // Decision procedures (produced by @vigil/smt and @vigil/engine).
   E0001: { severity: "error", summary: "the solver did not decide a statement (time-out, resource limit or failure): fail closed" },
   E0002: { severity: "error", summary: "a statement could not be evaluated because its policy has errors" },
+  E0003: { severity: "error", summary: "an internal error kept a run from being judged (a bug: report it with the input)" },
 } as const satisfies Record<string, DiagnosticCodeEntry>;
 
 export type DiagnosticCode = keyof typeof diagnosticCodes;
