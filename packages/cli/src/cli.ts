@@ -4,7 +4,7 @@ import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
 import { toHtml, type RuleText } from "./html.js";
-import { outcomeOf, type RunOutcome } from "./outcome.js";
+import { outcomeOf, timelineEvents, type RunOutcome } from "./outcome.js";
 import { toSarif } from "./sarif.js";
 import { printableLine, printableText, renderClosedWorldSummary, renderDiagnostic, renderReport, splitClosedWorld } from "./render.js";
 
@@ -331,7 +331,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         // A trace of moderate size is read whole, so that its diagnostics show code frames and a
         // report can show its events; a larger one is streamed through the pipeline, which keeps
         // only the events at the witnesses. Standard input is read whole.
-        const whole = fromStdin(options.trace, "trace") || options.html !== undefined || options.engine === "smt" || (await fileSize(options.trace)) <= WHOLE_TRACE_BYTES;
+        const whole = fromStdin(options.trace, "trace") || options.engine === "smt" || (await fileSize(options.trace)) <= WHOLE_TRACE_BYTES;
         const text = whole ? await readText(options.trace, "trace") : undefined;
         // The decider is made here rather than inside the pipeline so that its release can be left to
         // the end of the process (see `CliIo.exitsAfterRun`).
@@ -347,8 +347,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             strict: options.strict === true,
             budgetMs: options.budget,
             keepEvents: whole,
-            // The human report shows the first witnesses of each rule; SARIF locates every one.
-            ...(options.sarif === undefined ? { locateWitnesses: WITNESSES_SHOWN } : {}),
+            // The human report shows the first witnesses of each rule; SARIF needs only their lines.
+            locateWitnesses: WITNESSES_SHOWN,
           });
         } catch (error) {
           if (!isStackOverflow(error)) throw error;
@@ -381,9 +381,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           throw new InputError();
         }
         const report = judged.report!;
-        const events = judged.events ?? judged.witnessEvents!;
+        // A streamed run's timeline reads again only the events it shows.
+        const events = judged.events ?? (options.html !== undefined ? await timelineEvents(judged, options) : judged.witnessEvents!);
         if (options.sarif !== undefined || options.html !== undefined) {
-          const outcome = outcomeOf(traceFile, judged.format, events, report, { timeline: options.html !== undefined, eventCount: judged.eventCount });
+          const outcome = outcomeOf(traceFile, judged.format, events, report, {
+            timeline: options.html !== undefined,
+            eventCount: judged.eventCount,
+            ...(judged.witnessLines !== undefined ? { witnessLines: judged.witnessLines } : {}),
+          });
           if (options.sarif !== undefined) await writeSarif(options.sarif, [outcome], policyFile);
           if (options.html !== undefined) await writeHtml(options.html, [outcome], policyFile, ruleTexts(compiled, source));
         }

@@ -1,5 +1,5 @@
 import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type TraceFormat } from "@vigil/compiler";
-import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
+import { outcomeOf, runError, timelineEvents, type RunOutcome } from "./outcome.js";
 
 export type { RunOutcome } from "./outcome.js";
 
@@ -60,7 +60,9 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
         ...(task.ground !== undefined ? { ground: task.ground } : {}),
         strict: task.strict === true,
         ...(task.budgetMs !== undefined ? { budgetMs: task.budgetMs } : {}),
-        keepEvents: task.timeline === true,
+        // Reports of a corpus show no witness event, only the witnesses' lines and (for --html) a
+        // timeline, whose few events are read again: a long run is never held whole.
+        locateWitnesses: 0,
       },
     );
     const format = judged.format;
@@ -75,7 +77,12 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
         .map((d) => ({ ...runError(d, task.file), message: `--strict: ${d.message}` }));
       return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings };
     }
-    return outcomeOf(task.file, format, judged.events ?? judged.witnessEvents!, judged.report!, { timeline: task.timeline === true, eventCount: judged.eventCount });
+    const events = task.timeline === true ? await timelineEvents(judged, task) : judged.witnessEvents!;
+    return outcomeOf(task.file, format, events, judged.report!, {
+      timeline: task.timeline === true,
+      eventCount: judged.eventCount,
+      ...(judged.witnessLines !== undefined ? { witnessLines: judged.witnessLines } : {}),
+    });
   } catch (error) {
     return { file: task.file, events: 0, statements: [], errors: [{ code: "E0003", severity: "error", message: `internal error: ${(error as Error).message}`, file: task.file }] };
   }

@@ -1,4 +1,4 @@
-import { runErrorText, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
+import { runErrorText, TIMELINE_WITNESSES_PER_RULE, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
 
 /**
  * The HTML report of `vigilc check --html`: one self-contained page (no external resource; a
@@ -124,8 +124,11 @@ function renderRun(
   const verdict = verdictOf(outcome);
   const brokenStatements = outcome.statements.filter((s) => !s.holds);
   const violated = new Map<number, string[]>();
+  // Only the events the timeline shows are marked (a long run's witnesses are mostly not shown).
+  const shown = new Set((outcome.timeline ?? []).flatMap((entry) => (isGap(entry) ? [] : [entry.position])));
   for (const statement of brokenStatements) {
     for (const position of statement.witnesses) {
+      if (!shown.has(position)) continue;
       const id = `${statement.policy}.${statement.name}`;
       violated.set(position, [...(violated.get(position) ?? []), id]);
     }
@@ -136,7 +139,10 @@ function renderRun(
       const id = `${s.policy}.${s.name}`;
       const where = s.undecided !== undefined
         ? `undecided: ${escapeHtml(s.undecided)}`
-        : s.witnesses.map((w) => `<a href="#r${index}e${w}">${w}</a>`).join(", ");
+        : s.witnesses
+            .slice(0, TIMELINE_WITNESSES_PER_RULE)
+            .map((w) => `<a href="#r${index}e${w}">${w}</a>`)
+            .join(", ") + (s.witnesses.length > TIMELINE_WITNESSES_PER_RULE ? ` and ${s.witnesses.length - TIMELINE_WITNESSES_PER_RULE} more` : "");
       return `<span class="broken">${escapeHtml(id)} at ${where}</span>`;
     })
     .join(" ");
@@ -151,7 +157,11 @@ function renderRun(
     if (outcome.timeline.length === 0) body.push(`<p class="empty">The run has no events.</p>`);
     else {
       const items = outcome.timeline.map((entry) =>
-        isGap(entry) ? `<li class="gap">${plural(entry.hidden, "event")} without a violation not shown</li>` : renderEvent(index, entry, violated, rules, responses),
+        isGap(entry)
+          ? `<li class="gap">${plural(entry.hidden, "event")} ${
+              entry.witnesses !== undefined ? `not shown, ${plural(entry.witnesses, "witness event")} among them (every witness is listed in the JSON and SARIF reports)` : "without a violation not shown"
+            }</li>`
+          : renderEvent(index, entry, violated, rules, responses),
       );
       body.push(`<ol class="timeline">${items.join("")}</ol>`);
     }

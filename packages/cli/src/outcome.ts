@@ -1,4 +1,4 @@
-import type { CheckReport, Diagnostic, StatementVerdict } from "@vigil/compiler";
+import type { CheckReport, Diagnostic, RunJudgement, StatementVerdict, TraceFormat } from "@vigil/compiler";
 import type { TraceEvent } from "@vigil/trace";
 
 /**
@@ -80,9 +80,10 @@ export interface TimelineEvent {
   readonly groundedFrom?: number;
 }
 
-/** A run of events left out of a long timeline (none of them a witness). */
+/** A run of events left out of a long timeline; `witnesses` counts the witnesses among them. */
 export interface TimelineGap {
   readonly hidden: number;
+  readonly witnesses?: number;
 }
 
 export type TimelineEntry = TimelineEvent | TimelineGap;
@@ -91,6 +92,12 @@ export type TimelineEntry = TimelineEvent | TimelineGap;
 export const TIMELINE_WHOLE_UP_TO = 300;
 /** Around each witness of a longer timeline, this many events on either side are kept. */
 const CONTEXT = 3;
+/**
+ * A longer timeline shows this many witnesses of each rule (the first ones) with their neighbours:
+ * a run with thousands of witnesses would otherwise be a page of the whole run. Every witness stays
+ * listed in the JSON and SARIF reports.
+ */
+export const TIMELINE_WITNESSES_PER_RULE = 20;
 const VALUE_CHARS = 160;
 const OUTPUT_CHARS = 240;
 
@@ -120,27 +127,91 @@ function timelineEvent(event: TraceEvent): TimelineEvent {
 }
 
 /**
- * The events a report shows: all of them up to {@link TIMELINE_WHOLE_UP_TO}; beyond, every witness
- * with its neighbours, the first ten and the last five, and a gap entry for each run left out.
- * A witness is never left out.
+ * The positions a timeline shows: all of them up to {@link TIMELINE_WHOLE_UP_TO} events; beyond,
+ * the first ten, the last five, and the first {@link TIMELINE_WITNESSES_PER_RULE} witnesses of each
+ * rule with their neighbours. A bounded set, so that a long run's events can be read for it alone.
  */
-export function timelineOf(events: readonly TraceEvent[], witnesses: Iterable<number>): TimelineEntry[] {
-  if (events.length <= TIMELINE_WHOLE_UP_TO) return events.map(timelineEvent);
+export function timelinePositions(count: number, witnessesByRule: readonly (readonly number[])[]): Set<number> {
   const keep = new Set<number>();
-  for (let p = 1; p <= Math.min(10, events.length); p++) keep.add(p);
-  for (let p = Math.max(1, events.length - 4); p <= events.length; p++) keep.add(p);
-  for (const w of witnesses) for (let p = Math.max(1, w - CONTEXT); p <= Math.min(events.length, w + CONTEXT); p++) keep.add(p);
+  if (count <= TIMELINE_WHOLE_UP_TO) {
+    for (let p = 1; p <= count; p++) keep.add(p);
+    return keep;
+  }
+  for (let p = 1; p <= Math.min(10, count); p++) keep.add(p);
+  for (let p = Math.max(1, count - 4); p <= count; p++) keep.add(p);
+  for (const witnesses of witnessesByRule) {
+    for (const w of witnesses.slice(0, TIMELINE_WITNESSES_PER_RULE)) for (let p = Math.max(1, w - CONTEXT); p <= Math.min(count, w + CONTEXT); p++) keep.add(p);
+  }
+  return keep;
+}
+
+/**
+ * The events a report shows (see {@link timelinePositions}), and a gap entry for each run left out,
+ * saying how many witnesses it hides. `eventAt` gives the event at a kept position.
+ */
+export function timelineOf(
+  count: number,
+  eventAt: (position: number) => TraceEvent | undefined,
+  witnessesByRule: readonly (readonly number[])[],
+): TimelineEntry[] {
+  const keep = timelinePositions(count, witnessesByRule);
+  const witnesses = [...new Set(witnessesByRule.flat())].sort((a, b) => a - b);
+  /** How many witnesses lie in [from, to): two binary searches in the sorted witnesses. */
+  const firstAtLeast = (value: number): number => {
+    let low = 0;
+    let high = witnesses.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (witnesses[middle]! < value) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
   const entries: TimelineEntry[] = [];
   let hidden = 0;
-  for (const event of events) {
-    if (keep.has(event.position)) {
-      if (hidden > 0) entries.push({ hidden });
-      hidden = 0;
+  let hiddenWitnesses = 0;
+  const closeGap = () => {
+    if (hidden > 0) entries.push(hiddenWitnesses > 0 ? { hidden, witnesses: hiddenWitnesses } : { hidden });
+    hidden = 0;
+    hiddenWitnesses = 0;
+  };
+  // Walk the kept positions in order, counting what lies between them instead of visiting it.
+  const kept = [...keep].sort((a, b) => a - b);
+  let next = 1;
+  const hide = (from: number, to: number) => {
+    hidden += to - from;
+    hiddenWitnesses += firstAtLeast(to) - firstAtLeast(from);
+  };
+  for (const position of kept) {
+    if (position > next) hide(next, position);
+    const event = eventAt(position);
+    if (event === undefined) {
+      hide(position, position + 1);
+    } else {
+      closeGap();
       entries.push(timelineEvent(event));
-    } else hidden++;
+    }
+    next = position + 1;
   }
-  if (hidden > 0) entries.push({ hidden });
+  if (next <= count) hide(next, count + 1);
+  closeGap();
   return entries;
+}
+
+/**
+ * The events a timeline needs from a run whose events were not kept: read again from its file, only
+ * at the positions the timeline shows (see {@link timelinePositions}), with the witness events
+ * already at hand.
+ */
+export async function timelineEvents(
+  judged: RunJudgement,
+  options: { readonly traceFormat?: TraceFormat | "auto"; readonly ground?: boolean },
+): Promise<ReadonlyMap<number, TraceEvent>> {
+  const { readEventsAt } = await import("@vigil/compiler");
+  const positions = timelinePositions(judged.eventCount, judged.report!.statements.map((s) => s.witnesses));
+  const events = await readEventsAt(judged.file, { file: judged.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) }, positions);
+  for (const [position, event] of judged.witnessEvents ?? []) events.set(position, event);
+  return events;
 }
 
 /** The outcome of a judged run, with its timeline when asked for. */
@@ -149,9 +220,9 @@ export function outcomeOf(
   format: string | undefined,
   events: readonly TraceEvent[] | ReadonlyMap<number, TraceEvent>,
   report: CheckReport,
-  options: { timeline?: boolean; eventCount?: number } = {},
+  options: { timeline?: boolean; eventCount?: number; witnessLines?: ReadonlyMap<number, number> } = {},
 ): RunOutcome {
-  // Either the whole run, or (when it was not kept) the events at the witnesses.
+  // Either the whole run, or (when it was not kept) the events a report needs, by position.
   const eventAt = (position: number): TraceEvent | undefined => ("get" in events ? events.get(position) : events[position - 1]);
   const eventCount = options.eventCount ?? ("get" in events ? events.size : events.length);
   const statements = report.statements.map((s) => ({
@@ -162,7 +233,7 @@ export function outcomeOf(
     response: s.statement.response,
     ...(s.statement.remediation !== undefined ? { remediation: s.statement.remediation } : {}),
     witnesses: [...s.witnesses],
-    witnessLines: s.witnesses.map((position) => eventAt(position)?.source?.line ?? 1),
+    witnessLines: s.witnesses.map((position) => options.witnessLines?.get(position) ?? eventAt(position)?.source?.line ?? 1),
     ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
   }));
   return {
@@ -173,6 +244,6 @@ export function outcomeOf(
     verdict: report.verdict,
     statements,
     errors: [],
-    ...(options.timeline === true && !("get" in events) ? { timeline: timelineOf(events, statements.flatMap((s) => s.witnesses)) } : {}),
+    ...(options.timeline === true ? { timeline: timelineOf(eventCount, eventAt, statements.map((s) => s.witnesses)) } : {}),
   };
 }

@@ -5,7 +5,7 @@ import type { TraceEvent } from "@vigil/trace";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, toHtml } from "../src/html.js";
-import { TIMELINE_WHOLE_UP_TO, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/outcome.js";
+import { TIMELINE_WHOLE_UP_TO, TIMELINE_WITNESSES_PER_RULE, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/outcome.js";
 import { examples, fixtures, vigilc } from "./support/run-vigilc.js";
 
 /**
@@ -18,6 +18,10 @@ function events(count: number): TraceEvent[] {
   return Array.from({ length: count }, (_, i) => ({ position: i + 1, action: `tool${i % 7}`, args: { n: i }, status: "ok" as const }));
 }
 
+/** The timeline of a whole run with the witnesses of one rule (or of several). */
+const timeline = (list: readonly TraceEvent[], witnesses: readonly number[] | readonly (readonly number[])[]) =>
+  timelineOf(list.length, (position) => list[position - 1], witnesses.length > 0 && Array.isArray(witnesses[0]) ? (witnesses as number[][]) : [witnesses as number[]]);
+
 const shownPositions = (entries: readonly TimelineEntry[]) =>
   entries.filter((e): e is TimelineEvent => "position" in e).map((e) => e.position);
 
@@ -25,11 +29,11 @@ const tempFile = async (name: string) => join(await mkdtemp(join(tmpdir(), "vigi
 
 describe("timelines", () => {
   it(`shows a run of up to ${TIMELINE_WHOLE_UP_TO} events whole`, () => {
-    expect(shownPositions(timelineOf(events(TIMELINE_WHOLE_UP_TO), [3]))).toEqual(Array.from({ length: TIMELINE_WHOLE_UP_TO }, (_, i) => i + 1));
+    expect(shownPositions(timeline(events(TIMELINE_WHOLE_UP_TO), [3]))).toEqual(Array.from({ length: TIMELINE_WHOLE_UP_TO }, (_, i) => i + 1));
   });
 
   it("keeps the start, the end and each witness with three neighbours of a longer run, and counts what it leaves out", () => {
-    const entries = timelineOf(events(1000), [500]);
+    const entries = timeline(events(1000), [500]);
     expect(entries.filter((e) => "hidden" in e)).toEqual([{ hidden: 486 }, { hidden: 492 }]);
     expect(shownPositions(entries)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 497, 498, 499, 500, 501, 502, 503, 996, 997, 998, 999, 1000]);
   });
@@ -38,7 +42,7 @@ describe("timelines", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2000 }), fc.array(fc.nat(), { maxLength: 20 }), (count, raw) => {
         const witnesses = raw.map((w) => (w % count) + 1);
-        const entries = timelineOf(events(count), witnesses);
+        const entries = timeline(events(count), witnesses);
         const shown = shownPositions(entries);
         const hidden = entries.reduce((sum, e) => sum + ("hidden" in e ? e.hidden : 0), 0);
         expect(shown.length + hidden).toBe(count);
@@ -51,8 +55,18 @@ describe("timelines", () => {
     );
   });
 
+  it(`shows the first ${TIMELINE_WITNESSES_PER_RULE} witnesses of each rule of a long run, and counts the witnesses it leaves out`, () => {
+    const witnesses = Array.from({ length: 5000 }, (_, i) => 100 + i * 150);
+    const entries = timeline(events(1_000_000), [witnesses]);
+    const shown = shownPositions(entries);
+    for (const w of witnesses.slice(0, TIMELINE_WITNESSES_PER_RULE)) expect(shown).toContain(w);
+    expect(shown.length).toBeLessThan(10 + 5 + 7 * TIMELINE_WITNESSES_PER_RULE + 1);
+    const hiddenWitnesses = entries.reduce((sum, e) => sum + ("hidden" in e ? (e.witnesses ?? 0) : 0), 0);
+    expect(hiddenWitnesses).toBe(witnesses.length - TIMELINE_WITNESSES_PER_RULE);
+  });
+
   it("shortens long values and outputs, saying how long they were", () => {
-    const [event] = timelineOf([{ position: 1, action: "write", args: { content: "x".repeat(5000) }, output: "y".repeat(1000), status: "ok" }], []);
+    const [event] = timeline([{ position: 1, action: "write", args: { content: "x".repeat(5000) }, output: "y".repeat(1000), status: "ok" }], []);
     expect((event as TimelineEvent).args[0]![1]).toMatch(/^x{160}… \(5000 characters\)$/);
     expect((event as TimelineEvent).output).toMatch(/^y{240}… \(1000 characters\)$/);
   });

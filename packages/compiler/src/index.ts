@@ -9,7 +9,7 @@ export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } fro
 export { check, reportOf, reportToJson } from "./check.js";
 export { createMonitor } from "./monitor.js";
 export type { JudgeRunOptions, RunJudgement, RunSource } from "./judge-run.js";
-export { judgeRun } from "./judge-run.js";
+export { judgeRun, readEventsAt } from "./judge-run.js";
 export type {
   CallResult,
   Decision,

@@ -77,8 +77,10 @@ export interface RunJudgement {
    */
   readonly stopped?: "trace" | "strict";
   readonly report?: CheckReport;
-  /** The events at the report's witness positions (for reports that locate witnesses). */
+  /** The events at the first witnesses of each statement (`locateWitnesses`), for reports that show them. */
   readonly witnessEvents?: ReadonlyMap<number, TraceEvent>;
+  /** The trace line of every witness, by position, for reports that locate them (SARIF). */
+  readonly witnessLines?: ReadonlyMap<number, number>;
 }
 
 /**
@@ -108,12 +110,14 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   // The events at the witnesses, caught as the witnesses are found: the current event, or one of
   // the last few (a `bresp` window, an `until` trigger); the rest are read again at the end.
   const witnessEvents = new Map<number, TraceEvent>();
+  const witnessLines = new Map<number, number>();
   const located = statements.map(() => 0);
   const recent: (TraceEvent | undefined)[] = new Array<TraceEvent | undefined>(RECENT_EVENTS);
   const onWitness = (statement: number, position: number): void => {
-    if (located[statement]! >= locate) return;
     const event = recent[position % RECENT_EVENTS];
     if (event?.position !== position) return;
+    witnessLines.set(position, event.source?.line ?? 1);
+    if (located[statement]! >= locate) return;
     located[statement]!++;
     witnessEvents.set(position, event);
   };
@@ -168,16 +172,31 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
           ...(options.decider !== undefined ? { decider: options.decider } : {}),
           ...(options.smt !== undefined ? { smt: options.smt } : {}),
         });
+  // The first witnesses of each statement as events, every witness as a line: what was not caught
+  // while reading (witnesses only the end of the run makes final) is read again.
   const missing = new Set<number>();
-  for (const statement of report.statements) {
-    for (const position of statement.witnesses.slice(0, Math.min(locate, statement.witnesses.length))) {
-      if (witnessEvents.has(position)) continue;
-      if (keep) witnessEvents.set(position, kept[position - 1]!);
-      else missing.add(position);
+  const missingEvents = new Set<number>();
+  const wanted = (position: number, asEvent: boolean): void => {
+    if (keep) {
+      const event = kept[position - 1]!;
+      witnessLines.set(position, event.source?.line ?? 1);
+      if (asEvent) witnessEvents.set(position, event);
+      return;
+    }
+    if (!witnessLines.has(position)) missing.add(position);
+    if (asEvent && !witnessEvents.has(position)) {
+      missing.add(position);
+      missingEvents.add(position);
+    }
+  };
+  for (const statement of report.statements) statement.witnesses.forEach((position, index) => wanted(position, index < locate));
+  if (missing.size > 0) {
+    for (const [position, event] of await eventsAt(source.file, reading, missing)) {
+      witnessLines.set(position, event.source?.line ?? 1);
+      if (missingEvents.has(position)) witnessEvents.set(position, event);
     }
   }
-  if (missing.size > 0) for (const [position, event] of await eventsAt(source.file, reading, missing)) witnessEvents.set(position, event);
-  return { ...about, signatureDiagnostics, report, witnessEvents };
+  return { ...about, signatureDiagnostics, report, witnessEvents, witnessLines };
 }
 
 /** Reads a regular file piece by piece, handing each completed event to `take`. */
@@ -211,7 +230,14 @@ async function readFileEvents(
   };
 }
 
-/** A second reading of a file, keeping only the events at the given positions. */
+/**
+ * The events at some positions of a run read from a file (a second reading, keeping only those):
+ * what a report that shows a few events of a long run needs, in memory bounded by the positions.
+ */
+export async function readEventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>): Promise<Map<number, TraceEvent>> {
+  return eventsAt(file, options, positions);
+}
+
 async function eventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>): Promise<Map<number, TraceEvent>> {
   const found = new Map<number, TraceEvent>();
   await readFileEvents(file, options, (events) => {
