@@ -9,7 +9,8 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
     // A test that asserts nothing cannot fail: every test must make at least one assertion.
     expect: { requireAssertions: true },
-    testTimeout: 60_000,
+    // Generous: the CLI tests spawn vigilc many times at once on a machine of two cores.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
   },
 });

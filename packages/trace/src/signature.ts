@@ -46,7 +46,12 @@ export class SignatureBuilder {
   private readonly keys = new Map<string, { segments: string[]; values: Map<string, JsonValue>; open: boolean }>();
   private outputCount = 0;
 
-  constructor(private readonly options: { readonly maxValuesPerKey?: number } = {}) {}
+  /**
+   * @param options.valuesOf when given, the only keys (by keyPathId) whose values are collected:
+   *   the closed-world check reads the values of the keys a policy compares with a set, and every
+   *   other key needs only its name. The other keys' values are open (none reported as absent).
+   */
+  constructor(private readonly options: { readonly maxValuesPerKey?: number; readonly valuesOf?: ReadonlySet<string> } = {}) {}
 
   add(event: TraceEvent): void {
     this.actions.add(event.action);
@@ -65,13 +70,18 @@ export class SignatureBuilder {
       for (const element of value) this.record(segments, element);
       return;
     }
+    if (this.options.valuesOf !== undefined && !this.options.valuesOf.has(id)) info.open = true;
+    else this.recordValue(info, value);
+    if (isJsonObject(value)) {
+      for (const [name, inner] of Object.entries(value)) this.record([...segments, name], inner);
+    }
+  }
+
+  private recordValue(info: { values: Map<string, JsonValue>; open: boolean }, value: JsonValue): void {
     const key = valueKey(value);
     if (!info.values.has(key)) {
       if (info.values.size < (this.options.maxValuesPerKey ?? Infinity)) info.values.set(key, value);
       else info.open = true;
-    }
-    if (isJsonObject(value)) {
-      for (const [name, inner] of Object.entries(value)) this.record([...segments, name], inner);
     }
   }
 

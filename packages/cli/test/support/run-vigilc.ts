@@ -44,7 +44,7 @@ export function vigilc(args: readonly string[], options: RunOptions = {}): Promi
     const child = execFile(
       process.execPath,
       [cli, ...args],
-      { cwd: options.cwd ?? fixtures, timeout: options.timeoutMs ?? 20_000, killSignal: "SIGKILL", maxBuffer: 256 * 2 ** 20, env: childEnv(options.env), encoding: "utf8" },
+      { cwd: options.cwd ?? fixtures, timeout: options.timeoutMs ?? 60_000, killSignal: "SIGKILL", maxBuffer: 256 * 2 ** 20, env: childEnv(options.env), encoding: "utf8" },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: unknown; signal?: NodeJS.Signals | null }) | null;
         resolvePromise({
@@ -61,7 +61,7 @@ export function vigilc(args: readonly string[], options: RunOptions = {}): Promi
 }
 
 /** Runs `node script` with `input` on stdin. */
-export function nodeWithInput(script: string, input: string, timeoutMs = 20_000): Promise<RunResult> {
+export function nodeWithInput(script: string, input: string, timeoutMs = 60_000): Promise<RunResult> {
   const started = performance.now();
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [script], { cwd: root, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] });
@@ -94,7 +94,7 @@ export function vigilcWithClosedStdout(args: readonly string[], options: RunOpti
       child.stdout.destroy();
     });
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
