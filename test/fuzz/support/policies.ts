@@ -46,7 +46,7 @@ const stringToken = stringContent.map((s) => JSON.stringify(s));
 /** A wildcard String for `~`: star, question mark and classes among ordinary text, now and then malformed. */
 const wildcardToken: fc.Arbitrary<string> = fc
   .oneof(
-    { weight: 15, arbitrary: fc.array(fc.constantFrom("*", "?", "[a-z]", "[!x]", "[0-9]", "\\*", "a", "b", ".env", "x", "é", "-", "/", "secret"), { maxLength: 8 }) },
+    { weight: 200, arbitrary: fc.array(fc.constantFrom("*", "?", "[a-z]", "[!x]", "[0-9]", "\\*", "a", "b", ".env", "x", "é", "-", "/", "secret"), { maxLength: 8 }) },
     { weight: 1, arbitrary: fc.array(fc.constantFrom("*", "a", "[", "]", "\\", "[z-a]", "[]", "[!]"), { maxLength: 6 }) },
   )
   .map((parts) => JSON.stringify(parts.join("")));
@@ -121,8 +121,13 @@ function expression(names: readonly string[], options: { temporal: boolean; vari
 function operandList(names: readonly string[], arity: number): fc.Arbitrary<string> {
   const operand = expression(names, { temporal: false, variables: false }, 2);
   const strayVariables = expression(names, { temporal: false, variables: true }, 2);
-  const count = fc.oneof({ weight: 8, arbitrary: fc.constant(arity) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 4 }) });
-  const binding = fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.tuple(keyPath, variable) }, { weight: 1, arbitrary: fc.constant(null) });
+  const count = fc.oneof({ weight: 60, arbitrary: fc.constant(arity) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 4 }) });
+  // A variable ties the value of one pattern to another's, so a one-pattern form binds none.
+  const binding = fc.oneof(
+    { weight: 15, arbitrary: fc.constant(undefined) },
+    ...(arity > 1 ? [{ weight: 15, arbitrary: fc.tuple(keyPath, variable) }] : []),
+    { weight: 1, arbitrary: fc.constant(null) },
+  );
   return fc
     .tuple(count, binding, fc.boolean())
     .chain(([n, bound, trailing]) =>
@@ -140,7 +145,7 @@ function statement(names: readonly string[]): fc.Arbitrary<string> {
   return fc.oneof(
     fc.tuple(fc.constantFrom("always ", "□ ", "always\n    "), expression(names, { temporal: true, variables: false }, 3)).map(([word, e]) => word + e),
     fc
-      .tuple(fc.oneof({ weight: 15, arbitrary: fc.integer({ min: 1, max: 5 }).map((n) => `[${n}]`) }, { weight: 1, arbitrary: fc.constantFrom("[0]", "[1.5]", "[1E400]", "[9007199254740993]", "") }), operandList(names, 2))
+      .tuple(fc.oneof({ weight: 50, arbitrary: fc.integer({ min: 1, max: 5 }).map((n) => `[${n}]`) }, { weight: 1, arbitrary: fc.constantFrom("[0]", "[1.5]", "[1E400]", "[9007199254740993]", "") }), operandList(names, 2))
       .map(([bound, operands]) => `bresp${bound}${operands}`),
     fc.constantFrom("abs", "prec", "resp", "rslv", "until").chain((form) => operandList(names, arity[form]!).map((operands) => form + operands)),
   );
