@@ -78,6 +78,13 @@ describe("a raw ESC in an action name", () => {
     }
   });
 
+  it("lower, whose script is read in terminals too, writes the name escaped in its comments", async () => {
+    const run = await vigilcInProcess(["lower", policy, "--trace", trace], { cwd: scratch.path });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("(check-sat-assuming");
+    expect(run.stdout, "stdout of lower").not.toContain(ESC);
+  });
+
   it("a code frame of a policy holding control bytes shows them escaped", async () => {
     // Raw control characters inside a string (V0004) and outside one (V0003), and a bidi override.
     const broken = scratch.file("control.vigil", `policy p {\n  rule r: abs(action in {"a${ESC}[2Jb"}) ${ESC}[31m junk\n  rule s: abs(action in {"\u202eevil"}) \u0007\n}\n`);
