@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { claudeCodeBashCall, examplesDir, policyOf, scratchDirectory, vigilcInProcess } from "./support.js";
+import { claudeCodeBashCall, examplesDir, policyOf, scratchDirectory, vigilcInProcess, vigilcSpawned } from "./support.js";
 
 /**
  * Shell commands written to hide what they run, and the closed-world suggestions of the coding-agent
@@ -28,6 +28,41 @@ describe("grounding sees through ANSI-C quoting and eval", () => {
       expect(human.code).toBe(1);
       expect(human.stdout).toMatch(/witness event \d+ \([^)]*\): cat \{[^}]*"path":"\.env"/);
     });
+  }
+});
+
+/** A Claude Code recording of several Bash calls, each answered. */
+function bashSession(commands: readonly string[]): string {
+  return commands
+    .map((command, i) =>
+      [
+        { type: "assistant", message: { id: `m${i}`, role: "assistant", content: [{ type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command } }] } },
+        { type: "user", message: { role: "user", content: [{ tool_use_id: `toolu_${i}`, type: "tool_result", content: "ok", is_error: false }] } },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join("\n"),
+    )
+    .join("\n") + "\n";
+}
+
+describe("long but flat command lines (found by fuzzing)", () => {
+  // A few kilobytes of ordinary shell: nothing is nested, the lists are only long. The reader's
+  // JSON is flat too, so "nested too deeply" would be the wrong diagnosis as well as a refusal.
+  const policy = scratch.file("flat.vigil", policyOf('abs(action in {cat} and path ~ "*.env")'));
+  const cases: Array<[string, string[]]> = [
+    ["a pipeline of 600 stages", ["cat .env" + " | cat".repeat(600)]],
+    ["a list of 600 commands joined by &&", ["cat .env" + " && true".repeat(600)]],
+    ["a list of 600 commands after a call with 80 nested substitutions", ["echo " + "$(".repeat(80) + "date" + ")".repeat(80), "cat .env" + " && true".repeat(600)]],
+  ];
+  for (const [what, commands] of cases) {
+    it(`${what} is grounded and judged: the cat of .env violates the rule`, async () => {
+      const trace = scratch.file(`flat-${what.length}.jsonl`, bashSession(commands));
+      const run = await vigilcSpawned(["check", policy, "--trace", trace, "--format", "json"], { cwd: scratch.path, timeoutMs: 55_000 });
+      expect(run.signal, "killed at the time limit").toBeNull();
+      expect(run.stderr).not.toContain("nested too deeply");
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout).statements[0].witnesses).toHaveLength(1);
+    }, 60_000);
   }
 });
 
