@@ -15,7 +15,7 @@ import { generatedTrace, mutateTrace, seedTraces, traceMutation, tracePolicy } f
  */
 
 const suite = "binary";
-const CASES_PER_KIND = 3;
+const CASES_PER_KIND = 2;
 
 /**
  * The limit of one spawned run: the in-process limit and the start of a Node process that loads
