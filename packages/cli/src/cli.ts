@@ -349,6 +349,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             keepEvents: whole,
             // The human report shows the first witnesses of each rule; SARIF needs only their lines.
             locateWitnesses: WITNESSES_SHOWN,
+            witnessLines: options.sarif !== undefined,
           });
         } catch (error) {
           if (!isStackOverflow(error)) throw error;
@@ -494,15 +495,27 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option("--no-ground", "do not ground shell calls")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .action(async (traceFile: string, options: { format: "human" | "json" } & TraceReading) => {
-      const { trace } = await loadTrace(traceFile, "no signature was read", options);
-      const { signatureOf, signatureToJson } = await loadTraceReader();
-      const signature = signatureToJson(signatureOf(trace.events));
+      // Read as a run is: piece by piece from a file (memory holds the signature), whole from stdin.
+      const text = fromStdin(traceFile, "trace") ? await readText(traceFile, "trace") : undefined;
+      const name = inputName(traceFile, "trace");
+      const { readRunSignature } = await loadCompiler();
+      const { signatureToJson } = await loadTraceReader();
+      const read = await readRunSignature({ file: name, ...(text !== undefined ? { text } : {}) }, options);
+      reportReading({ file: name, ...read });
+      const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
+      printDiagnostics(errors.length > 0 ? errors : read.traceDiagnostics);
+      if (errors.length > 0) {
+        reportUnrendered();
+        io.stderr(`error: the trace \`${printableLine(name)}\` has ${plural(errors.length, "error")}; no signature was read\n`);
+        throw new InputError();
+      }
+      const signature = signatureToJson(read.signature);
       if (options.format === "json") {
-        io.stdout(JSON.stringify({ events: trace.events.length, ...signature }, null, 2) + "\n");
+        io.stdout(JSON.stringify({ events: read.eventCount, ...signature }, null, 2) + "\n");
         return;
       }
       // Names and values come from the trace: escaped, so that no byte of it reaches the terminal raw.
-      const lines = [plural(trace.events.length, "event"), `actions (A): ${signature.actions.map(printableLine).join(", ") || "(none)"}`, "argument names (K) and values (V):"];
+      const lines = [plural(read.eventCount, "event"), `actions (A): ${signature.actions.map(printableLine).join(", ") || "(none)"}`, "argument names (K) and values (V):"];
       for (const key of signature.keys) {
         const more = key.distinctValues > key.values.length ? `, … (${key.distinctValues} distinct)` : "";
         const shown = key.values.map((value) => printableLine(value.length > 60 ? `${value.slice(0, 57)}…` : value));

@@ -63,6 +63,7 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
         // Reports of a corpus show no witness event, only the witnesses' lines and (for --html) a
         // timeline, whose few events are read again: a long run is never held whole.
         locateWitnesses: 0,
+        witnessLines: true,
       },
     );
     const format = judged.format;

@@ -8,8 +8,8 @@ export { checkAgainstSignature, compile } from "./compile.js";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
 export { check, reportOf, reportToJson } from "./check.js";
 export { createMonitor } from "./monitor.js";
-export type { JudgeRunOptions, RunJudgement, RunSource } from "./judge-run.js";
-export { judgeRun, readEventsAt } from "./judge-run.js";
+export type { JudgeRunOptions, RunJudgement, RunSignature, RunSource } from "./judge-run.js";
+export { judgeRun, readEventsAt, readRunSignature } from "./judge-run.js";
 export type {
   CallResult,
   Decision,

@@ -11,6 +11,7 @@ import {
   readRegularFileInPieces,
   SignatureBuilder,
   type ReadRecordingOptions,
+  type Signature,
   type TraceEvent,
   type TraceFormat,
 } from "@vigil/trace";
@@ -47,6 +48,11 @@ export interface JudgeRunOptions {
    * all by default. The witnesses' positions are always all reported.
    */
   readonly locateWitnesses?: number;
+  /**
+   * Whether to give the trace line of every witness (`witnessLines`), as SARIF needs: a run with
+   * millions of witnesses then holds a line number for each. Off by default.
+   */
+  readonly witnessLines?: boolean;
 }
 
 /** Where a run comes from: a file, read here, or text already read (standard input, say). */
@@ -81,7 +87,7 @@ export interface RunJudgement {
   readonly report?: CheckReport;
   /** The events at the first witnesses of each statement (`locateWitnesses`), for reports that show them. */
   readonly witnessEvents?: ReadonlyMap<number, TraceEvent>;
-  /** The trace line of every witness, by position, for reports that locate them (SARIF). */
+  /** With `witnessLines`: the trace line of every witness, by position, for reports that locate them (SARIF). */
   readonly witnessLines?: ReadonlyMap<number, number>;
 }
 
@@ -115,10 +121,12 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   const witnessLines = new Map<number, number>();
   const located = statements.map(() => 0);
   const recent: (TraceEvent | undefined)[] = new Array<TraceEvent | undefined>(RECENT_EVENTS);
+  const linesWanted = options.witnessLines === true;
   const onWitness = (statement: number, position: number): void => {
+    if (!linesWanted && located[statement]! >= locate) return;
     const event = recent[position % RECENT_EVENTS];
     if (event?.position !== position) return;
-    witnessLines.set(position, event.source?.line ?? 1);
+    if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
     if (located[statement]! >= locate) return;
     located[statement]!++;
     witnessEvents.set(position, event);
@@ -181,24 +189,73 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   const wanted = (position: number, asEvent: boolean): void => {
     if (keep) {
       const event = kept[position - 1]!;
-      witnessLines.set(position, event.source?.line ?? 1);
+      if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
       if (asEvent) witnessEvents.set(position, event);
       return;
     }
-    if (!witnessLines.has(position)) missing.add(position);
+    if (linesWanted && !witnessLines.has(position)) missing.add(position);
     if (asEvent && !witnessEvents.has(position)) {
       missing.add(position);
       missingEvents.add(position);
     }
   };
-  for (const statement of report.statements) statement.witnesses.forEach((position, index) => wanted(position, index < locate));
+  for (const statement of report.statements) {
+    const count = linesWanted ? statement.witnesses.length : Math.min(locate, statement.witnesses.length);
+    for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
+  }
   if (missing.size > 0) {
     for (const [position, event] of await eventsAt(source.file, reading, missing)) {
-      witnessLines.set(position, event.source?.line ?? 1);
+      if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
       if (missingEvents.has(position)) witnessEvents.set(position, event);
     }
   }
-  return { ...about, signatureDiagnostics, report, witnessEvents, witnessLines };
+  return { ...about, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
+}
+
+/** What `readRunSignature` gives: the run's signature and how it was read. */
+export interface RunSignature {
+  readonly signature: Signature;
+  readonly eventCount: number;
+  readonly format?: TraceFormat;
+  readonly detected: boolean;
+  readonly calls: number;
+  readonly groundedEvents: number;
+  readonly traceDiagnostics: readonly Diagnostic[];
+}
+
+/**
+ * The signature Σ of a run (what `vigilc signature` prints), read as `judgeRun` reads a run: a file
+ * piece by piece, so memory holds the signature, not the run.
+ */
+export async function readRunSignature(source: RunSource, options: Pick<JudgeRunOptions, "traceFormat" | "ground"> = {}): Promise<RunSignature> {
+  const builder = new SignatureBuilder();
+  let eventCount = 0;
+  const take = (events: readonly TraceEvent[]) => {
+    for (const event of events) {
+      eventCount++;
+      builder.add(event);
+    }
+  };
+  const reading = { file: source.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) };
+  let read: { readonly format?: TraceFormat; readonly detected: boolean; readonly calls: number; readonly groundedEvents: number; readonly diagnostics: readonly Diagnostic[] };
+  if (source.text !== undefined) {
+    const whole = readRecording(source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text, reading);
+    take(whole.trace.events);
+    read = whole;
+  } else {
+    const streamed = await readFileEvents(source.file, reading, take);
+    if ("code" in streamed) return { signature: builder.signature(), eventCount: 0, detected: false, calls: 0, groundedEvents: 0, traceDiagnostics: [streamed] };
+    read = streamed;
+  }
+  return {
+    signature: builder.signature(),
+    eventCount,
+    ...(read.format !== undefined ? { format: read.format } : {}),
+    detected: read.detected,
+    calls: read.calls,
+    groundedEvents: read.groundedEvents,
+    traceDiagnostics: read.diagnostics,
+  };
 }
 
 /**
