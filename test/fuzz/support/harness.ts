@@ -195,11 +195,15 @@ export function failCase(suite: string, result: CliResult, files: Readonly<Recor
  */
 export async function fuzzFor<T>(budgetMs: number, arbitrary: fc.Arbitrary<T>, property: (value: T) => Promise<void>): Promise<number> {
   let runs = 0;
+  // The run in flight when the time is up is abandoned by fast-check, not awaited: it is awaited
+  // here, so that it cleans up its files before the test ends.
+  let inFlight: Promise<void> = Promise.resolve();
   const seed = fuzzSeed();
   await fc.assert(
     fc.asyncProperty(arbitrary, async (value) => {
       runs++;
-      await property(value);
+      inFlight = property(value);
+      await inFlight;
     }),
     {
       seed,
@@ -209,5 +213,6 @@ export async function fuzzFor<T>(budgetMs: number, arbitrary: fc.Arbitrary<T>, p
       plugins: [fc.interruptAfterTimeLimit(budgetMs)],
     },
   );
+  await inFlight.catch(() => undefined);
   return runs;
 }
