@@ -75,12 +75,26 @@ function machineForm(statement: CheckedStatement): string {
 
 const NONE: number[] = [];
 
+/**
+ * A statement decided at each event (`abs`, `prec`, a past-only `always`): nothing waits for later
+ * events, so the end of the run adds no witness and no obligation is ever open.
+ */
+abstract class DecidedAtEachEvent {
+  finish(): number[] {
+    return NONE;
+  }
+  openObligations(): number {
+    return 0;
+  }
+}
+
 /** abs(ψ): R(e) = ¬ψ(e). Decided at each event; no state. */
-class AbsenceMachine implements StatementMachine {
+class AbsenceMachine extends DecidedAtEachEvent implements StatementMachine {
   private readonly matches: EventPredicate;
   private readonly pendingMatches: PendingPredicate;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(formula: Formula) {
+    super();
     this.relevantActions = actionsOf(formula);
     this.matches = compilePattern(formula);
     this.pendingMatches = compilePendingPattern(formula);
@@ -91,19 +105,13 @@ class AbsenceMachine implements StatementMachine {
   probe(event: TraceEvent): number[] {
     return this.pendingMatches(event) === Truth.True ? [event.position] : NONE;
   }
-  finish(): number[] {
-    return NONE;
-  }
-  openObligations(): number {
-    return 0;
-  }
   snapshot(): MachineState {
     return { form: "abs" };
   }
 }
 
 /** prec(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e') [∧ e'[k'] = e[k]]. Keeps the bindings ψ' has had. */
-class PrecedenceMachine implements StatementMachine {
+class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
   private readonly seen: Set<string>;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
@@ -111,6 +119,7 @@ class PrecedenceMachine implements StatementMachine {
     private readonly second: PatternBinder,
     state?: MachineState,
   ) {
+    super();
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.seen = new Set(state === undefined ? [] : (state["seen"] as string[]));
   }
@@ -125,12 +134,6 @@ class PrecedenceMachine implements StatementMachine {
     const witnesses = this.unseen(event, "exact");
     for (const binding of this.second.bindings(event)) this.seen.add(binding);
     return witnesses;
-  }
-  finish(): number[] {
-    return NONE;
-  }
-  openObligations(): number {
-    return 0;
   }
   snapshot(): MachineState {
     return { form: "prec", seen: [...this.seen] };
@@ -457,13 +460,14 @@ function compileBody(body: Formula): CompiledBody {
  * □Θ with a body that looks only at the present and the past: R(e) = Θ(e), decided at e. Each
  * `once Θ'` keeps whether Θ' held at some earlier event ((◇⁻Θ')(e_i) = ∨_{j < i} Θ'(e_j)).
  */
-class PastBodyMachine implements StatementMachine {
+class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
   private readonly body: CompiledBody;
   private readonly seen: boolean[];
   private readonly values: boolean[];
   /** Θ is judged on every event (a body can be false on an event that matches nothing). */
   readonly relevantActions = undefined;
   constructor(formula: Formula, state?: MachineState) {
+    super();
     this.body = compileBody(formula);
     this.seen = state === undefined ? new Array<boolean>(this.body.summaries).fill(false) : [...(state["seen"] as boolean[])];
     this.values = new Array<boolean>(this.body.nodes.length).fill(false);
@@ -541,12 +545,6 @@ class PastBodyMachine implements StatementMachine {
     const { nodes } = this.body;
     for (const node of nodes) if (node.kind === "once" && this.values[node.operand]) this.seen[node.summary] = true;
     return holds ? NONE : [event.position];
-  }
-  finish(): number[] {
-    return NONE;
-  }
-  openObligations(): number {
-    return 0;
   }
   snapshot(): MachineState {
     return { form: "always", seen: [...this.seen] };
