@@ -112,7 +112,8 @@ const RECENT_EVENTS = 1024;
 export async function judgeRun(policy: CompiledPolicy, source: RunSource, options: JudgeRunOptions = {}): Promise<RunJudgement> {
   if (!policy.ok) throw new Error("the policy has errors; fix them before judging a run (see its diagnostics)");
   const engine = options.engine ?? "eval";
-  const keep = options.keepEvents === true || engine === "smt";
+  // Given text is held whole anyway (and has no file to read again): its events are kept too.
+  const keep = options.keepEvents === true || engine === "smt" || source.text !== undefined;
   const statements = policy.program.policies.flatMap((p) => p.statements);
   const locate = options.locateWitnesses ?? Infinity;
   // The events at the witnesses, caught as the witnesses are found: the current event, or one of
