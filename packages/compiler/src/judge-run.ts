@@ -287,17 +287,22 @@ async function readFileEvents(
   const handle = await openRegularFile(file);
   if (!isHandle(handle)) return handle;
   const reader = createRecordingReader(options);
+  let stopped = false;
   try {
     for await (const piece of readRegularFileInPieces(handle)) {
       take(reader.push(piece));
-      if (stop()) break;
+      if (stop()) {
+        stopped = true;
+        break;
+      }
     }
   } catch (error) {
     return diagnostic("T0004", `cannot read the trace \`${file}\`: ${(error as Error).message}`, { file });
   } finally {
     await handle.close();
   }
-  take(reader.end());
+  // A reading stopped early is not ended: its last line is cut off, which is no fault of the file.
+  if (!stopped) take(reader.end());
   return {
     ...(reader.format !== undefined ? { format: reader.format } : {}),
     detected: reader.detected,
