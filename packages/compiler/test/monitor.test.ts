@@ -67,6 +67,33 @@ describe("the online monitor on the dashcam pipeline", () => {
     ]);
   });
 
+  it("answers with what the broken rules say: block over ask over warn, with the remediation", () => {
+    const policy = compile(
+      [
+        "policy p {",
+        '  rule audit: abs(action in {deploy}) warn "Deploys are reviewed afterwards."',
+        '  rule confirm: abs(action in {deploy} and env in {"prod"}) ask "A person approves production deploys."',
+        '  rule never: abs(action in {deploy} and env in {"prod"} and force in {true}) block "Deploy without --force."',
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const monitor = createMonitor(policy);
+    const staging = monitor.decide({ id: "1", action: "deploy", args: { env: "staging" } });
+    expect(staging).toMatchObject({ decision: "allow", violations: [{ name: "audit", response: "warn", remediation: "Deploys are reviewed afterwards." }] });
+    monitor.cancel("1");
+    const production = monitor.decide({ id: "2", action: "deploy", args: { env: "prod" } });
+    expect(production.decision).toBe("ask");
+    expect(production.violations.map((v) => [v.name, v.response])).toEqual([
+      ["audit", "warn"],
+      ["confirm", "ask"],
+    ]);
+    monitor.cancel("2");
+    const forced = monitor.decide({ id: "3", action: "deploy", args: { env: "prod", force: true } });
+    expect(forced.decision).toBe("block");
+    expect(forced.violations.find((v) => v.name === "never")?.remediation).toBe("Deploy without --force.");
+  });
+
   it("fails closed: a call it cannot read is blocked with the reason", () => {
     const monitor = createMonitor(dashcam);
     const decided = monitor.decide({ action: "", args: {} } as never);
