@@ -55,8 +55,26 @@ export class SignatureBuilder {
 
   add(event: TraceEvent): void {
     this.actions.add(event.action);
-    for (const [name, value] of Object.entries(event.args)) this.record([name], value);
+    const args = event.args;
+    for (const name in args) {
+      if (!Object.prototype.hasOwnProperty.call(args, name)) continue;
+      const value = args[name]!;
+      // The common case, a top-level scalar, without the arrays a key path needs (a key path of
+      // one segment is identified by the segment itself).
+      if (typeof value !== "object" || value === null) this.recordScalar(name, value);
+      else this.record([name], value);
+    }
     if (event.output !== undefined) this.outputCount++;
+  }
+
+  private recordScalar(name: string, value: JsonValue): void {
+    let info = this.keys.get(name);
+    if (info === undefined) {
+      info = { segments: [name], values: new Map(), open: false };
+      this.keys.set(name, info);
+    }
+    if (this.options.valuesOf !== undefined && !this.options.valuesOf.has(name)) info.open = true;
+    else this.recordValue(info, value);
   }
 
   private record(segments: string[], value: JsonValue): void {
