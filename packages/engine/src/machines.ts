@@ -141,11 +141,66 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
 }
 
 /**
+ * Positions of events waiting per binding (the triggers of `resp` still waiting for a response, the
+ * triggers of `until` whose interval is open), with a running count of them all: the machine's open
+ * obligations, read at every budget check.
+ */
+class WaitingByBinding {
+  private readonly byBinding: Map<string, number[]>;
+  private total = 0;
+
+  constructor(saved: readonly (readonly [string, readonly number[]])[] = []) {
+    this.byBinding = new Map(saved.map(([binding, positions]) => [binding, [...positions]]));
+    for (const positions of this.byBinding.values()) this.total += positions.length;
+  }
+
+  add(binding: string, position: number): void {
+    const positions = this.byBinding.get(binding);
+    if (positions === undefined) this.byBinding.set(binding, [position]);
+    else positions.push(position);
+    this.total++;
+  }
+
+  of(binding: string): readonly number[] {
+    return this.byBinding.get(binding) ?? NONE;
+  }
+
+  bindings(): string[] {
+    return [...this.byBinding.keys()];
+  }
+
+  delete(binding: string): void {
+    this.total -= this.byBinding.get(binding)?.length ?? 0;
+    this.byBinding.delete(binding);
+  }
+
+  clear(): void {
+    this.byBinding.clear();
+    this.total = 0;
+  }
+
+  /** Every waiting position (a position waiting under several bindings appears once per binding). */
+  positions(): number[] {
+    const all: number[] = [];
+    for (const positions of this.byBinding.values()) for (const position of positions) all.push(position);
+    return all;
+  }
+
+  get size(): number {
+    return this.total;
+  }
+
+  saved(): [string, number[]][] {
+    return [...this.byBinding].map(([binding, positions]) => [binding, [...positions]]);
+  }
+}
+
+/**
  * resp(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≻ e} ψ'(e'). Per binding, the triggers still waiting for a
  * response; a response discharges every earlier trigger of its binding at once.
  */
 class ResponseMachine implements StatementMachine {
-  private readonly waiting: Map<string, number[]>;
+  private readonly waiting: WaitingByBinding;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
     private readonly first: PatternBinder,
@@ -153,33 +208,25 @@ class ResponseMachine implements StatementMachine {
     state?: MachineState,
   ) {
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
-    this.waiting = new Map(state === undefined ? [] : (state["waiting"] as [string, number[]][]));
+    this.waiting = new WaitingByBinding(state === undefined ? [] : (state["waiting"] as [string, number[]][]));
   }
   step(event: TraceEvent): number[] {
     // Responses first: a trigger is answered only by a strictly later event.
     for (const binding of this.second.bindings(event)) this.waiting.delete(binding);
-    for (const binding of this.first.bindings(event)) {
-      const positions = this.waiting.get(binding);
-      if (positions === undefined) this.waiting.set(binding, [event.position]);
-      else positions.push(event.position);
-    }
+    for (const binding of this.first.bindings(event)) this.waiting.add(binding, event.position);
     return NONE;
   }
   probe(): number[] {
     return NONE;
   }
   finish(): number[] {
-    const witnesses: number[] = [];
-    for (const positions of this.waiting.values()) for (const position of positions) witnesses.push(position);
-    return sortedUnique(witnesses);
+    return sortedUnique(this.waiting.positions());
   }
   openObligations(): number {
-    let open = 0;
-    for (const positions of this.waiting.values()) open += positions.length;
-    return open;
+    return this.waiting.size;
   }
   snapshot(): MachineState {
-    return { form: "resp", waiting: [...this.waiting].map(([binding, positions]) => [binding, [...positions]]) };
+    return { form: "resp", waiting: this.waiting.saved() };
   }
 }
 
@@ -306,7 +353,7 @@ class ResolutionMachine implements StatementMachine {
  * event's own triggers open new ones: the resolution must come strictly between.
  */
 class UntilMachine implements StatementMachine {
-  private readonly open: Map<string, number[]>;
+  private readonly open: WaitingByBinding;
   /** Triggers already reported, for a trigger open under several bindings (list values). */
   private readonly reported: Set<number>;
   readonly relevantActions: ReadonlySet<string> | undefined;
@@ -317,7 +364,7 @@ class UntilMachine implements StatementMachine {
     state?: MachineState,
   ) {
     this.relevantActions = unionOfActions([this.trigger.pattern.formula, this.resolve.pattern.formula, this.bad.pattern.formula]);
-    this.open = new Map(state === undefined ? [] : (state["open"] as [string, number[]][]));
+    this.open = new WaitingByBinding(state === undefined ? [] : (state["open"] as [string, number[]][]));
     this.reported = new Set(state === undefined ? [] : (state["reported"] as number[]));
   }
 
@@ -325,13 +372,13 @@ class UntilMachine implements StatementMachine {
   private broken(event: TraceEvent, mode: "exact" | "definitely"): Iterable<string> {
     const bad = this.bad.bindings(event, mode);
     if (bad.length === 0) return NONE_STRINGS;
-    return !this.bad.binds ? [...this.open.keys()] : bad;
+    return !this.bad.binds ? this.open.bindings() : bad;
   }
 
   private brokenTriggers(broken: Iterable<string>): number[] {
     const witnesses: number[] = [];
     for (const binding of broken) {
-      for (const position of this.open.get(binding) ?? NONE) if (!this.reported.has(position)) witnesses.push(position);
+      for (const position of this.open.of(binding)) if (!this.reported.has(position)) witnesses.push(position);
     }
     return sortedUnique(witnesses);
   }
@@ -350,11 +397,7 @@ class UntilMachine implements StatementMachine {
       if (!this.resolve.binds) this.open.clear();
       else for (const binding of resolved) this.open.delete(binding);
     }
-    for (const binding of this.trigger.bindings(event)) {
-      const positions = this.open.get(binding);
-      if (positions === undefined) this.open.set(binding, [event.position]);
-      else positions.push(event.position);
-    }
+    for (const binding of this.trigger.bindings(event)) this.open.add(binding, event.position);
     return witnesses;
   }
 
@@ -362,12 +405,10 @@ class UntilMachine implements StatementMachine {
     return NONE;
   }
   openObligations(): number {
-    let open = 0;
-    for (const positions of this.open.values()) open += positions.length;
-    return open;
+    return this.open.size;
   }
   snapshot(): MachineState {
-    return { form: "until", open: [...this.open].map(([binding, positions]) => [binding, [...positions]]), reported: [...this.reported] };
+    return { form: "until", open: this.open.saved(), reported: [...this.reported] };
   }
 }
 
