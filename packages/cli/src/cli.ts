@@ -1,5 +1,5 @@
 import { stat, writeFile } from "node:fs/promises";
-import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace, TraceEvent } from "@vigil/compiler";
+import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
@@ -394,7 +394,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           if (options.html !== undefined) await writeHtml(options.html, [outcome], policyFile, ruleTexts(compiled, source));
         }
         if (options.format === "json") io.stdout(JSON.stringify(reportToJson(report), null, 2) + "\n");
-        else io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, events: judged.events ?? sparseEvents(judged.witnessEvents!, judged.eventCount) }, colors));
+        else {
+          // A streamed run kept only the events at the witnesses the report shows.
+          const kept = judged.events;
+          const eventAt = kept !== undefined ? (position: number) => kept[position - 1] : (position: number) => judged.witnessEvents!.get(position);
+          io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, eventCount: judged.eventCount, eventAt }, colors));
+        }
         exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
       },
     );
@@ -587,14 +592,6 @@ async function fileSize(file: string): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-/** The events of a streamed run as a report reads them: only those at the witnesses are present. */
-function sparseEvents(witnessEvents: ReadonlyMap<number, TraceEvent>, count: number): TraceEvent[] {
-  const events: TraceEvent[] = [];
-  events.length = count;
-  for (const [position, event] of witnessEvents) events[position - 1] = event;
-  return events;
 }
 
 /** A JavaScript stack overflow: some stage recursed on deeply nested input. */

@@ -160,7 +160,10 @@ export interface RenderReportInput {
   readonly policySource: string;
   readonly policyFile: string;
   readonly traceFile: string;
-  readonly events: readonly TraceEvent[];
+  /** How many events the run has. */
+  readonly eventCount: number;
+  /** The event at a position (a streamed run keeps only the events a report shows). */
+  readonly eventAt: (position: number) => TraceEvent | undefined;
 }
 
 /** The human report: every violated (or undecided) rule with its requirement, code frame and witnesses. */
@@ -181,7 +184,7 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
       .map((v) => printableLine(`${v.policy}.${v.name}`))
       .join(", ") + (vs.length > 10 ? `, … ${vs.length - 10} more` : "");
   out.push(
-    `${c.bold("checked")} ${report.statements.length} rule${report.statements.length === 1 ? "" : "s"} of ${printableLine(input.policyFile)} against ${input.events.length} event${input.events.length === 1 ? "" : "s"} of ${printableLine(input.traceFile)} (engine: ${report.engine})`,
+    `${c.bold("checked")} ${report.statements.length} rule${report.statements.length === 1 ? "" : "s"} of ${printableLine(input.policyFile)} against ${input.eventCount} event${input.eventCount === 1 ? "" : "s"} of ${printableLine(input.traceFile)} (engine: ${report.engine})`,
   );
   out.push(`  ${c.green(`${held} hold`)}` + (violated.length > 0 ? `, ${c.red(`${violated.length} violated`)} (${names(violated)})` : "") + (undecided.length > 0 ? `, ${c.magenta(`${undecided.length} undecided`)} (${names(undecided)})` : ""));
   out.push(`verdict: ${report.verdict === "safe" ? c.green(c.bold("safe")) : c.red(c.bold("unsafe"))}`);
@@ -205,8 +208,7 @@ function renderViolation(verdict: StatementVerdict, input: RenderReportInput, co
   lines.push(indent(codeFrame(input.policySource, { line: span.line, column: span.column }, { line: span.endLine, column: span.endColumn }, 0, colors), 2));
   const shown = verdict.witnesses.slice(0, 20);
   for (const position of shown) {
-    // Events are numbered from 1 in file order; fall back to a search for any other numbering.
-    const event = input.events[position - 1]?.position === position ? input.events[position - 1] : input.events.find((e) => e.position === position);
+    const event = input.eventAt(position);
     if (event === undefined) continue;
     const where = `${event.source?.file !== undefined ? printableLine(event.source.file) : traceFile}:${event.source?.line ?? "?"}`;
     lines.push(`  ${c.red("witness")} event ${position} (${where}): ${describeEvent(event)}`);

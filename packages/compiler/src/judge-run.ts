@@ -205,7 +205,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
   }
   if (missing.size > 0) {
-    for (const [position, event] of await eventsAt(source.file, reading, missing)) {
+    for (const [position, event] of await readEventsAt(source.file, reading, missing)) {
       if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
       if (missingEvents.has(position)) witnessEvents.set(position, event);
     }
@@ -317,10 +317,6 @@ async function readFileEvents(
  * what a report that shows a few events of a long run needs, in memory bounded by the positions.
  */
 export async function readEventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>): Promise<Map<number, TraceEvent>> {
-  return eventsAt(file, options, positions);
-}
-
-async function eventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>): Promise<Map<number, TraceEvent>> {
   const found = new Map<number, TraceEvent>();
   await readFileEvents(file, options, (events) => {
     for (const event of events) if (positions.has(event.position)) found.set(event.position, event);

@@ -286,7 +286,3 @@ export class PatternBinder {
   }
 }
 
-/** The bindings an event gives a pattern (see {@link PatternBinder.bindings}); prepare a binder to read many events. */
-export function bindingsOf(pattern: BindingPattern, variables: readonly string[], event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
-  return new PatternBinder(pattern, variables).bindings(event, mode);
-}

@@ -1,6 +1,6 @@
 export type { StatementOutcome } from "@vigil/checker";
 export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
-export { atomHolds, bindingsOf, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
+export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
 export type { MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
 export type { EvaluationBudget } from "./eval.js";
