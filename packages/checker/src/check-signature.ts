@@ -12,8 +12,7 @@ export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, 
   const keyNames = [...signature.keys.values()].map((info) => keyPathDisplay(info.segments));
   const budget: SuggestionBudget = { left: SUGGESTIONS_PER_POLICY };
   for (const item of policy.items) {
-    const roots = item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
-    for (const root of roots) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
+    for (const root of rootsOf(item)) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
   }
 }
 
@@ -157,4 +156,27 @@ export function checkSignature(file: SourceFile, signature: Signature): Diagnost
   const diagnostics: Diagnostic[] = [];
   for (const policy of file.policies) checkAgainstSignature(policy, signature, diagnostics);
   return diagnostics;
+}
+
+/**
+ * The keys (by keyPathId) whose values the closed-world check reads: those a policy compares with a
+ * set of values. A run's signature needs only their values; every other key needs only its name.
+ */
+export function keysComparedWithSets(file: SourceFile): Set<string> {
+  const keys = new Set<string>();
+  for (const policy of file.policies) {
+    for (const item of policy.items) {
+      for (const root of rootsOf(item)) {
+        walkExpr(root, (expr) => {
+          if (expr.kind === "KeyIn") keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
+        });
+      }
+    }
+  }
+  return keys;
+}
+
+/** The expressions a declaration holds: a pattern's body, a rule's operands. */
+function rootsOf(item: PolicyDecl["items"][number]): readonly Expr[] {
+  return item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
 }

@@ -1,11 +1,10 @@
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { walkExpr } from "@vigil/checker";
+import { keysComparedWithSets } from "@vigil/checker";
 import { TraceRun } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import {
   createRecordingReader,
   isHandle,
-  keyPathId,
   openRegularFile,
   readRecording,
   readRegularFileInPieces,
@@ -133,7 +132,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     witnessEvents.set(position, event);
   };
   const run = engine === "eval" ? new TraceRun(statements, { onWitness, ...(options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}) }) : undefined;
-  const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy) });
+  const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
   const kept: TraceEvent[] = [];
   let eventCount = 0;
   const take = (events: readonly TraceEvent[]): void => {
@@ -257,23 +256,6 @@ export async function readRunSignature(source: RunSource, options: Pick<JudgeRun
     groundedEvents: read.groundedEvents,
     traceDiagnostics: read.diagnostics,
   };
-}
-
-/**
- * The keys whose values the closed-world check reads (by keyPathId): those the policy compares with
- * a set of values. The run's signature collects only their values; every other key needs its name.
- */
-function keysComparedWithSets(policy: CompiledPolicy): Set<string> {
-  const keys = new Set<string>();
-  for (const declaration of policy.syntax.policies) {
-    for (const item of declaration.items) {
-      const roots = item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
-      for (const root of roots) walkExpr(root, (expr) => {
-        if (expr.kind === "KeyIn") keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
-      });
-    }
-  }
-  return keys;
 }
 
 /** Reads a regular file piece by piece, handing each completed event to `take`. */
