@@ -1,6 +1,13 @@
-import { init, killThreads } from "z3-solver";
+import type { init } from "z3-solver";
 
 export type Z3Api = Awaited<ReturnType<typeof init>>;
+
+/**
+ * z3-solver is loaded on first use, not when this module is imported: a program that never decides
+ * with the solver (the language server, the monitor) neither pays for loading it nor needs it
+ * installed beside a bundle.
+ */
+const loadZ3 = (): Promise<typeof import("z3-solver")> => import("z3-solver");
 
 /**
  * The process's one Z3 runtime. Every `init()` of z3-solver instantiates a new WebAssembly module
@@ -12,7 +19,7 @@ let users = 0;
 
 export async function acquireZ3(): Promise<Z3Api> {
   users++;
-  runtime ??= init({ printErr: reportRuntimeMessage });
+  runtime ??= loadZ3().then(({ init }) => init({ printErr: reportRuntimeMessage }));
   try {
     return await runtime;
   } catch (error) {
@@ -31,6 +38,7 @@ export async function releaseZ3(): Promise<void> {
   // A worker that just finished a solver call may still have its clean-up message in flight; let
   // it arrive before the workers are stopped.
   for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+  const { killThreads } = await loadZ3();
   await killThreads(api.em);
 }
 
