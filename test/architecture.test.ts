@@ -17,6 +17,7 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   engine: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace"],
   smt: ["@vigil/diagnostics", "@vigil/checker", "@vigil/engine", "@vigil/trace", "z3-solver"],
   compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt"],
+  "language-server": ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "vscode-languageserver", "vscode-languageserver-textdocument", "tinyglobby"],
   cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
 };
 

@@ -12,6 +12,7 @@ import type { Signature } from "@vigil/trace";
 import { checkAgainstSignature } from "./check-signature.js";
 import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedStatement, Formula } from "./ir.js";
 import { lowerExpr, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
+import { resolveFile, type PolicyScope, type SymbolTable } from "./resolve.js";
 
 export interface CheckOptions {
   /** The signature Σ of a trace. When given, symbols outside it are reported (as warnings). */
@@ -21,6 +22,8 @@ export interface CheckOptions {
 export interface CheckResult {
   readonly program: CheckedProgram;
   readonly diagnostics: Diagnostic[];
+  /** Every policy, pattern, rule and variable with its declaration and references (for editors). */
+  readonly symbols: SymbolTable;
 }
 
 /**
@@ -29,26 +32,11 @@ export interface CheckResult {
  * user input. Only statements without errors enter the returned program.
  */
 export function checkSourceFile(file: SourceFile, options: CheckOptions = {}): CheckResult {
-  const diagnostics: Diagnostic[] = [];
-  const policies: CheckedPolicy[] = [];
-  const seenPolicies = new Map<string, PolicyDecl>();
-  for (const policy of file.policies) {
-    if (policy.name.recovered !== true) {
-      const first = seenPolicies.get(policy.name.text);
-      if (first !== undefined) {
-        diagnostics.push(
-          diagnostic("V1005", `the policy \`${policy.name.text}\` is declared twice in this file`, {
-            span: policy.name.span,
-            related: [{ message: "first declared here", span: first.name.span }],
-            help: "rename one of the policies or merge their rules",
-          }),
-        );
-      } else seenPolicies.set(policy.name.text, policy);
-    }
-    policies.push(checkPolicy(policy, options, diagnostics));
-  }
+  const resolution = resolveFile(file);
+  const diagnostics: Diagnostic[] = [...resolution.diagnostics];
+  const policies = resolution.scopes.map((scope) => checkPolicy(scope, options, diagnostics));
   checkStrayDocComments(file, diagnostics);
-  return { program: { policies }, diagnostics };
+  return { program: { policies }, diagnostics, symbols: resolution.symbols };
 }
 
 /**
@@ -81,25 +69,8 @@ function checkStrayDocComments(file: SourceFile, diagnostics: Diagnostic[]): voi
   }
 }
 
-function checkPolicy(policy: PolicyDecl, options: CheckOptions, diagnostics: Diagnostic[]): CheckedPolicy {
-  const patterns = new Map<string, PatternDecl>();
-  const rules = new Map<string, RuleDecl>();
-  for (const item of policy.items) {
-    if (item.name.recovered === true) continue;
-    const table: Map<string, PatternDecl | RuleDecl> = item.kind === "PatternDecl" ? patterns : rules;
-    const first = table.get(item.name.text);
-    if (first !== undefined) {
-      const what = item.kind === "PatternDecl" ? "pattern" : "rule";
-      diagnostics.push(
-        diagnostic(item.kind === "PatternDecl" ? "V1003" : "V1002", `the ${what} \`${item.name.text}\` is declared twice in the policy \`${policy.name.text}\``, {
-          span: item.name.span,
-          related: [{ message: "first declared here", span: first.name.span }],
-          help: `give each ${what} its own name`,
-        }),
-      );
-    } else table.set(item.name.text, item);
-  }
-
+function checkPolicy(scope: PolicyScope, options: CheckOptions, diagnostics: Diagnostic[]): CheckedPolicy {
+  const { declaration: policy, patterns, rules } = scope;
   const context: LowerContext = {
     patterns,
     diagnostics,

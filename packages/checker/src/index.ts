@@ -16,3 +16,5 @@ export type {
 } from "./ir.js";
 export { statementPatterns, walkFormula } from "./ir.js";
 export type { StatementOutcome } from "./outcome.js";
+export type { PolicyScope, PolicySymbol, PolicySymbolKind, Resolution, SymbolOccurrence, SymbolTable } from "./resolve.js";
+export { resolveFile } from "./resolve.js";

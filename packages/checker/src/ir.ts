@@ -23,6 +23,10 @@ export interface CheckedPolicy {
  * A formula over one event (a pattern ψ), or, under `always`, a temporal body Θ that may also use
  * `once` and `eventually`. Atoms follow Figure 5's foot; `or` and `not` inside patterns are the
  * documented extension.
+ *
+ * Every node keeps the span of the source it came from: a node inlined from a named pattern keeps
+ * the span in the pattern's declaration, and the nodes `implies` desugars to keep the span of the
+ * `implies` expression (the negated consequent, the consequent's).
  */
 export type Formula =
   | ActionAtom
@@ -31,21 +35,23 @@ export type Formula =
   | KeyBindAtom
   | StatusAtom
   | OutputMatchAtom
-  | { readonly kind: "and"; readonly operands: readonly Formula[] }
-  | { readonly kind: "or"; readonly operands: readonly Formula[] }
-  | { readonly kind: "not"; readonly operand: Formula }
-  | { readonly kind: "once"; readonly operand: Formula }
-  | { readonly kind: "eventually"; readonly operand: Formula };
+  | { readonly kind: "and"; readonly operands: readonly Formula[]; readonly span: Span }
+  | { readonly kind: "or"; readonly operands: readonly Formula[]; readonly span: Span }
+  | { readonly kind: "not"; readonly operand: Formula; readonly span: Span }
+  | { readonly kind: "once"; readonly operand: Formula; readonly span: Span }
+  | { readonly kind: "eventually"; readonly operand: Formula; readonly span: Span };
 
 /** a(e) ∈ α. Actions outside Σ are kept: they simply never match (closed world). */
 export interface ActionAtom {
   readonly kind: "action";
+  readonly span: Span;
   readonly actions: readonly string[];
 }
 
 /** e[k] ∈ S: some value under the key path is in the set. */
 export interface KeyInAtom {
   readonly kind: "keyIn";
+  readonly span: Span;
   readonly key: readonly string[];
   readonly values: readonly { readonly key: string; readonly value: JsonValue }[];
 }
@@ -53,6 +59,7 @@ export interface KeyInAtom {
 /** e[k] ≈ p, evaluated outside the solver. */
 export interface KeyMatchAtom {
   readonly kind: "keyMatch";
+  readonly span: Span;
   readonly key: readonly string[];
   readonly pattern: string;
 }
@@ -63,18 +70,21 @@ export interface KeyMatchAtom {
  */
 export interface KeyBindAtom {
   readonly kind: "keyBind";
+  readonly span: Span;
   readonly key: readonly string[];
   readonly variable: string;
 }
 
 export interface StatusAtom {
   readonly kind: "status";
+  readonly span: Span;
   readonly status: "ok" | "error";
 }
 
 /** o(e) ≈ p, evaluated outside the solver. */
 export interface OutputMatchAtom {
   readonly kind: "outputMatch";
+  readonly span: Span;
   readonly pattern: string;
 }
 

@@ -93,17 +93,18 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
     case "Or": {
       const operands = expr.operands.map((operand) => lowerExpr(operand, context, options));
       if (operands.some((o) => o === undefined)) return undefined;
-      return { kind: expr.kind === "And" ? "and" : "or", operands: operands as Formula[] };
+      return { kind: expr.kind === "And" ? "and" : "or", operands: operands as Formula[], span: expr.span };
     }
     case "Not": {
       const operand = lowerExpr(expr.operand, context, options);
-      return operand === undefined ? undefined : { kind: "not", operand };
+      return operand === undefined ? undefined : { kind: "not", operand, span: expr.span };
     }
     case "Implies": {
       const left = lowerExpr(expr.left, context, options);
       const right = lowerExpr(expr.right, context, options);
       if (left === undefined || right === undefined) return undefined;
-      return { kind: "not", operand: { kind: "and", operands: [left, { kind: "not", operand: right }] } };
+      const span = expr.span;
+      return { kind: "not", operand: { kind: "and", operands: [left, { kind: "not", operand: right, span: expr.right.span }], span }, span };
     }
     case "Once":
     case "Eventually": {
@@ -119,7 +120,7 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
         return undefined;
       }
       const operand = lowerExpr(expr.operand, context, options);
-      return operand === undefined ? undefined : { kind: expr.kind === "Once" ? "once" : "eventually", operand };
+      return operand === undefined ? undefined : { kind: expr.kind === "Once" ? "once" : "eventually", operand, span: expr.span };
     }
     case "PatternRef": {
       const name = expr.name.text;
@@ -169,7 +170,7 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
       return resolvePatternDecl(declaration, context);
     }
     case "ActionIn":
-      return { kind: "action", actions: [...new Set(expr.actions.map((a) => a.value))] };
+      return { kind: "action", actions: [...new Set(expr.actions.map((a) => a.value))], span: expr.span };
     case "KeyIn": {
       const seen = new Set<string>();
       const values = [];
@@ -179,18 +180,18 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
         seen.add(key);
         values.push({ key, value: literal.value });
       }
-      return { kind: "keyIn", key: expr.key.segments.map((s) => s.name), values };
+      return { kind: "keyIn", key: expr.key.segments.map((s) => s.name), values, span: expr.span };
     }
     case "KeyMatch":
       return checkWildcard(expr.pattern, diagnostics)
-        ? { kind: "keyMatch", key: expr.key.segments.map((s) => s.name), pattern: expr.pattern.value }
+        ? { kind: "keyMatch", key: expr.key.segments.map((s) => s.name), pattern: expr.pattern.value, span: expr.span }
         : undefined;
     case "OutputMatch":
-      return checkWildcard(expr.pattern, diagnostics) ? { kind: "outputMatch", pattern: expr.pattern.value } : undefined;
+      return checkWildcard(expr.pattern, diagnostics) ? { kind: "outputMatch", pattern: expr.pattern.value, span: expr.span } : undefined;
     case "KeyBind":
-      return { kind: "keyBind", key: expr.key.segments.map((s) => s.name), variable: expr.variable.name };
+      return { kind: "keyBind", key: expr.key.segments.map((s) => s.name), variable: expr.variable.name, span: expr.span };
     case "StatusIs":
-      return { kind: "status", status: expr.status };
+      return { kind: "status", status: expr.status, span: expr.span };
   }
 }
 

@@ -4,7 +4,11 @@
  * decision procedure.
  */
 export type { CompileOptions, CompiledPolicy } from "./compile.js";
-export { checkAgainstSignature, compile } from "./compile.js";
+export { checkAgainstSignature, compile, CompileCache } from "./compile.js";
+export type { TermAt } from "./positions.js";
+export { resolveSymbols, termAt } from "./positions.js";
+export type { PolicySymbol, PolicySymbolKind, SymbolOccurrence, SymbolTable } from "@vigil/checker";
+export { resolveFile } from "@vigil/checker";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
 export { check, reportOf, reportToJson } from "./check.js";
 export { createMonitor } from "./monitor.js";

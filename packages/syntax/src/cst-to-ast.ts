@@ -87,10 +87,18 @@ const prefixKindsByTokenName: Readonly<Record<string, "Not" | "Once" | "Eventual
   EventuallyKeyword: "Eventually",
 };
 
-/** One declaration: its CST, and for a rule the tokens of its response (see `splitResponse`). */
-export interface DeclarationCst {
-  readonly cst: CstNode | undefined;
-  readonly response: readonly IToken[];
+/**
+ * One declaration: its CST, and for a rule the tokens of its response (see `splitResponse`); or a
+ * declaration whose text did not change since an earlier parse, reused as built then.
+ */
+export type DeclarationCst =
+  | { readonly cst: CstNode | undefined; readonly response: readonly IToken[] }
+  | { readonly reused: BuiltDeclaration };
+
+/** A declaration as built, with the diagnostics building it produced. */
+export interface BuiltDeclaration {
+  readonly item: Item | undefined;
+  readonly diagnostics: readonly Diagnostic[];
 }
 
 /** A policy as the outline found it, with the CST of each of its declarations. */
@@ -102,14 +110,22 @@ export interface PolicyCst {
   readonly end: number;
 }
 
-export function cstToAst(policies: readonly PolicyCst[], input: AstBuildInput): { file: SourceFile; diagnostics: Diagnostic[] } {
+export interface AstBuildResult {
+  readonly file: SourceFile;
+  readonly diagnostics: Diagnostic[];
+  /** Each policy's declarations as built (in the order of `PolicyCst.items`), for reuse by a later parse. */
+  readonly declarations: readonly (readonly BuiltDeclaration[])[];
+}
+
+export function cstToAst(policies: readonly PolicyCst[], input: AstBuildInput): AstBuildResult {
   const builder = new AstBuilder(input);
   const file = builder.file(policies);
-  return { file, diagnostics: builder.diagnostics };
+  return { file, diagnostics: builder.diagnostics, declarations: builder.declarations };
 }
 
 class AstBuilder {
   readonly diagnostics: Diagnostic[] = [];
+  readonly declarations: BuiltDeclaration[][] = [];
   /** How deeply each built expression nests, to stop runaway `not not …` / `implies` chains. */
   private readonly depths = new WeakMap<Expr, number>();
   /** Whether the current declaration already has a "nested too deeply" diagnostic. */
@@ -134,10 +150,20 @@ class AstBuilder {
   private policy(policy: PolicyCst): PolicyDecl {
     const name = this.identifier(policy.name, tokenEnd(policy.keyword));
     const items: Item[] = [];
+    const built: BuiltDeclaration[] = [];
     for (const declaration of policy.items) {
+      if ("reused" in declaration) {
+        built.push(declaration.reused);
+        for (const d of declaration.reused.diagnostics) this.diagnostics.push(d);
+        if (declaration.reused.item !== undefined) items.push(declaration.reused.item);
+        continue;
+      }
+      const before = this.diagnostics.length;
       const item = declaration.cst === undefined ? undefined : this.item(declaration.cst, declaration.response);
+      built.push({ item, diagnostics: this.diagnostics.slice(before) });
       if (item !== undefined) items.push(item);
     }
+    this.declarations.push(built);
     const doc = this.input.docs.get(policy.keyword.startOffset);
     return { kind: "PolicyDecl", name, ...(doc ? { doc } : {}), items, span: this.span(policy.start, policy.end) };
   }

@@ -1,6 +1,6 @@
 export type * from "./ast.js";
 export { isPlainIdentifier, keyPathText, nameText, ruleResponses, symbolText } from "./ast.js";
-export { parse, type ParseResult } from "./parse.js";
+export { parse, type ParseOptions, type ParseResult } from "./parse.js";
 export { format, lineWidth, printExpr, printSourceFile, printStatement, type FormatResult } from "./print.js";
 export { isKeyword, keywords } from "./tokens.js";
 export { maximumNestingDepth } from "./nesting.js";
