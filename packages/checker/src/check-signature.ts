@@ -1,6 +1,6 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { keyPathText, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
-import { displayValue, keyPathDisplay, keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
+import { keyPathText, nameText, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
+import { displayValue, keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
 
 /**
  * Reports the symbols of a policy that the trace's signature Σ = (A, K, V) does not contain. By the
@@ -9,7 +9,8 @@ import { displayValue, keyPathDisplay, keyPathId, valueKey, type JsonValue, type
  * name, and values an informational note.
  */
 export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, diagnostics: Diagnostic[]): void {
-  const keyNames = [...signature.keys.values()].map((info) => keyPathDisplay(info.segments));
+  // Key paths as a policy spells them, so that a suggestion is also a valid replacement.
+  const keyNames = [...signature.keys.values()].map((info) => info.segments.map(nameText).join("."));
   const budget: SuggestionBudget = { left: SUGGESTIONS_PER_POLICY };
   for (const item of policy.items) {
     for (const root of rootsOf(item)) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
@@ -22,7 +23,9 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
       for (const action of expr.actions) {
         if (signature.actions.has(action.value)) continue;
         const suggestion = suggest(action.value, signature.actions, budget);
-        const replacement = suggestion === undefined ? undefined : /^[A-Za-z_][A-Za-z0-9_]*$/.test(suggestion) && !action.quoted ? suggestion : JSON.stringify(suggestion);
+        // The replacement must lex as the action name: quoted where the written name was, or where a
+        // bare word would not be a name (`until` is a keyword, `git push` has a space).
+        const replacement = suggestion === undefined ? undefined : action.quoted ? JSON.stringify(suggestion) : nameText(suggestion);
         diagnostics.push(
           diagnostic(
             "V1101",
@@ -36,7 +39,7 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
                 ? `did you mean \`${suggestion}\`?`
                 : "under the closed world a symbol outside the trace's signature denotes the empty set",
             ...(replacement !== undefined
-              ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: action.span, newText: replacement }] } }
+              ? { fix: { title: `replace with \`${replacement}\``, edits: [{ span: action.span, newText: replacement }] } }
               : {}),
           }),
         );

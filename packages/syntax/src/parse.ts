@@ -54,6 +54,7 @@ export function parse(text: string, options: ParseOptions = {}): ParseResult {
     );
   }
 
+  const unread = lexed.errors.map((error) => error.offset).sort((a, b) => a - b);
   const outline = outlineFile(tokens, lines);
   pushAll(diagnostics, outline.diagnostics);
   const docs = attachDocComments(tokens, comments, text, lines);
@@ -85,7 +86,7 @@ export function parse(text: string, options: ParseOptions = {}): ParseResult {
         // A rule's response is found by position and kept out of the parser (see `splitResponse`).
         const { declaration, response } = splitResponse(itemTokens);
         const { cst, errors } = declarationToCst(declaration);
-        const own = { diagnostics: parseErrorsToDiagnostics(errors, text, lines), errorOffsets: [] as number[] };
+        const own = { diagnostics: parseErrorsToDiagnostics(errors, text, lines, unread), errorOffsets: [] as number[] };
         for (const error of errors) if (Number.isFinite(error.token.startOffset)) own.errorOffsets.push(error.token.startOffset);
         pushAll(errorOffsets, own.errorOffsets);
         parseErrors.set(key.text, own);
@@ -139,7 +140,7 @@ function declarationStart(keyword: IToken, docs: ReadonlyMap<number, DocText>): 
 
 /**
  * What a declaration's tree and diagnostics are a function of: its text from its doc comment (or
- * keyword) to its last token, and the column it starts at (columns on its first line count from
+ * keyword) to the end of its last line, and the column it starts at (columns on its first line count from
  * the start of the line). Two declarations with the same key parse to the same tree, moved.
  */
 function declarationKey(itemTokens: readonly IToken[], docs: ReadonlyMap<number, DocText>, text: string, lines: LineIndex): { text: string; start: number; line: number } {
@@ -148,5 +149,8 @@ function declarationKey(itemTokens: readonly IToken[], docs: ReadonlyMap<number,
   const start = declarationStart(first, docs);
   const position = lines.position(start);
   const doc = docs.has(first.startOffset) ? "doc" : "plain";
-  return { text: `${position.column}:${doc}:${text.slice(start, tokenEnd(last))}`, start, line: position.line };
+  // To the end of the last token's line: what follows it there can change the declaration's diagnostics.
+  const newline = text.indexOf("\n", tokenEnd(last));
+  const end = newline === -1 ? text.length : newline;
+  return { text: `${position.column}:${doc}:${text.slice(start, end)}`, start, line: position.line };
 }

@@ -58,6 +58,34 @@ const insertable: Readonly<Record<string, string>> = {
   LeftBrace: "{",
 };
 
+/** The logical operators of C-like languages, as Vigil writes them. */
+const cStyleOperators: Readonly<Record<string, string>> = { "&&": "and", "||": "or", "!": "not", "&": "and", "|": "or" };
+
+/** A word replacing operator characters, with the spaces it needs to stay a separate word. */
+function padded(word: string, text: string, start: number, end: number): string {
+  const before = start > 0 && !/\s/.test(text[start - 1]!) ? " " : "";
+  const after = end < text.length && !/\s/.test(text[end]!) ? " " : "";
+  return `${before}${word}${after}`;
+}
+
+/** Whether an offset of `unread` (ascending) lies in `[start, end)`. */
+function unreadWithin(unread: readonly number[], start: number, end: number): boolean {
+  let low = 0;
+  let high = unread.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (unread[middle]! < start) low = middle + 1;
+    else high = middle;
+  }
+  return low < unread.length && unread[low]! < end;
+}
+
+/** The offset of the end of the line an offset is on. */
+function lineEnd(text: string, offset: number): number {
+  const newline = text.indexOf("\n", offset);
+  return newline === -1 ? text.length : newline;
+}
+
 export function lexingErrorsToDiagnostics(errors: readonly ILexingError[], text: string, lines: LineIndex): Diagnostic[] {
   return errors.map((error) => {
     const character = text.slice(error.offset, error.offset + Math.max(1, error.length));
@@ -68,7 +96,9 @@ export function lexingErrorsToDiagnostics(errors: readonly ILexingError[], text:
     else if (character.startsWith("&") || character.startsWith("|") || character.startsWith("!")) {
       help = "the logical operators are written `and`, `or` and `not`";
     }
-    return diagnostic("V0003", `unexpected character${character.length > 1 ? "s" : ""} \`${shown}\``, { span, help });
+    const operator = cStyleOperators[character];
+    const fix: Fix | undefined = operator === undefined ? undefined : { title: `write \`${operator}\``, edits: [{ span, newText: padded(operator, text, span.start, span.end) }] };
+    return diagnostic("V0003", `unexpected character${character.length > 1 ? "s" : ""} \`${shown}\``, { span, help, ...(fix ? { fix } : {}) });
   });
 }
 
@@ -108,7 +138,11 @@ export function literalDiagnostics(tokens: readonly IToken[], lines: LineIndex):
   return diagnostics;
 }
 
-export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[], text: string, lines: LineIndex): Diagnostic[] {
+/**
+ * The parser's errors as diagnostics. `unread` holds the offsets, ascending, where the lexer could
+ * not read the text (V0003): the parser misreads such a gap, so no punctuation is offered for it.
+ */
+export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[], text: string, lines: LineIndex, unread: readonly number[] = []): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   const seenOffsets = new Set<number>();
   for (const error of errors) {
@@ -132,7 +166,16 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
     if (payload?.kind === "mismatch" && payload.expected !== undefined) {
       expected = describeTokenType({ name: payload.expected } as IToken["tokenType"]);
       const insertion = insertable[payload.expected];
-      if (insertion !== undefined && previous !== undefined && isRealToken(previous)) {
+      // After a string left open, the insertion would land inside it: closing the string (V0002's
+      // fix) is the repair, and may well be all that is missing.
+      // Nor when characters the lexer could not read lie in the gap: their own fix comes first.
+      if (
+        insertion !== undefined &&
+        previous !== undefined &&
+        isRealToken(previous) &&
+        previous.tokenType.name !== "UnterminatedString" &&
+        !unreadWithin(unread, tokenEnd(previous), atEnd ? lineEnd(text, tokenEnd(previous)) : found.startOffset)
+      ) {
         const at = lines.span(tokenEnd(previous), tokenEnd(previous));
         fix = { title: `insert \`${insertion}\``, edits: [{ span: at, newText: insertion }] };
       }
