@@ -12,6 +12,11 @@ export interface CheckTraceOptions {
   /** For `smt`: a decider to reuse across calls. Without one, a decider is created and disposed. */
   readonly decider?: SmtDecider;
   readonly smt?: SmtDeciderOptions;
+  /**
+   * Cancels the check (an editor's stale request): checked every few thousand events and between
+   * statements, and a running solver call is interrupted. An aborted check rejects with `signal.reason`.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The verdict on one statement, with what a report needs to show it. */
@@ -38,24 +43,40 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
   if (!policy.ok) throw new Error("the policy has errors; fix them before checking a trace (see its diagnostics)");
   const events = "events" in trace ? trace.events : trace;
   const engine = options.engine ?? "eval";
+  const { signal } = options;
+  signal?.throwIfAborted();
   const statements = policy.program.policies.flatMap((p) => p.statements);
   if (engine === "eval") {
     // One pass over the trace for all statements: each event goes through every statement's machine.
     const run = new TraceRun(statements);
-    for (const event of events) run.step(event);
+    for (let index = 0; index < events.length; index++) {
+      if (signal !== undefined && index % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
+      run.step(events[index]!);
+    }
     return reportOf(statements, run.finish(), engine);
   }
   const outcomes: StatementOutcome[] = [];
   let decider = options.decider;
   const ownsDecider = decider === undefined;
   if (ownsDecider) decider = await SmtDecider.create(options.smt ?? {});
+  const interrupt = () => decider!.interrupt();
+  signal?.addEventListener("abort", interrupt);
   try {
-    for (const statement of statements) outcomes.push(await decider!.decide(statement, events));
+    for (const statement of statements) {
+      signal?.throwIfAborted();
+      outcomes.push(await decider!.decide(statement, events));
+    }
+    // A decision the abort interrupted reads as undecided; the check as a whole was cancelled.
+    signal?.throwIfAborted();
   } finally {
+    signal?.removeEventListener("abort", interrupt);
     if (ownsDecider) await decider!.dispose();
   }
   return reportOf(statements, outcomes, engine);
 }
+
+/** How many events the evaluator steps between two looks at the abort signal. */
+const ABORT_CHECK_INTERVAL = 4096;
 
 /** A report from each statement's outcome (in the same order). */
 export function reportOf(statements: readonly CheckedStatement[], outcomes: readonly StatementOutcome[], engine: EngineName): CheckReport {
