@@ -110,7 +110,8 @@ function ensureKerberosHeaders(log) {
 
 /** Runs a command to completion; its output goes to this process's stderr; throws on failure. */
 function run(command, args, env) {
-  const result = spawnSync(command, args, { env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+  // Bounded: a fresh install of code-server takes two to three minutes here.
+  const result = spawnSync(command, args, { env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60_000, killSignal: "SIGKILL" });
   if (result.error) throw result.error;
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed with exit code ${result.status}`);
   return result.stdout;
