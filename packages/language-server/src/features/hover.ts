@@ -1,0 +1,214 @@
+import { basename } from "node:path";
+import { termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
+import { keyPathText, nameText, printExpr, type Item, type PolicyDecl, type RuleDecl } from "@vigil/syntax";
+import { keyPathId, valueKey, type JsonValue } from "@vigil/trace";
+import type { Hover } from "vscode-languageserver";
+import type { Analysis } from "../analysis.js";
+import { formDescriptions, keywordDescriptions, responseDescriptions } from "../forms.js";
+import { lastTokenBefore } from "../tokens.js";
+import { itemExpressions, walkExpressions } from "../syntax-walk.js";
+import type { SampleSet } from "../workspace/samples.js";
+
+/**
+ * Hovers: on a rule, its `///` text, its form in words and its Figure 5 requirement; on a pattern,
+ * its doc and body; on a variable, where it is bound and used; on an action, key or value, how many
+ * events of the sample traces carry it; on a keyword, what it means.
+ */
+export function hover(analysis: Analysis, offset: number, options: { readonly markdown: boolean }): Hover | null {
+  const term = termAt(analysis.compiled, offset);
+  const found = term !== undefined ? describeTerm(analysis, term) : describeKeyword(analysis, offset);
+  if (found === undefined) return null;
+  return {
+    contents: { kind: options.markdown ? "markdown" : "plaintext", value: found.text },
+    range: analysis.positions.range(found.start, found.end),
+  };
+}
+
+interface Described {
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+function describeTerm(analysis: Analysis, term: TermAt): Described | undefined {
+  const at = (text: string): Described => ({ text, start: term.span.start, end: term.span.end });
+  const samples = analysis.context.samples;
+  switch (term.kind) {
+    case "symbol":
+      return at(describeSymbol(analysis, term.symbol));
+    case "form":
+      return at(describeRule(term.rule, policyOfItem(analysis, term.rule)));
+    case "action":
+      return at(`**action** \`${nameText(term.name)}\`\n\n${describeOccurrence(samples, actionCounts(samples, term.name), "carry this action")}`);
+    case "key":
+      return at(describeKey(samples, term.path));
+    case "value":
+      return at(describeValue(samples, term.key, term.value));
+  }
+}
+
+function describeSymbol(analysis: Analysis, symbol: PolicySymbol): string {
+  const policy = analysis.compiled.syntax.policies.find((p) => p.name.text === symbol.policy);
+  switch (symbol.kind) {
+    case "policy": {
+      const patterns = policy?.items.filter((i) => i.kind === "PatternDecl").length ?? 0;
+      const rules = policy?.items.filter((i) => i.kind === "RuleDecl").length ?? 0;
+      return joinParagraphs([`**policy** \`${symbol.name}\``, symbol.doc, `${plural(rules, "rule")}, ${plural(patterns, "pattern")}`]);
+    }
+    case "pattern": {
+      const declaration = policy?.items.find((i): i is Extract<Item, { kind: "PatternDecl" }> => i.kind === "PatternDecl" && i.name.span.start === symbol.nameSpan.start);
+      const body = declaration !== undefined ? `\`\`\`vigil\npattern ${symbol.name} = ${printExpr(declaration.body)}\n\`\`\`` : undefined;
+      const uses = symbol.references.length === 0 ? "never used" : `used ${symbol.references.length === 1 ? "once" : `${symbol.references.length} times`}`;
+      return joinParagraphs([`**pattern** \`${symbol.name}\` — a condition on one event, ${uses}`, symbol.doc, body]);
+    }
+    case "rule": {
+      const rule = policy?.items.find((i): i is RuleDecl => i.kind === "RuleDecl" && i.name.span.start === symbol.nameSpan.start);
+      return rule !== undefined ? describeRule(rule, policy) : `**rule** \`${symbol.name}\``;
+    }
+    case "variable":
+      return describeVariable(analysis, symbol, policy);
+  }
+}
+
+function describeRule(rule: RuleDecl, policy: PolicyDecl | undefined): string {
+  const form = formDescriptions[rule.statement.form];
+  const response = rule.response?.value ?? "block";
+  const responseLine = `**response** \`${response}\`${rule.response === undefined ? " (the default)" : ""}: ${responseDescriptions[response]}${rule.remediation !== undefined ? ` — “${rule.remediation.value}”` : ""}`;
+  return joinParagraphs([
+    `**rule** \`${rule.name.text}\`${policy !== undefined ? ` in \`${policy.name.text}\`` : ""}`,
+    rule.doc?.text,
+    `\`${form.form}\` holds when ${form.holdsWhen}.`,
+    `Figure 5 (${form.figureName}): R_φ(e) = ${form.requirement} — ${form.reading}.`,
+    responseLine,
+  ]);
+}
+
+/** Where a variable is bound (its first occurrence) and used, with the key and the operand of each. */
+function describeVariable(analysis: Analysis, symbol: PolicySymbol, policy: PolicyDecl | undefined): string {
+  const item = policy?.items.find((i) => i.name.text === symbol.scope && i.span.start <= symbol.nameSpan.start && symbol.nameSpan.end <= i.span.end);
+  const lines: string[] = [];
+  if (item !== undefined) {
+    const operands = itemExpressions(item);
+    const labels = item.kind === "RuleDecl" ? operandLabels(item) : [`the pattern \`${item.name.text}\``];
+    operands.forEach((operand, index) => {
+      walkExpressions([operand], (expr) => {
+        if (expr.kind !== "KeyBind" || expr.variable.name !== symbol.name) return;
+        const line = analysis.positions.positionAt(expr.variable.span.start).line + 1;
+        const role = expr.variable.span.start === symbol.nameSpan.start ? "bound" : "used";
+        lines.push(`- ${role} at \`${keyPathText(expr.key)}\` in ${labels[index] ?? `operand ${index + 1}`} (line ${line})`);
+      });
+    });
+  }
+  const where = symbol.scope !== undefined ? ` in ${item?.kind === "PatternDecl" ? "pattern" : "rule"} \`${symbol.scope}\`` : "";
+  return joinParagraphs([
+    `**variable** \`$${symbol.name}\`${where}`,
+    lines.join("\n"),
+    "The first pattern's event binds the value under its key; the other pattern must carry the same value under its own key.",
+  ]);
+}
+
+function operandLabels(rule: RuleDecl): string[] {
+  const parameters = formDescriptions[rule.statement.form].parameters;
+  return rule.statement.operands.map((_, index) => {
+    const parameter = parameters[index]?.label;
+    return parameter !== undefined ? `\`${parameter.split(" ")[0]}\` (${parameter.split(" ").slice(1).join(" ")})` : `operand ${index + 1}`;
+  });
+}
+
+function policyOfItem(analysis: Analysis, item: Item): PolicyDecl | undefined {
+  return analysis.compiled.syntax.policies.find((policy) => policy.items.includes(item));
+}
+
+/** A keyword that is not a form: what it means. A rule's response word too. */
+function describeKeyword(analysis: Analysis, offset: number): Described | undefined {
+  const tokens = analysis.tokens;
+  const index = lastTokenBefore(tokens, offset);
+  const token = tokens[index];
+  if (token === undefined || offset > token.end) return undefined;
+  if (token.kind === "keyword" && token.keyword !== undefined) {
+    const form = formDescriptions[token.keyword as keyof typeof formDescriptions];
+    const text = form !== undefined ? `**${form.form}**: holds when ${form.holdsWhen}.\n\nFigure 5 (${form.figureName}): R_φ(e) = ${form.requirement}` : keywordDescriptions[token.keyword];
+    return text === undefined ? undefined : { text, start: token.start, end: token.end };
+  }
+  const item = analysis.itemAt(offset);
+  if (item?.kind === "RuleDecl" && item.response !== undefined && item.response.span.start <= offset && offset <= item.response.span.end) {
+    const response = item.response.value;
+    return { text: `**${response}**: a violation ${responseDescriptions[response]}.`, start: item.response.span.start, end: item.response.span.end };
+  }
+  return undefined;
+}
+
+// Counting events of the sample traces.
+
+interface Occurrence {
+  readonly total: number;
+  readonly perTrace: readonly { readonly file: string; readonly events: number }[];
+}
+
+function actionCounts(samples: SampleSet | undefined, action: string): Occurrence {
+  return occurrence(samples, (trace) => trace.statistics.actions.get(action) ?? 0);
+}
+
+function describeKey(samples: SampleSet | undefined, path: readonly string[]): string {
+  const id = keyPathId(path);
+  const counts = occurrence(samples, (trace) => trace.statistics.keys.get(id)?.events ?? 0);
+  const values = new Map<string, { value: JsonValue; events: number }>();
+  for (const trace of samples?.traces ?? []) {
+    if (!trace.usable) continue;
+    for (const [key, entry] of trace.statistics.keys.get(id)?.values ?? []) {
+      const known = values.get(key);
+      values.set(key, { value: entry.value, events: (known?.events ?? 0) + entry.events });
+    }
+  }
+  const common = [...values.values()].sort((a, b) => b.events - a.events).slice(0, 5);
+  const valuesLine = common.length > 0 ? `most frequent values: ${common.map((v) => `\`${displayJson(v.value)}\` (${v.events})`).join(", ")}${values.size > common.length ? `, … ${values.size} distinct` : ""}` : undefined;
+  const schemaNote = samples?.schemas.some((s) => s.usable && s.signature.keys.has(id)) === true ? "an argument of the tool schemas" : undefined;
+  return joinParagraphs([`**argument** \`${path.map(nameText).join(".")}\``, describeOccurrence(samples, counts, "carry this argument"), schemaNote, valuesLine]);
+}
+
+function describeValue(samples: SampleSet | undefined, path: readonly string[], value: JsonValue): string {
+  const id = keyPathId(path);
+  const key = valueKey(value);
+  const counts = occurrence(samples, (trace) => trace.statistics.keys.get(id)?.values.get(key)?.events ?? 0);
+  return joinParagraphs([`**value** \`${displayJson(value)}\` under \`${path.map(nameText).join(".")}\``, describeOccurrence(samples, counts, "carry this value under the argument")]);
+}
+
+function occurrence(samples: SampleSet | undefined, count: (trace: SampleSet["traces"][number]) => number): Occurrence {
+  const perTrace: { file: string; events: number }[] = [];
+  let total = 0;
+  for (const trace of samples?.traces ?? []) {
+    if (!trace.usable) continue;
+    const events = count(trace);
+    total += events;
+    perTrace.push({ file: trace.file, events });
+  }
+  return { total, perTrace };
+}
+
+function describeOccurrence(samples: SampleSet | undefined, counts: Occurrence, what: string): string {
+  if (samples === undefined) return "No sample traces are configured (`vigil.config.json`), so nothing is known about how often it occurs.";
+  if (counts.perTrace.length === 0) return "No sample trace could be read.";
+  const events = counts.perTrace.reduce((sum, trace) => sum + (samples.traces.find((t) => t.file === trace.file)?.eventCount ?? 0), 0);
+  if (counts.total === 0) {
+    return `No event of the ${plural(counts.perTrace.length, "sample trace")} (${plural(events, "event")}) ${what.replace(/^carry/, "carries")}: under the closed world it matches nothing.`;
+  }
+  const breakdown = counts.perTrace
+    .filter((trace) => trace.events > 0)
+    .sort((a, b) => b.events - a.events)
+    .slice(0, 5)
+    .map((trace) => `${basename(trace.file)}: ${trace.events}`)
+    .join(", ");
+  return `${plural(counts.total, "event")} of ${events} in ${plural(counts.perTrace.length, "sample trace")} ${what} (${breakdown}).`;
+}
+
+function displayJson(value: JsonValue): string {
+  return JSON.stringify(value);
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${count === 1 ? noun : `${noun}s`}`;
+}
+
+function joinParagraphs(parts: readonly (string | undefined)[]): string {
+  return parts.filter((part): part is string => part !== undefined && part.length > 0).join("\n\n");
+}

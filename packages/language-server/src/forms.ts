@@ -1,0 +1,148 @@
+import type { Form } from "@vigil/syntax";
+
+/**
+ * What each statement form means, in the words of docs/language.md ("holds when") and
+ * docs/semantics.md (Figure 5: the requirement R_φ(e) on every event e, and its reading). Hovers and
+ * signature help show these; a test checks that every text still appears in those documents.
+ */
+export interface FormDescription {
+  readonly form: Form;
+  /** The form's name in Figure 5. */
+  readonly figureName: string;
+  /** docs/language.md: when the statement holds. */
+  readonly holdsWhen: string;
+  /** docs/semantics.md: the requirement on each event. */
+  readonly requirement: string;
+  /** docs/semantics.md: the requirement read aloud. */
+  readonly reading: string;
+  /** The call as signature help shows it, and its parameters (each a substring of `label`). */
+  readonly label: string;
+  readonly parameters: readonly { readonly label: string; readonly documentation: string }[];
+  /** The snippet completion inserts. */
+  readonly snippet: string;
+}
+
+export const formDescriptions: Readonly<Record<Form, FormDescription>> = {
+  abs: {
+    form: "abs",
+    figureName: "Abs",
+    holdsWhen: "no event matches ψ (absence)",
+    requirement: "¬ψ(e)",
+    reading: "no event matches ψ",
+    label: "abs(ψ never matches)",
+    parameters: [{ label: "ψ never matches", documentation: "the pattern no event of the trace may match" }],
+    snippet: "abs(${1:ψ})",
+  },
+  prec: {
+    form: "prec",
+    figureName: "Prec",
+    holdsWhen: "every event matching ψ has an earlier event matching ψ' (precedence)",
+    requirement: "ψ(e) ⇒ ⋁_{e′ ≺ e} ψ′(e′)",
+    reading: "each ψ-event has an earlier ψ′-event",
+    label: "prec(ψ trigger, ψ' required before)",
+    parameters: [
+      { label: "ψ trigger", documentation: "the events that need a precedent" },
+      { label: "ψ' required before", documentation: "what must have happened at some earlier event" },
+    ],
+    snippet: "prec(${1:ψ}, ${2:ψ'})",
+  },
+  resp: {
+    form: "resp",
+    figureName: "Resp",
+    holdsWhen: "every event matching ψ has a later event matching ψ' (response)",
+    requirement: "ψ(e) ⇒ ⋁_{e′ ≻ e} ψ′(e′)",
+    reading: "each ψ-event has a later ψ′-event",
+    label: "resp(ψ trigger, ψ' required after)",
+    parameters: [
+      { label: "ψ trigger", documentation: "the events that need a response" },
+      { label: "ψ' required after", documentation: "what must happen at some later event" },
+    ],
+    snippet: "resp(${1:ψ}, ${2:ψ'})",
+  },
+  bresp: {
+    form: "bresp",
+    figureName: "BResp",
+    holdsWhen: "every event matching ψ has an event matching ψ' among the next N events (bounded response; N ≥ 1)",
+    requirement: "ψ(e) ⇒ ⋁_{e ≺ₗ e′} ψ′(e′)",
+    reading: "each ψ-event has a ψ′-event among the next ℓ events",
+    label: "bresp[N](ψ trigger, ψ' required within N events)",
+    parameters: [
+      { label: "ψ trigger", documentation: "the events that need a response" },
+      { label: "ψ' required within N events", documentation: "what must happen among the next N events" },
+    ],
+    snippet: "bresp[${1:1}](${2:ψ}, ${3:ψ'})",
+  },
+  rslv: {
+    form: "rslv",
+    figureName: "Rslv",
+    holdsWhen: "every event matching ψ is resolved: it matches ψ' itself, or a later event matches ψ' or ψ (resolution)",
+    requirement: "ψ(e) ⇒ ψ′(e) ∨ ⋁_{e′ ≻ e} (ψ′(e′) ∨ ψ(e′))",
+    reading: "each ψ-event is resolved at itself or later, or superseded by a later ψ-event",
+    label: "rslv(ψ trigger, ψ' resolution)",
+    parameters: [
+      { label: "ψ trigger", documentation: "the events that need to be resolved" },
+      { label: "ψ' resolution", documentation: "what resolves them, at the same event or later" },
+    ],
+    snippet: "rslv(${1:ψ}, ${2:ψ'})",
+  },
+  until: {
+    form: "until",
+    figureName: "Until",
+    holdsWhen:
+      "after every event matching ψ (the trigger), no event matches ψb (bad) unless an event matching ψ' (resolution) came first, strictly between them",
+    requirement: "ψ(e) ⇒ ⋀_{eb ≻ e} (ψb(eb) ⇒ ⋁_{e ≺ ec ≺ eb} ψ′(ec))",
+    reading: "after each trigger, every bad event is preceded by a resolution strictly after the trigger",
+    label: "until(ψ trigger, ψ' resolution, ψb bad)",
+    parameters: [
+      { label: "ψ trigger", documentation: "the events that open an interval" },
+      { label: "ψ' resolution", documentation: "what closes the interval" },
+      { label: "ψb bad", documentation: "what must not happen before the resolution" },
+    ],
+    snippet: "until(${1:ψ}, ${2:ψ'}, ${3:ψb})",
+  },
+  always: {
+    form: "always",
+    figureName: "Fallback",
+    holdsWhen: "Θ holds at every event",
+    requirement: "Θ(e)",
+    reading: "the body holds at every event",
+    label: "always Θ",
+    parameters: [{ label: "Θ", documentation: "a condition built from patterns, `once` and `eventually`" }],
+    snippet: "always ${1:Θ}",
+  },
+};
+
+export const forms: readonly Form[] = ["abs", "prec", "resp", "bresp", "rslv", "until", "always"];
+
+export function isForm(word: string): word is Form {
+  return (forms as readonly string[]).includes(word);
+}
+
+/** What the other keywords mean, for a hover on them (docs/language.md). */
+export const keywordDescriptions: Readonly<Record<string, string>> = {
+  policy: "`policy NAME { … }`: a block of patterns and rules; each rule gets its own verdict.",
+  pattern: "`pattern NAME = ψ`: names a condition on one event, for the policy's rules and other patterns.",
+  rule: "`rule NAME: φ`: a statement; each rule gets its own verdict. It may end with a response (`block`, `warn`, `ask`).",
+  not: "`not Θ`: Θ does not hold at this event.",
+  and: "`ψ and ψ'`: both hold at this event.",
+  or: "`ψ or ψ'`: at least one holds at this event.",
+  implies: "`Θ implies Θ'`: `not (Θ and not Θ')`; right-associative.",
+  once: "`once Θ`: Θ held at some **strictly earlier** event (◇⁻). Only inside `always`.",
+  eventually: "`eventually Θ`: Θ holds at some **strictly later** event (◇⁺). Only inside `always`.",
+  in: "`action in {…}` / `KEY in {…}`: the action, or a value of the argument, is one of the set.",
+  action: "`action in {a, \"b.c\"}`: the event's action is one of the names.",
+  status: "`status = ok` / `status = error`: the call succeeded / failed (a call without a result is neither).",
+  output: "`output ~ \"wildcard\"`: the call's output (its first 65,536 characters) matches the wildcard.",
+  ok: "`status = ok`: the call succeeded.",
+  error: "`status = error`: the call failed.",
+  true: "the JSON value `true`.",
+  false: "the JSON value `false`.",
+  null: "the JSON value `null`.",
+};
+
+/** What a rule's response does with a violation (docs/language.md, Responses). */
+export const responseDescriptions: Readonly<Record<"block" | "warn" | "ask", string>> = {
+  block: "stops the call (the default: a rule without a response blocks)",
+  warn: "lets the call go ahead and reports the violation",
+  ask: "holds the call until a person allows or refuses it",
+};

@@ -1,0 +1,586 @@
+import { readFile } from "node:fs/promises";
+import { compile, CompileCache } from "@vigil/compiler";
+import {
+  CodeActionKind,
+  CodeLensRefreshRequest,
+  DidChangeConfigurationNotification,
+  DidChangeWatchedFilesNotification,
+  ErrorCodes,
+  FileChangeType,
+  LSPErrorCodes,
+  ResponseError,
+  TextDocuments,
+  TextDocumentSyncKind,
+  type CancellationToken,
+  type ClientCapabilities,
+  type CodeActionParams,
+  type Connection,
+  type Disposable,
+  type FileSystemWatcher,
+  type InitializeParams,
+  type InitializeResult,
+  type Position,
+  type TextDocumentIdentifier,
+} from "vscode-languageserver/node";
+import { TextDocument } from "vscode-languageserver-textdocument";
+import { analyze, type Analysis } from "../analysis.js";
+import { quickFixes } from "../features/code-actions.js";
+import { verdictLenses } from "../features/code-lens.js";
+import { completions } from "../features/completion.js";
+import { checkTrace, signatureOfSamples } from "../features/custom-requests.js";
+import { renderDiagnostic, renderForeignDiagnostic } from "../features/diagnostics.js";
+import { formatDocument } from "../features/formatting.js";
+import { hover } from "../features/hover.js";
+import { definition, prepareRename, references, rename } from "../features/navigation.js";
+import { documentSymbols, foldingRanges } from "../features/outline.js";
+import { semanticTokens, semanticTokensLegend } from "../features/semantic-tokens.js";
+import { signatureHelp } from "../features/signature-help.js";
+import { judgeSamples, type VerdictTable } from "../features/verdicts.js";
+import { TextPositions } from "../positions.js";
+import {
+  checkTraceMethod,
+  signatureMethod,
+  statusMethod,
+  type CheckTraceParams,
+  type CheckTraceResult,
+  type SignatureParams,
+  type SignatureResult,
+  type StatusParams,
+} from "../protocol.js";
+import { scanTokens, type Token } from "../tokens.js";
+import { pathToUri, uriToPath } from "../uris.js";
+import { configFileName } from "../workspace/config.js";
+import type { SampleSet } from "../workspace/samples.js";
+import { settingsFrom, Workspace, type PolicyContext } from "../workspace/workspace.js";
+
+/**
+ * The language server: LSP over a connection, every answer computed by the Vigil compiler. This is
+ * the only module that talks to the connection; the features under `features/` take an analysis
+ * and return LSP data.
+ */
+
+export interface ServerOptions {
+  /** The server's version, reported in `initialize`. */
+  readonly version: string;
+  /**
+   * Where the documentation lives (a folder URL holding `language.md`); diagnostic codes link to
+   * `<documentation>/language.md#diagnostics`. `initializationOptions.documentationUrl` overrides it.
+   */
+  readonly documentation?: string;
+}
+
+/** What the client may set in `initializationOptions`. */
+interface InitializationOptions {
+  /** Milliseconds to wait after a change before checking the document again (a burst of changes is checked once). */
+  readonly diagnosticsDelay?: number;
+  /** Overrides the documentation folder that diagnostic codes link into. */
+  readonly documentationUrl?: string;
+  /** The `vigil` settings, for a client that does not answer `workspace/configuration`. */
+  readonly settings?: unknown;
+}
+
+interface DocumentState {
+  analysis?: Analysis;
+  /** The debounce timer of the next check. */
+  timer?: NodeJS.Timeout;
+  /** The check in flight and the verdicts that follow it; aborted by a newer change. */
+  work?: AbortController;
+  verdicts?: { readonly analysis: Analysis; started?: Promise<VerdictTable | undefined>; timer?: NodeJS.Timeout };
+  /** The tokens of the current text, scanned once per version (completion reads them on every keystroke). */
+  tokens?: { readonly version: number; readonly tokens: readonly Token[] };
+}
+
+/** How long a document must stay unchanged before its verdict lenses are computed unasked. */
+const verdictsIdleMs = 250;
+/** At most this many diagnostics of a sample trace or schema are shown on it. */
+const foreignDiagnosticsShown = 100;
+
+export function startServer(connection: Connection, options: ServerOptions): void {
+  new VigilServer(connection, options).listen();
+}
+
+class VigilServer {
+  private readonly documents = new TextDocuments(TextDocument);
+  private readonly workspace = new Workspace();
+  private readonly compileCache = new CompileCache();
+  private readonly states = new Map<string, DocumentState>();
+  private capabilities: ClientCapabilities = {};
+  private diagnosticsDelayMs = 20;
+  private documentation: string | undefined;
+  private noConfigAnnounced = false;
+  private lastStatus = "";
+  private watcherRegistration: Promise<Disposable> | undefined;
+  private watcherKey = "";
+  /** The sample sets whose files' own diagnostics have been published, and the files published. */
+  private readonly announcedSamples = new WeakSet<SampleSet>();
+  private readonly foreignDiagnosticUris = new Set<string>();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly options: ServerOptions,
+  ) {
+    this.documentation = options.documentation;
+  }
+
+  listen(): void {
+    const { connection, documents } = this;
+    connection.onInitialize((params) => this.initialize(params));
+    connection.onInitialized(() => void this.initialized());
+
+    documents.onDidOpen(({ document }) => {
+      this.states.set(document.uri, {});
+      this.schedule(document.uri, 0);
+    });
+    documents.onDidChangeContent(({ document }) => {
+      if (!this.states.has(document.uri)) this.states.set(document.uri, {});
+      this.schedule(document.uri, this.diagnosticsDelayMs);
+    });
+    documents.onDidClose(({ document }) => {
+      const state = this.states.get(document.uri);
+      if (state !== undefined) this.forget(state);
+      this.states.delete(document.uri);
+      this.compileCache.delete(document.uri);
+      void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
+    });
+
+    connection.onDidChangeConfiguration((params) => void this.configurationChanged(params.settings));
+    connection.onDidChangeWatchedFiles((params) => {
+      let changed = false;
+      for (const change of params.changes) {
+        const path = uriToPath(change.uri);
+        if (path === undefined || path.endsWith(".vigil")) continue;
+        const kind = change.type === FileChangeType.Created ? "created" : change.type === FileChangeType.Deleted ? "deleted" : "changed";
+        if (this.workspace.fileChanged(path, kind)) changed = true;
+      }
+      if (changed) void this.recheckAll();
+    });
+
+    connection.onHover(this.guard("hover", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+      const analysis = await this.currentAnalysis(params);
+      return hover(analysis, this.offsetOf(analysis, params.position), { markdown: this.supportsMarkdownHover() });
+    }));
+    connection.onCompletion(this.guard("completion", (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+      const document = this.documentOf(params);
+      const state = this.states.get(document.uri);
+      const positions = new TextPositions(document.getText());
+      const offset = positions.offsetAt(this.positionOf(params));
+      // Completion runs on every keystroke: it reads the current text's tokens and the names of the
+      // latest analysis (which may be a few keystrokes old), and never waits for a check.
+      let tokens = state?.tokens?.version === document.version ? state.tokens.tokens : undefined;
+      if (tokens === undefined) {
+        tokens = scanTokens(positions.text);
+        if (state !== undefined) state.tokens = { version: document.version, tokens };
+      }
+      return completions({
+        text: positions.text,
+        positions,
+        tokens,
+        offset,
+        ...(state?.analysis !== undefined ? { analysis: state.analysis } : {}),
+        snippets: this.capabilities.textDocument?.completion?.completionItem?.snippetSupport === true,
+      });
+    }));
+    connection.onSignatureHelp(this.guard("signature help", (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+      const document = this.documentOf(params);
+      const positions = new TextPositions(document.getText());
+      return signatureHelp(scanTokens(positions.text), positions.offsetAt(this.positionOf(params)));
+    }));
+    connection.onDefinition(this.guard("definition", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+      const analysis = await this.currentAnalysis(params);
+      return definition(analysis, this.offsetOf(analysis, params.position));
+    }));
+    connection.onReferences(this.guard("references", async (params: { textDocument: TextDocumentIdentifier; position: Position; context?: { includeDeclaration?: boolean } }) => {
+      const analysis = await this.currentAnalysis(params);
+      return references(analysis, this.offsetOf(analysis, params.position), params.context?.includeDeclaration !== false);
+    }));
+    connection.onPrepareRename(this.guard("prepare rename", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+      const analysis = await this.currentAnalysis(params);
+      return prepareRename(analysis, this.offsetOf(analysis, params.position));
+    }));
+    connection.onRenameRequest(this.guard("rename", async (params: { textDocument: TextDocumentIdentifier; position: Position; newName: string }) => {
+      const analysis = await this.currentAnalysis(params);
+      if (typeof params.newName !== "string") throw new ResponseError(ErrorCodes.InvalidParams, "rename needs a new name (`newName`)");
+      const edits = rename(analysis, this.offsetOf(analysis, params.position), params.newName);
+      return this.supportsVersionedEdits()
+        ? { documentChanges: [{ textDocument: { uri: analysis.uri, version: analysis.version }, edits }] }
+        : { changes: { [analysis.uri]: edits } };
+    }));
+    connection.onDocumentSymbol(this.guard("document symbols", async (params: { textDocument: TextDocumentIdentifier }) => documentSymbols(await this.currentAnalysis(params))));
+    connection.onFoldingRanges(this.guard("folding ranges", async (params: { textDocument: TextDocumentIdentifier }) => foldingRanges(await this.currentAnalysis(params))));
+    connection.languages.semanticTokens.on(this.guard("semantic tokens", async (params: { textDocument: TextDocumentIdentifier }) => semanticTokens(await this.currentAnalysis(params))));
+    connection.onDocumentFormatting(this.guard("formatting", (params: { textDocument: TextDocumentIdentifier }) => formatDocument(new TextPositions(this.documentOf(params).getText()))));
+    connection.onCodeAction(this.guard("code actions", async (params: CodeActionParams) => {
+      const analysis = await this.currentAnalysis(params);
+      const diagnostics = Array.isArray(params.context?.diagnostics) ? params.context.diagnostics : [];
+      return quickFixes(analysis, diagnostics, this.supportsVersionedEdits());
+    }));
+    connection.onCodeLens(this.guard("code lens", async (params: { textDocument: TextDocumentIdentifier }) => {
+      const analysis = await this.currentAnalysis(params);
+      if (!hasUsableTraces(analysis.context.samples)) return [];
+      const state = this.states.get(analysis.uri)!;
+      const verdicts = await this.verdictsOf(state, analysis);
+      if (state.analysis !== analysis) throw new ResponseError(LSPErrorCodes.ContentModified, "the document changed; the lenses are computed again");
+      return verdictLenses(analysis, verdicts);
+    }));
+
+    connection.onRequest(checkTraceMethod, this.guard("vigil/checkTrace", (params: CheckTraceParams) => this.checkTrace(params)));
+    connection.onRequest(signatureMethod, this.guard("vigil/signature", (params: SignatureParams) => this.signature(params)));
+
+    documents.listen(connection);
+    connection.listen();
+  }
+
+  private initialize(params: InitializeParams): InitializeResult {
+    this.capabilities = params.capabilities ?? {};
+    const options = (params.initializationOptions ?? {}) as InitializationOptions;
+    if (typeof options.diagnosticsDelay === "number" && options.diagnosticsDelay >= 0) this.diagnosticsDelayMs = options.diagnosticsDelay;
+    if (typeof options.documentationUrl === "string" && options.documentationUrl.length > 0) this.documentation = options.documentationUrl;
+    if (options.settings !== undefined) this.workspace.setSettings(settingsFrom(options.settings));
+    const folders = (params.workspaceFolders ?? []).map((folder) => uriToPath(folder.uri)).filter((path): path is string => path !== undefined);
+    if (folders.length === 0 && typeof params.rootUri === "string") {
+      const root = uriToPath(params.rootUri);
+      if (root !== undefined) folders.push(root);
+    }
+    this.workspace.setFolders(folders);
+    return {
+      capabilities: {
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        hoverProvider: true,
+        completionProvider: { triggerCharacters: ["{", ",", ".", "(", "$", " "], resolveProvider: false },
+        signatureHelpProvider: { triggerCharacters: ["(", ","], retriggerCharacters: [","] },
+        definitionProvider: true,
+        referencesProvider: true,
+        renameProvider: { prepareProvider: true },
+        documentSymbolProvider: true,
+        foldingRangeProvider: true,
+        semanticTokensProvider: { legend: semanticTokensLegend, full: true, range: false },
+        documentFormattingProvider: true,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        codeLensProvider: { resolveProvider: false },
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
+      },
+      serverInfo: { name: "vigil-language-server", version: this.options.version },
+    };
+  }
+
+  private async initialized(): Promise<void> {
+    // Folder changes can be listened to only once the client said it sends them.
+    if (this.capabilities.workspace?.workspaceFolders === true) this.connection.workspace.onDidChangeWorkspaceFolders(() => void this.refreshFolders());
+    if (this.capabilities.workspace?.didChangeConfiguration?.dynamicRegistration === true) {
+      await this.connection.client.register(DidChangeConfigurationNotification.type, { section: "vigil" }).catch(() => undefined);
+    }
+    await this.configurationChanged(undefined);
+    this.updateWatchers();
+  }
+
+  // Documents: each change schedules a check; requests take the analysis of the current version.
+
+  private schedule(uri: string, delayMs: number): void {
+    const state = this.states.get(uri);
+    if (state === undefined) return;
+    clearTimeout(state.timer);
+    // Work on an older version is stale from now on.
+    state.work?.abort();
+    state.timer = setTimeout(() => void this.check(uri).catch((error: unknown) => this.logError(`checking ${uri}`, error)), delayMs);
+  }
+
+  /**
+   * Checks the current version of a document and publishes its diagnostics. Returns the analysis,
+   * or undefined when a newer check took over while this one waited for the workspace.
+   */
+  private async check(uri: string): Promise<Analysis | undefined> {
+    const state = this.states.get(uri);
+    if (state === undefined) return undefined;
+    clearTimeout(state.timer);
+    state.timer = undefined;
+    state.work?.abort();
+    const work = new AbortController();
+    state.work = work;
+    const file = uriToPath(uri);
+    const generation = this.workspace.generation;
+    const context = await this.workspace.contextOf(file);
+    const document = this.documents.get(uri);
+    if (work.signal.aborted || document === undefined || this.states.get(uri) !== state) return undefined;
+    let analysis: Analysis;
+    try {
+      analysis = analyze({ uri, version: document.version, text: document.getText(), ...(file !== undefined ? { file } : {}), context, generation, cache: this.compileCache, signal: work.signal });
+    } catch (error) {
+      if (work.signal.aborted) return undefined;
+      throw error;
+    }
+    state.analysis = analysis;
+    this.publish(analysis);
+    this.prepareVerdicts(state, analysis, work.signal);
+    this.announce(analysis.context);
+    this.updateWatchers();
+    return analysis;
+  }
+
+  /** The analysis of the document's current version (checked now if the latest check is older). */
+  private async currentAnalysis(params: { textDocument: TextDocumentIdentifier }): Promise<Analysis> {
+    const document = this.documentOf(params);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const state = this.states.get(document.uri);
+      if (state === undefined) break;
+      const latest = state.analysis;
+      if (latest !== undefined && latest.version === document.version && latest.generation === this.workspace.generation) return latest;
+      const checked = await this.check(document.uri);
+      if (checked !== undefined) return checked;
+    }
+    throw new ResponseError(LSPErrorCodes.ContentModified, "the document kept changing while it was checked");
+  }
+
+  private publish(analysis: Analysis): void {
+    const codeLink = this.codeLink();
+    const diagnostics = analysis.diagnostics.map((diagnostic) =>
+      renderDiagnostic(diagnostic, { uri: analysis.uri, version: analysis.version, positions: analysis.positions, ...(codeLink !== undefined ? { codeLink } : {}) }),
+    );
+    void this.connection.sendDiagnostics({ uri: analysis.uri, version: analysis.version, diagnostics });
+  }
+
+  private forget(state: DocumentState): void {
+    clearTimeout(state.timer);
+    clearTimeout(state.verdicts?.timer);
+    state.work?.abort();
+  }
+
+  // Verdict lenses: computed once per analysis, when the document has been still for a moment or a
+  // lens is asked for, and dropped (aborted) by the next change.
+
+  private prepareVerdicts(state: DocumentState, analysis: Analysis, signal: AbortSignal): void {
+    clearTimeout(state.verdicts?.timer);
+    if (!hasUsableTraces(analysis.context.samples)) {
+      delete state.verdicts;
+      return;
+    }
+    const pending: NonNullable<DocumentState["verdicts"]> = { analysis };
+    state.verdicts = pending;
+    pending.timer = setTimeout(() => void this.startVerdicts(pending, signal), verdictsIdleMs);
+    signal.addEventListener("abort", () => clearTimeout(pending.timer), { once: true });
+  }
+
+  private startVerdicts(pending: NonNullable<DocumentState["verdicts"]>, signal: AbortSignal): Promise<VerdictTable | undefined> {
+    clearTimeout(pending.timer);
+    if (pending.started === undefined) {
+      const { analysis } = pending;
+      pending.started = analysis.compiled.ok ? judgeSamples(analysis.compiled, analysis.context.samples!, signal) : Promise.resolve(undefined);
+      // The lens request that waits for it reports a failure; nobody may be waiting.
+      pending.started.catch((error: unknown) => {
+        if (!signal.aborted) this.logError("judging the sample traces", error);
+      });
+    }
+    return pending.started;
+  }
+
+  private async verdictsOf(state: DocumentState, analysis: Analysis): Promise<VerdictTable | undefined> {
+    const pending = state.verdicts;
+    if (pending === undefined || pending.analysis !== analysis || state.work === undefined) {
+      throw new ResponseError(LSPErrorCodes.ContentModified, "the document changed; the lenses are computed again");
+    }
+    try {
+      return await this.startVerdicts(pending, state.work.signal);
+    } catch (error) {
+      if (state.work.signal.aborted) throw new ResponseError(LSPErrorCodes.ContentModified, "the document changed; the lenses are computed again");
+      throw error;
+    }
+  }
+
+  // The workspace: configs, sample traces, settings, watched files.
+
+  private async configurationChanged(settings: unknown): Promise<void> {
+    let section: unknown;
+    if (this.capabilities.workspace?.configuration === true) {
+      section = await this.connection.workspace.getConfiguration("vigil").catch(() => undefined);
+    } else if (typeof settings === "object" && settings !== null) {
+      section = (settings as Record<string, unknown>)["vigil"];
+    }
+    if (section === undefined) return;
+    const before = this.workspace.generation;
+    this.workspace.setSettings(settingsFrom(section));
+    if (this.workspace.generation !== before) await this.recheckAll();
+  }
+
+  private async refreshFolders(): Promise<void> {
+    const folders = await this.connection.workspace.getWorkspaceFolders().catch(() => null);
+    this.workspace.setFolders((folders ?? []).map((folder) => uriToPath(folder.uri)).filter((path): path is string => path !== undefined));
+    await this.recheckAll();
+  }
+
+  /** Something the policies are checked against changed: check every open document again, then ask for fresh lenses. */
+  private async recheckAll(): Promise<void> {
+    await Promise.all([...this.states.keys()].map((uri) => this.check(uri).catch((error: unknown) => this.logError(`checking ${uri}`, error))));
+    if (this.capabilities.workspace?.codeLens?.refreshSupport === true) await this.connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+  }
+
+  /** Registers file watchers for the configs and every sample file, when the client lets the server do so. */
+  private updateWatchers(): void {
+    if (this.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration !== true) return;
+    void this.workspace.loadedSampleSets().then((sets) => {
+      const relative = this.capabilities.workspace?.didChangeWatchedFiles?.relativePatternSupport === true;
+      const watchers: FileSystemWatcher[] = [{ globPattern: `**/${configFileName}` }];
+      for (const set of sets) {
+        for (const watched of set.watched) {
+          watchers.push({ globPattern: relative ? { baseUri: pathToUri(watched.base), pattern: watched.pattern } : `${watched.base.replaceAll("\\", "/")}/${watched.pattern}` });
+        }
+      }
+      const key = JSON.stringify(watchers);
+      if (key === this.watcherKey) return;
+      this.watcherKey = key;
+      const previous = this.watcherRegistration;
+      this.watcherRegistration = this.connection.client.register(DidChangeWatchedFilesNotification.type, { watchers });
+      void previous?.then((registration) => registration.dispose()).catch(() => undefined);
+      this.watcherRegistration.catch((error: unknown) => this.logError("registering file watchers", error));
+    });
+  }
+
+  /** Tells the client what the policies are checked against: a status line, and once the note that there is no config. */
+  private announce(context: PolicyContext): void {
+    const samples = context.samples;
+    let status: StatusParams;
+    if (samples === undefined) {
+      status = {
+        text: `Vigil: no ${configFileName} — syntax and structure only`,
+        tooltip: `Add a ${configFileName} such as {"traces": ["*.jsonl"]} next to the policies (or set vigil.sampleTraces) to check names against sample traces and see each rule's verdict.`,
+        severity: "info",
+      };
+      if (!this.noConfigAnnounced) {
+        this.noConfigAnnounced = true;
+        void this.connection.window.showInformationMessage(
+          `Vigil: no ${configFileName} found, so policies are checked for syntax and structure only. Add one with sample traces ({"traces": ["*.jsonl"]}) to check names against them and see verdicts.`,
+        );
+      }
+    } else {
+      const traces = samples.traces.filter((t) => t.usable).length;
+      const schemas = samples.schemas.filter((s) => s.usable).length;
+      const left = samples.traces.length + samples.schemas.length - traces - schemas;
+      const parts = [`${traces} sample ${traces === 1 ? "trace" : "traces"}`];
+      if (schemas > 0) parts.push(`${schemas} tool ${schemas === 1 ? "schema" : "schemas"}`);
+      const summary = signatureOfSamples(samples);
+      const tooltip = [
+        ...(samples.config !== undefined ? [`config: ${samples.config.file}`] : []),
+        ...summary.sources.map((source) => `· ${source}`),
+        ...summary.problems.map((problem) => `⚠ ${problem}`),
+      ].join("\n");
+      status = {
+        text: `Vigil: ${parts.join(", ")}${left > 0 ? `, ${left} left out` : ""}`,
+        ...(tooltip.length > 0 ? { tooltip } : {}),
+        severity: summary.problems.length > 0 ? (traces + schemas === 0 ? "error" : "warning") : "info",
+      };
+      this.publishSampleDiagnostics(samples);
+    }
+    const key = JSON.stringify(status);
+    if (key === this.lastStatus) return;
+    this.lastStatus = key;
+    void this.connection.sendNotification(statusMethod, status);
+  }
+
+  /** The problems of the sample traces and schemas, shown on those files. */
+  private publishSampleDiagnostics(samples: SampleSet): void {
+    if (this.announcedSamples.has(samples)) return;
+    this.announcedSamples.add(samples);
+    const codeLink = this.codeLink();
+    for (const source of [...samples.traces, ...samples.schemas]) {
+      const uri = pathToUri(source.file);
+      const shown = source.diagnostics.filter((d) => d.severity !== "info").slice(0, foreignDiagnosticsShown);
+      if (shown.length === 0 && !this.foreignDiagnosticUris.has(uri)) continue;
+      if (shown.length > 0) this.foreignDiagnosticUris.add(uri);
+      else this.foreignDiagnosticUris.delete(uri);
+      void this.connection.sendDiagnostics({ uri, diagnostics: shown.map((d) => renderForeignDiagnostic(d, codeLink)) });
+    }
+  }
+
+  // The custom requests.
+
+  private async checkTrace(params: CheckTraceParams): Promise<CheckTraceResult> {
+    if (typeof params?.uri !== "string" || typeof params.trace !== "string" || params.trace.length === 0) {
+      throw new ResponseError(ErrorCodes.InvalidParams, "vigil/checkTrace needs { uri: the policy document, trace: a file path, engine?: \"eval\" | \"smt\" }");
+    }
+    if (params.engine !== undefined && params.engine !== "eval" && params.engine !== "smt") {
+      throw new ResponseError(ErrorCodes.InvalidParams, `unknown engine \`${String(params.engine)}\`: use "eval" or "smt"`);
+    }
+    const engine = params.engine ?? this.workspace.currentSettings.engine;
+    const policy = await this.policyOf(params.uri);
+    return checkTrace(policy.compiled, policy.positions, params.trace, engine);
+  }
+
+  private async signature(params: SignatureParams): Promise<SignatureResult> {
+    if (typeof params?.uri !== "string") throw new ResponseError(ErrorCodes.InvalidParams, "vigil/signature needs { uri: the policy document }");
+    if (this.documents.get(params.uri) !== undefined) return signatureOfSamples((await this.currentAnalysis({ textDocument: { uri: params.uri } })).context.samples);
+    const file = uriToPath(params.uri);
+    if (file === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `unknown document ${params.uri}: it is not open and not a file`);
+    return signatureOfSamples((await this.workspace.contextOf(file)).samples);
+  }
+
+  /** A policy by URI: the open document's current analysis, or the file on disk compiled as it is. */
+  private async policyOf(uri: string): Promise<{ compiled: Analysis["compiled"]; positions: TextPositions }> {
+    if (this.documents.get(uri) !== undefined) return this.currentAnalysis({ textDocument: { uri } });
+    const file = uriToPath(uri);
+    let text: string | undefined;
+    if (file !== undefined) text = await readFile(file, "utf8").catch(() => undefined);
+    if (file === undefined || text === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `unknown document ${uri}: it is not open and cannot be read`);
+    return { compiled: compile(text, { file }), positions: new TextPositions(text) };
+  }
+
+  // Helpers.
+
+  /** The open document a request is about; a request about anything else is answered with an error. */
+  private documentOf(params: { textDocument?: TextDocumentIdentifier } | undefined): TextDocument {
+    const uri = params?.textDocument?.uri;
+    if (typeof uri !== "string") throw new ResponseError(ErrorCodes.InvalidParams, "the request names no document (`textDocument.uri`)");
+    const document = this.documents.get(uri);
+    if (document === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `unknown document ${uri}: it is not open`);
+    return document;
+  }
+
+  private positionOf(params: { position?: Position }): Position {
+    const position = params.position;
+    if (typeof position?.line !== "number" || typeof position.character !== "number") {
+      throw new ResponseError(ErrorCodes.InvalidParams, "the request has no valid position ({ line, character })");
+    }
+    return position;
+  }
+
+  private offsetOf(analysis: Analysis, position: Position | undefined): number {
+    return analysis.positions.offsetAt(this.positionOf({ ...(position !== undefined ? { position } : {}) }));
+  }
+
+  private supportsVersionedEdits(): boolean {
+    return this.capabilities.workspace?.workspaceEdit?.documentChanges === true;
+  }
+
+  private supportsMarkdownHover(): boolean {
+    const formats = this.capabilities.textDocument?.hover?.contentFormat;
+    return formats === undefined || formats.includes("markdown");
+  }
+
+  private codeLink(): ((code: string) => string | undefined) | undefined {
+    const base = this.documentation;
+    if (base === undefined) return undefined;
+    return () => `${base.replace(/\/+$/, "")}/language.md#diagnostics`;
+  }
+
+  /**
+   * Wraps a request handler: a malformed request or unknown document is answered with its error,
+   * and any other failure with an internal error, logged; the server keeps running either way.
+   */
+  private guard<P, R>(name: string, handler: (params: P) => R | Promise<R>): (params: P, token: CancellationToken) => Promise<R> {
+    return async (params: P) => {
+      try {
+        return await handler(params);
+      } catch (error) {
+        if (error instanceof ResponseError) throw error;
+        this.logError(name, error);
+        throw new ResponseError(ErrorCodes.InternalError, `${name} failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    };
+  }
+
+  private logError(what: string, error: unknown): void {
+    this.connection.console.error(`${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+
+}
+
+function hasUsableTraces(samples: SampleSet | undefined): samples is SampleSet {
+  return samples !== undefined && samples.traces.some((trace) => trace.usable);
+}

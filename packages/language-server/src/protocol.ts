@@ -1,0 +1,86 @@
+import type { Range } from "vscode-languageserver";
+
+/**
+ * The server's own messages, beyond LSP (docs/language-server.md, "Custom protocol"). The VS Code
+ * extension is written against exactly these shapes.
+ */
+
+/** Request `vigil/checkTrace`: judge a trace file against a policy document. */
+export const checkTraceMethod = "vigil/checkTrace";
+
+export interface CheckTraceParams {
+  /** The policy document (open in the editor, or a `file:` URI on disk). */
+  readonly uri: string;
+  /** The trace, as a file system path. */
+  readonly trace: string;
+  /** The decision procedure; the `vigil.engine` setting when absent. */
+  readonly engine?: "eval" | "smt";
+}
+
+export interface CheckTraceWitness {
+  /** The event's position in the trace, from 1. */
+  readonly event: number;
+  /** The 1-based line of the trace file the event's record starts on. */
+  readonly line?: number;
+}
+
+export interface CheckTraceStatement {
+  readonly policy: string;
+  readonly name: string;
+  readonly holds: boolean;
+  /** Why the statement could not be decided (it then counts as not holding). */
+  readonly undecided?: string;
+  /** The first witnesses (at most `witnessLimit`), ascending. */
+  readonly witnesses: readonly CheckTraceWitness[];
+  /** How many witnesses there are in all. */
+  readonly witnessCount: number;
+  /** The rule's name in the policy document. */
+  readonly range: Range;
+}
+
+export interface CheckTraceResult {
+  /** `unsafe` when a rule is violated or undecided, and when nothing could be judged (`errors`): fail closed. */
+  readonly verdict: "safe" | "unsafe";
+  readonly trace: string;
+  readonly statements: readonly CheckTraceStatement[];
+  /** Why the trace was not judged (errors in the policy or the trace, an engine that failed); empty when it was. */
+  readonly errors: readonly string[];
+}
+
+/** How many witnesses of a statement `vigil/checkTrace` lists (all are counted in `witnessCount`). */
+export const witnessLimit = 1000;
+
+/** Request `vigil/signature`: the signature Σ the policy document is checked against. */
+export const signatureMethod = "vigil/signature";
+
+export interface SignatureParams {
+  readonly uri: string;
+}
+
+export interface SignatureResult {
+  /** The sample traces and tool schemas Σ was read from (file system paths). */
+  readonly sources: readonly string[];
+  /** `vigilc signature --format json`'s shape: actions, keys with their values, outputs. */
+  readonly signature: object;
+  /** What kept a source out (unreadable files, traces with errors, globs that match nothing). */
+  readonly problems: readonly string[];
+}
+
+/** Notification `vigil/status`, server to client: one line for a status bar. */
+export const statusMethod = "vigil/status";
+
+export interface StatusParams {
+  readonly text: string;
+  readonly tooltip?: string;
+  readonly severity: "info" | "warning" | "error";
+}
+
+/** The command the verdict lenses invoke; the client implements it (open the trace at the witness). */
+export const openWitnessCommand = "vigil.openWitness";
+
+export interface OpenWitnessArguments {
+  /** The trace file's URI. */
+  readonly uri: string;
+  /** The 0-based line of the witness event's record. */
+  readonly line: number;
+}
