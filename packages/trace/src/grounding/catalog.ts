@@ -178,6 +178,19 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
     flags: { "-i": "ignore_environment", "--ignore-environment": "ignore_environment", "-0": "null" },
   },
   nohup: { wrapper: {} },
+  setsid: { wrapper: {}, flags: { "-f": "fork", "--fork": "fork", "-w": "wait", "--wait": "wait" } },
+  stdbuf: { wrapper: {}, options: { "-i": "input", "--input": "input", "-o": "output", "--output": "output", "-e": "error", "--error": "error" } },
+  ionice: { wrapper: {}, options: { "-c": "class", "--class": "class", "-n": "level", "--classdata": "level" }, flags: { "-t": "ignore" } },
+  // `watch CMD`: runs CMD again and again; `watch` joins its words into one shell command (as `eval`).
+  watch: {
+    options: { "-n": "interval", "--interval": "interval" },
+    flags: { "-d": "differences", "--differences": "differences", "-t": "no_title", "--no-title": "no_title", "-x": "exec", "--exec": "exec", "-e": "errexit", "-g": "chgexit", "-b": "beep" },
+    script: { role: "script", words: true },
+  },
+  // `su [-] [USER] -c SCRIPT`, `runuser -u USER -- CMD`: another user runs the script, as a shell would.
+  su: { positionals: ["user"], options: { "-c": "script", "--command": "script", "-s": "shell", "--shell": "shell" }, flags: { "-": "login", "-l": "login", "--login": "login" }, script: { role: "script" } },
+  runuser: { wrapper: {}, options: { "-u": "user", "--user": "user", "-g": "group" }, flags: { "-": "login", "-l": "login" } },
+  chroot: { wrapper: { skip: 1 }, options: { "--userspec": "user" } },
   nice: { wrapper: {}, options: { "-n": "adjustment", "--adjustment": "adjustment" }, numberOption: "adjustment" },
   time: { wrapper: {}, options: { "-o": "output", "-f": "format" }, flags: { "-p": "posix", "-v": "verbose" } },
   timeout: {

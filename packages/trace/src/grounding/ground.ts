@@ -270,7 +270,7 @@ function groundCall(
     const wrapper = spec.wrapper;
     const parsed = parseArguments(texts, expanded, spec, { stopAtFirstPositional: true });
     if (wrapper.unless !== undefined && parsed.named[wrapper.unless] !== undefined) break;
-    Object.assign(args, prefixed(program, parsed.named));
+    copyArguments(args, prefixed(program, parsed.named));
     for (const role of parsed.expandedRoles) expandedRoles.add(`${program}_${role}`);
     let innerTexts = texts.slice(parsed.stop);
     let innerExpanded = expanded.slice(parsed.stop);
@@ -318,10 +318,12 @@ function groundCall(
   }
 
   if (spec?.script?.words === true && spec.script.role !== undefined) {
-    // `eval a b`: the words after the program, joined by spaces, are the script.
-    const words = texts.slice(1);
+    // `eval a b`, `watch -n 5 a b`: after the program's options, the words joined by spaces are the script.
+    const parsed = parseArguments(texts, expanded, spec, { stopAtFirstPositional: true });
+    copyArguments(args, parsed.named);
+    const words = texts.slice(parsed.stop);
     if (words.length > 0) args[spec.script.role] = words.join(" ");
-    if (expanded.slice(1).some(Boolean)) expandedRoles.add(spec.script.role);
+    if (expanded.slice(parsed.stop).some(Boolean)) expandedRoles.add(spec.script.role);
     return { command: { action: spec.action ?? program, args }, expandedRoles, stdinArguments, runs: [] };
   }
 
@@ -336,7 +338,7 @@ function groundCall(
     }
   }
   const parsed = parseArguments(texts, expanded, spec ?? {}, { stopAtFirstPositional: false });
-  Object.assign(args, parsed.named);
+  copyArguments(args, parsed.named);
   for (const role of parsed.expandedRoles) expandedRoles.add(role);
   const subcommandCount = Math.min(spec?.subcommands ?? 0, parsed.positionals.length);
   const subcommandWords = parsed.positionals.slice(0, subcommandCount).map((index) => texts[index]!);
@@ -348,7 +350,7 @@ function groundCall(
   positionals.forEach((index, k) => {
     if (expanded[index]) expandedRoles.add(roleOf[k]!);
   });
-  Object.assign(args, assignPositionals(positionals.map((index) => texts[index]!), roleOf));
+  copyArguments(args, assignPositionals(positionals.map((index) => texts[index]!), roleOf));
   return { command: { action, args }, expandedRoles, stdinArguments, runs };
 }
 
@@ -496,9 +498,11 @@ function parseArguments(words: readonly string[], expanded: readonly boolean[], 
 
 /** Sets a role; a role given several values holds them all, in order. */
 function setArgument(args: Record<string, JsonValue>, key: string, value: JsonValue): void {
-  const previous = args[key];
-  if (previous === undefined || previous === true) args[key] = value;
-  else args[key] = Array.isArray(previous) ? [...previous, value] : [previous as JsonValue, value];
+  // Option names come from the command line: `--__proto__=x` must be an argument named `__proto__`,
+  // so the key is read as an own property and defined, never assigned through the prototype's setter.
+  const previous = Object.hasOwn(args, key) ? args[key] : undefined;
+  const next = previous === undefined || previous === true ? value : Array.isArray(previous) ? [...previous, value] : [previous as JsonValue, value];
+  Object.defineProperty(args, key, { value: next, writable: true, enumerable: true, configurable: true });
 }
 
 /**
@@ -529,6 +533,11 @@ function assignPositionals(words: readonly string[], roleOf: readonly string[]):
     else group.push(word);
   });
   return Object.fromEntries([...grouped].map(([role, group]) => [role, group.length === 1 ? group[0]! : group]));
+}
+
+/** Copies arguments as own properties (`Object.assign` would send a `__proto__` key to the prototype). */
+function copyArguments(args: Record<string, JsonValue>, from: Record<string, JsonValue>): void {
+  for (const key of Object.keys(from)) Object.defineProperty(args, key, { value: from[key], writable: true, enumerable: true, configurable: true });
 }
 
 function keyOf(flag: string): string {
