@@ -41,14 +41,15 @@ function shorten(text: string): string {
 export function foldingRanges(analysis: Analysis): FoldingRange[] {
   const { positions } = analysis;
   const ranges: FoldingRange[] = [];
-  const fold = (start: number, end: number, kind?: FoldingRangeKind): void => {
+  const fold = (start: number, end: number, kind?: FoldingRangeKind, keepLastLine = false): void => {
     const from = positions.positionAt(start).line;
-    const to = positions.positionAt(end).line;
+    const to = positions.positionAt(end).line - (keepLastLine ? 1 : 0);
     if (to > from) ranges.push({ startLine: from, endLine: to, ...(kind !== undefined ? { kind } : {}) });
   };
   for (const policy of analysis.compiled.syntax.policies) {
     if (policy.doc !== undefined) fold(policy.doc.span.start, policy.doc.span.end, FoldingRangeKind.Comment);
-    fold(policy.span.start, policy.span.end);
+    // The policy's closing brace stays visible when its body is folded.
+    fold(policy.span.start, policy.span.end, undefined, true);
     for (const item of policy.items) {
       if (item.doc !== undefined) fold(item.doc.span.start, item.doc.span.end, FoldingRangeKind.Comment);
       fold(item.span.start, item.span.end);

@@ -8,7 +8,9 @@ import {
   ErrorCodes,
   FileChangeType,
   LSPErrorCodes,
+  MessageType,
   ResponseError,
+  ShowMessageNotification,
   TextDocuments,
   TextDocumentSyncKind,
   type CancellationToken,
@@ -445,9 +447,10 @@ class VigilServer {
       };
       if (!this.noConfigAnnounced) {
         this.noConfigAnnounced = true;
-        void this.connection.window.showInformationMessage(
-          `Vigil: no ${configFileName} found, so policies are checked for syntax and structure only. Add one with sample traces ({"traces": ["*.jsonl"]}) to check names against them and see verdicts.`,
-        );
+        void this.connection.sendNotification(ShowMessageNotification.type, {
+          type: MessageType.Info,
+          message: `Vigil: no ${configFileName} found, so policies are checked for syntax and structure only. Add one with sample traces ({"traces": ["*.jsonl"]}) to check names against them and see verdicts.`,
+        });
       }
     } else {
       const traces = samples.traces.filter((t) => t.usable).length;
@@ -457,7 +460,7 @@ class VigilServer {
       if (schemas > 0) parts.push(`${schemas} tool ${schemas === 1 ? "schema" : "schemas"}`);
       const summary = signatureOfSamples(samples);
       const tooltip = [
-        ...(samples.config !== undefined ? [`config: ${samples.config.file}`] : []),
+        ...(samples.section !== undefined ? [`config: ${samples.section.configFile}`] : []),
         ...summary.sources.map((source) => `· ${source}`),
         ...summary.problems.map((problem) => `⚠ ${problem}`),
       ].join("\n");

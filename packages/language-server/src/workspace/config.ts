@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 /**
  * `vigil.config.json`: where a folder of policies takes its sample traces and tool schemas from.
@@ -10,17 +10,31 @@ import { dirname, join, resolve } from "node:path";
  *
  * `traces` are globs and `schemas` are files, both relative to the folder of the config file. The
  * config that applies to a policy is the one in its folder or the nearest ancestor folder, up to the
- * workspace folder that holds the policy.
+ * workspace folder that holds the policy. `folders` gives subfolders their own samples: a policy in
+ * one of them (the innermost that holds it) is checked against that folder's traces and schemas,
+ * relative to the folder, instead of the config's own.
+ *
+ * ```json
+ * { "folders": { "dashcam": { "traces": ["*.jsonl"] }, "coding-agent": { "traces": ["*.jsonl"] } } }
+ * ```
  */
 export const configFileName = "vigil.config.json";
+
+/** A set of sample traces and schemas, with the folder their paths are relative to. */
+export interface SampleSection {
+  readonly configFile: string;
+  readonly directory: string;
+  readonly traces: readonly string[];
+  readonly schemas: readonly string[];
+}
 
 export interface VigilConfig {
   /** The config file. */
   readonly file: string;
-  /** The folder paths in the config are relative to. */
+  /** The folder of the config file. */
   readonly directory: string;
-  readonly traces: readonly string[];
-  readonly schemas: readonly string[];
+  /** The config's own traces and schemas first, then one section per entry of `folders`. */
+  readonly sections: readonly SampleSection[];
   /** What is wrong with the file (it is still used as far as it can be read). */
   readonly problems: readonly string[];
 }
@@ -28,7 +42,7 @@ export interface VigilConfig {
 /** Reads and validates a config file; never throws (a problem makes the config empty, with the reason). */
 export async function readConfig(file: string): Promise<VigilConfig> {
   const directory = dirname(file);
-  const empty = (problem: string): VigilConfig => ({ file, directory, traces: [], schemas: [], problems: [problem] });
+  const empty = (problem: string): VigilConfig => ({ file, directory, sections: [{ configFile: file, directory, traces: [], schemas: [] }], problems: [problem] });
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -41,28 +55,52 @@ export async function readConfig(file: string): Promise<VigilConfig> {
   } catch (error) {
     return empty(`${configFileName} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof document !== "object" || document === null || Array.isArray(document)) {
-    return empty(`${configFileName} must be an object such as {"traces": ["*.jsonl"], "schemas": ["tools.json"]}`);
-  }
+  if (!isObject(document)) return empty(`${configFileName} must be an object such as {"traces": ["*.jsonl"], "schemas": ["tools.json"]}`);
   const problems: string[] = [];
-  const fields = document as Record<string, unknown>;
-  const strings = (name: "traces" | "schemas"): string[] => {
-    const value = fields[name];
-    if (value === undefined) return [];
-    if (!Array.isArray(value) || !value.every((entry) => typeof entry === "string")) {
-      problems.push(`"${name}" in ${configFileName} must be a list of strings`);
-      return [];
-    }
-    return value as string[];
+  const section = (fields: Record<string, unknown>, where: string, sectionDirectory: string): SampleSection => {
+    const strings = (name: "traces" | "schemas"): string[] => {
+      const value = fields[name];
+      if (value === undefined) return [];
+      if (!Array.isArray(value) || !value.every((entry) => typeof entry === "string")) {
+        problems.push(`"${name}"${where} in ${configFileName} must be a list of strings`);
+        return [];
+      }
+      return value as string[];
+    };
+    return { configFile: file, directory: sectionDirectory, traces: strings("traces"), schemas: strings("schemas") };
   };
-  const traces = strings("traces");
-  const schemas = strings("schemas");
-  for (const name of Object.keys(fields)) {
-    if (name !== "traces" && name !== "schemas") problems.push(`${configFileName} has an unknown field "${name}" (known: "traces", "schemas")`);
+  const sections = [section(document, "", directory)];
+  const folders = document["folders"];
+  if (folders !== undefined && !isObject(folders)) problems.push(`"folders" in ${configFileName} must be an object from folders to {"traces": […], "schemas": […]}`);
+  else if (folders !== undefined) {
+    for (const [folder, fields] of Object.entries(folders)) {
+      if (!isObject(fields)) {
+        problems.push(`"folders"."${folder}" in ${configFileName} must be an object such as {"traces": ["*.jsonl"]}`);
+        continue;
+      }
+      for (const name of Object.keys(fields)) if (name !== "traces" && name !== "schemas") problems.push(`"folders"."${folder}" in ${configFileName} has an unknown field "${name}" (known: "traces", "schemas")`);
+      sections.push(section(fields, ` of "folders"."${folder}"`, resolve(directory, folder)));
+    }
   }
-  return { file, directory, traces, schemas, problems };
+  for (const name of Object.keys(document)) {
+    if (name !== "traces" && name !== "schemas" && name !== "folders") problems.push(`${configFileName} has an unknown field "${name}" (known: "traces", "schemas", "folders")`);
+  }
+  return { file, directory, sections, problems };
 }
 
+/** The section that applies to a policy file: the innermost folder holding it, else the config's own. */
+export function sectionFor(config: VigilConfig, policyFile: string): SampleSection {
+  let best = config.sections[0]!;
+  for (const section of config.sections.slice(1)) {
+    const inside = relative(section.directory, resolve(policyFile));
+    if (!inside.startsWith("..") && !isAbsolute(inside) && section.directory.length >= best.directory.length) best = section;
+  }
+  return best;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 /**
  * The config file that applies to a policy file: the nearest `vigil.config.json` in its folder or
  * an ancestor, not above `root` (the workspace folder holding the policy) when there is one.

@@ -18,7 +18,7 @@ import {
   type TraceFormat,
 } from "@vigil/trace";
 import { glob } from "tinyglobby";
-import type { VigilConfig } from "./config.js";
+import { configFileName, type SampleSection } from "./config.js";
 
 /**
  * The sample traces and tool schemas a policy is edited against: their signature Σ (for completion
@@ -65,7 +65,8 @@ export interface SampleSchema {
 }
 
 export interface SampleSet {
-  readonly config?: VigilConfig;
+  /** The config section the samples come from, when they come from a config. */
+  readonly section?: SampleSection;
   readonly traces: readonly SampleTrace[];
   readonly schemas: readonly SampleSchema[];
   /** Σ of every usable trace and schema together; undefined when there is none (no closed-world check). */
@@ -76,16 +77,18 @@ export interface SampleSet {
   readonly watched: readonly { readonly base: string; readonly pattern: string }[];
 }
 
-/** Where a sample set's files come from: a config, globs from the editor's settings, or both. */
+/** Where a sample set's files come from: a config (its section for the policy), globs from the editor's settings, or both. */
 export interface SampleSources {
-  readonly config?: VigilConfig;
+  readonly section?: SampleSection;
+  /** What is wrong with the config file. */
+  readonly configProblems?: readonly string[];
   /** `vigil.sampleTraces` from the settings, and the folder they are relative to. */
   readonly settingsTraces: readonly string[];
   readonly settingsDirectory?: string;
 }
 
 export async function loadSampleSet(sources: SampleSources, signal?: AbortSignal): Promise<SampleSet> {
-  const problems: string[] = [...(sources.config?.problems ?? [])];
+  const problems: string[] = [...(sources.configProblems ?? [])];
   const watched: { base: string; pattern: string }[] = [];
   const traceFiles = new Set<string>();
   const expand = async (patterns: readonly string[], directory: string, origin: string): Promise<void> => {
@@ -96,7 +99,7 @@ export async function loadSampleSet(sources: SampleSources, signal?: AbortSignal
       for (const match of matches.sort()) traceFiles.add(resolve(match));
     }
   };
-  if (sources.config !== undefined) await expand(sources.config.traces, sources.config.directory, basename(sources.config.file));
+  if (sources.section !== undefined) await expand(sources.section.traces, sources.section.directory, configFileName);
   if (sources.settingsDirectory !== undefined) await expand(sources.settingsTraces, sources.settingsDirectory, "vigil.sampleTraces");
   signal?.throwIfAborted();
 
@@ -106,14 +109,14 @@ export async function loadSampleSet(sources: SampleSources, signal?: AbortSignal
     signal?.throwIfAborted();
   }
   const schemas: SampleSchema[] = [];
-  for (const schema of sources.config?.schemas ?? []) {
-    const file = resolve(sources.config!.directory, schema);
+  for (const schema of sources.section?.schemas ?? []) {
+    const file = resolve(sources.section!.directory, schema);
     watched.push({ base: dirname(file), pattern: basename(file) });
     schemas.push(await readSampleSchema(file));
   }
   const usable = [...traces.filter((t) => t.usable).map((t) => t.signature), ...schemas.filter((s) => s.usable).map((s) => s.signature)];
   return {
-    ...(sources.config !== undefined ? { config: sources.config } : {}),
+    ...(sources.section !== undefined ? { section: sources.section } : {}),
     traces,
     schemas,
     ...(usable.length > 0 ? { signature: mergeSignatures(usable) } : {}),

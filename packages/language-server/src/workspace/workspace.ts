@@ -1,6 +1,6 @@
 import { dirname, relative, resolve, sep } from "node:path";
 import type { EngineName } from "@vigil/compiler";
-import { configFileName, findConfigFile, readConfig } from "./config.js";
+import { configFileName, findConfigFile, readConfig, sectionFor, type VigilConfig } from "./config.js";
 import { loadSampleSet, type SampleSet } from "./samples.js";
 
 /** The editor's settings under `vigil`. */
@@ -45,6 +45,8 @@ export class Workspace {
   private readonly sampleSets = new Map<string, { readonly files: Set<string>; readonly directory?: string; readonly loading: Promise<SampleSet> }>();
   /** Which config applies to each folder a policy is in (found once, forgotten when a config appears or goes). */
   private readonly configOfDirectory = new Map<string, Promise<string | undefined>>();
+  /** Each config file, read once (forgotten when any config changes). */
+  private readonly configs = new Map<string, Promise<VigilConfig>>();
   private generationCounter = 0;
 
   /** Increases whenever anything a policy is checked against changes; analyses remember the one they saw. */
@@ -91,18 +93,31 @@ export class Workspace {
     const settingsDirectory = root ?? (configFile !== undefined ? dirname(configFile) : directory);
     const settingsTraces = this.settings.sampleTraces;
     if (configFile === undefined && settingsTraces.length === 0) return root !== undefined ? { root } : {};
-    const key = `${configFile ?? ""}\u0000${settingsDirectory}`;
+    let read: VigilConfig | undefined;
+    if (configFile !== undefined) {
+      let reading = this.configs.get(configFile);
+      if (reading === undefined) {
+        reading = readConfig(configFile);
+        this.configs.set(configFile, reading);
+      }
+      read = await reading;
+    }
+    const section = read !== undefined ? sectionFor(read, policyFile) : undefined;
+    const key = `${configFile ?? ""}\u0000${section?.directory ?? ""}\u0000${settingsDirectory}`;
     let entry = this.sampleSets.get(key);
     if (entry === undefined) {
       const files = new Set<string>();
       const loading = (async () => {
-        const read = configFile !== undefined ? await readConfig(configFile) : undefined;
-        const samples = await loadSampleSet({ ...(read !== undefined ? { config: read } : {}), settingsTraces, settingsDirectory });
+        const samples = await loadSampleSet({
+          ...(section !== undefined ? { section, configProblems: read!.problems } : {}),
+          settingsTraces,
+          settingsDirectory,
+        });
         for (const trace of samples.traces) files.add(trace.file);
         for (const schema of samples.schemas) files.add(schema.file);
         return samples;
       })();
-      entry = { files, ...(configFile !== undefined ? { directory: dirname(configFile) } : {}), loading };
+      entry = { files, ...(section !== undefined ? { directory: section.directory } : {}), loading };
       this.sampleSets.set(key, entry);
     }
     const samples = await entry.loading;
@@ -139,6 +154,7 @@ export class Workspace {
 
   private forgetAll(): void {
     this.sampleSets.clear();
+    this.configs.clear();
     this.configOfDirectory.clear();
     this.generationCounter++;
   }

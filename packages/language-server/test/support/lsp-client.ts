@@ -209,3 +209,17 @@ export function applyEdits(text: string, edits: readonly { range: { start: any; 
   for (const edit of sorted) result = result.slice(0, offsetAt(text, edit.range.start)) + edit.newText + result.slice(offsetAt(text, edit.range.end));
   return result;
 }
+
+/** A fresh copy of a fixture folder in a temporary directory (tests may change its files). */
+export async function copyFixture(name: string): Promise<string> {
+  const { cp, mkdtemp } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const directory = await mkdtemp(join(tmpdir(), "vigil-ls-"));
+  await cp(resolve(fixtures, name), directory, { recursive: true });
+  return directory;
+}
+
+export function uriOf(path: string): string {
+  return pathToFileURL(path).href;
+}
