@@ -193,6 +193,21 @@ describe("grounding what a command line hides", () => {
     }
   });
 
+  it("reads a variable the line set to text it shows, and leaves the others unknown", () => {
+    expect(ground("F=.env; cat $F")).toEqual([{ action: "cat", args: { program: "cat", path: ".env" } }]);
+    expect(eventOf('export F=.env && cat "${F}"', "cat")?.["path"]).toBe(".env");
+    expect(ground("CMD=cat; $CMD .env")).toEqual([{ action: "cat", args: { program: "cat", path: ".env" } }]);
+    // Set twice (which value a use sees depends on the run), set to an expansion, or split by the
+    // shell: unknown, as before.
+    expect(eventOf("F=.env; if x; then F=y; fi; cat $F", "cat")?.["path"]).toBe("$F");
+    expect(eventOf("F=$(pwd)/.env; cat $F", "cat")?.["path"]).toBe("$F");
+    expect(eventOf('F="a b"; cat $F', "cat")?.["path"]).toBe("$F");
+    expect(eventOf('F="a b"; cat "$F"', "cat")?.["path"]).toBe("a b");
+    // A prefix assignment applies to the command's environment, not to its own words.
+    expect(eventOf("F=.env cat $F", "cat")?.["path"]).toBe("$F");
+    expect(actions("X=cat; X=rm; $X .env")).toEqual(["unknown_command"]);
+  });
+
   it("keeps an option named `__proto__` as an ordinary argument", () => {
     const args = eventOf("grep --__proto__=x --__proto__=y foo", "grep")!;
     expect(Object.getPrototypeOf(args)).toBe(Object.prototype);

@@ -105,7 +105,7 @@ interface Part {
 }
 interface CallExpr {
   Args: Word[];
-  Assigns: { Name: { Value: string } | null; Value: Word | null }[];
+  Assigns: { Name: { Value: string } | null; Value: Word | null; Append?: boolean; Pos(): { Offset(): number }; End(): { Offset(): number } }[];
   Pos(): { Offset(): number };
 }
 interface BinaryCmd {
@@ -155,6 +155,7 @@ function parseWithinBounds(source: string): ParsedCommandLine {
   // offset (unique per command) is what identifies one.
   const indexAt = new Map<number, number>();
   const pipes: BinaryCmd[] = [];
+  const variables: ShellVariables = new Map();
   syntax.Walk(file, (node) => {
     if (node === null) return true;
     // NodeType is a costly call through the library's wrappers: once per node.
@@ -170,8 +171,8 @@ function parseWithinBounds(source: string): ParsedCommandLine {
     if (type !== "Stmt") return true;
     const statement = node as unknown as Stmt;
     const redirections = statement.Redirs.filter((r) => r.Word !== null).map((r): Redirection => {
-      const target = readWord(r.Word!, source);
-      const expanded = target.expanded || (r.Hdoc !== null && readWord(r.Hdoc, source).expanded);
+      const target = readWord(r.Word!, source, variables);
+      const expanded = target.expanded || (r.Hdoc !== null && readWord(r.Hdoc, source, variables).expanded);
       return {
         operator: source.slice(r.Pos().Offset(), r.Word!.Pos().Offset()).replace(/^[0-9]+/, "").trim(),
         target: target.text,
@@ -180,13 +181,27 @@ function parseWithinBounds(source: string): ParsedCommandLine {
       };
     });
     const command = statement.Cmd as CallExpr | null;
+    if (command !== null && syntax.NodeType(command as never) === "DeclClause") {
+      // `export F=.env`, `local F=x`: assignments for what runs after them.
+      for (const a of (command as unknown as { Args: CallExpr["Assigns"] }).Args) {
+        if (a.Name === null) continue;
+        const value = a.Value ? readWord(a.Value, source, variables) : undefined;
+        assign(variables, a.Name.Value, value === undefined || value.expanded || a.Append === true ? undefined : value.text);
+      }
+    }
     if (command !== null && syntax.NodeType(command as never) === "CallExpr") {
       indexAt.set(command.Pos().Offset(), commands.length);
-      const words = command.Args.map((word) => readWord(word, source));
+      const words = command.Args.map((word) => readWord(word, source, variables));
+      const assignments = command.Assigns.filter((a) => a.Name !== null).map((a) => {
+        const value = a.Value ? readWord(a.Value, source, variables) : { text: "", expanded: false };
+        const plain = a.Append !== true && !source.slice(a.Pos().Offset(), a.End().Offset()).startsWith(`${a.Name!.Value}+=`) && (a.Value !== null || source.slice(a.Pos().Offset(), a.End().Offset()) === `${a.Name!.Value}=`);
+        return { name: a.Name!.Value, value: value.text, known: plain && !value.expanded };
+      });
+      if (words.length === 0) for (const assignment of assignments) assign(variables, assignment.name, assignment.known ? assignment.value : undefined);
       commands.push({
         words: words.map((word) => word.text),
         ...(words.some((word) => word.expanded) ? { expanded: words.map((word) => word.expanded) } : {}),
-        assignments: command.Assigns.filter((a) => a.Name !== null).map((a) => ({ name: a.Name!.Value, value: a.Value ? readWord(a.Value, source).text : "" })),
+        assignments: assignments.map(({ name, value }) => ({ name, value })),
         redirections,
         offset: command.Pos().Offset(),
       });
@@ -225,8 +240,8 @@ function hereDocumentBody(text: string, delimiter: string): string {
  * A word with its quotes removed (parameter expansions and substitutions kept as written), and
  * whether the shell expands it into text the line does not show (see {@link SimpleCommand}).
  */
-function readWord(word: Word, source: string): { text: string; expanded: boolean } {
-  const state = { expanded: false, unquoted: "" };
+function readWord(word: Word, source: string, variables: ShellVariables): { text: string; expanded: boolean } {
+  const state = { expanded: false, unquoted: "", variables };
   const text = word.Parts.map((part) => partText(part, source, false, state)).join("");
   // Patterns and brace expansions apply to the word's unquoted text only: `'*'` is a star.
   if (/[*?]|\[[^\]]+\]|\{[^{}]*(,|\.\.)[^{}]*\}/.test(state.unquoted)) state.expanded = true;
@@ -240,7 +255,7 @@ const expansionParts = new Set(["ParamExp", "CmdSubst", "ArithmExp", "ProcSubst"
  * characters and quoted parts stand in as a plain `x`), where the shell looks for patterns and
  * brace expansions; `state.expanded` is set when the part is an expansion.
  */
-function partText(part: Part, source: string, inDoubleQuotes: boolean, state: { expanded: boolean; unquoted: string }): string {
+function partText(part: Part, source: string, inDoubleQuotes: boolean, state: WordState): string {
   const type = syntax.NodeType(part as never);
   switch (type) {
     case "Lit": {
@@ -254,11 +269,48 @@ function partText(part: Part, source: string, inDoubleQuotes: boolean, state: { 
     case "DblQuoted":
       state.unquoted += "x";
       return (part.Parts ?? []).map((inner) => partText(inner, source, true, state)).join("");
-    default:
+    default: {
+      const written = source.slice(part.Pos().Offset(), part.End().Offset());
+      const known = type === "ParamExp" ? knownValue(written, inDoubleQuotes, state.variables) : undefined;
+      if (known !== undefined) {
+        state.unquoted += "x";
+        return known;
+      }
       if (expansionParts.has(type)) state.expanded = true;
       state.unquoted += "x";
-      return source.slice(part.Pos().Offset(), part.End().Offset());
+      return written;
+    }
   }
+}
+
+interface WordState {
+  expanded: boolean;
+  unquoted: string;
+  readonly variables: ShellVariables;
+}
+
+/**
+ * The shell variables a line sets to text it shows (`F=.env; cat $F`), in the order the line runs:
+ * a name holds its literal value, or `undefined` once it is set twice or to an expansion (which
+ * value a later use sees then depends on control flow or on the run, so it stays unknown).
+ */
+type ShellVariables = Map<string, string | undefined>;
+
+function assign(variables: ShellVariables, name: string, value: string | undefined): void {
+  variables.set(name, variables.has(name) ? undefined : value);
+}
+
+/**
+ * The value of a plain `$NAME` or `${NAME}` whose value the line set, or undefined. Unquoted, the
+ * shell splits and globs the value: one with spaces or pattern characters stays an expansion.
+ */
+function knownValue(written: string, inDoubleQuotes: boolean, variables: ShellVariables): string | undefined {
+  const match = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(written);
+  if (match === null) return undefined;
+  const value = variables.get(match[1] ?? match[2]!);
+  if (value === undefined) return undefined;
+  if (!inDoubleQuotes && (value === "" || /[\s*?[\]{}]/.test(value))) return undefined;
+  return value;
 }
 
 const simpleEscapes: Readonly<Record<string, string>> = {
