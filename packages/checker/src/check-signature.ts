@@ -1,5 +1,5 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { keyPathText, nameText, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
+import { declarationExpressions, keyPathText, nameText, walkExpressions, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
 import { displayValue, keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
 
 /**
@@ -13,7 +13,7 @@ export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, 
   const keyNames = [...signature.keys.values()].map((info) => info.segments.map(nameText).join("."));
   const budget: SuggestionBudget = { left: SUGGESTIONS_PER_POLICY };
   for (const item of policy.items) {
-    for (const root of rootsOf(item)) walkExpr(root, (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
+    walkExpressions(declarationExpressions(item), (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
   }
 }
 
@@ -129,28 +129,6 @@ function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnos
   );
 }
 
-/** Visits every expression node of a tree, parents first. */
-export function walkExpr(expr: Expr, visit: (expr: Expr) => void): void {
-  visit(expr);
-  switch (expr.kind) {
-    case "And":
-    case "Or":
-      for (const operand of expr.operands) walkExpr(operand, visit);
-      return;
-    case "Not":
-    case "Once":
-    case "Eventually":
-      walkExpr(expr.operand, visit);
-      return;
-    case "Implies":
-      walkExpr(expr.left, visit);
-      walkExpr(expr.right, visit);
-      return;
-    default:
-      return;
-  }
-}
-
 /**
  * The closed-world pass on its own: every policy of a parsed file against a signature. A policy is
  * compiled once and this pass runs per trace (a corpus has one signature per run).
@@ -169,17 +147,12 @@ export function keysComparedWithSets(file: SourceFile): Set<string> {
   const keys = new Set<string>();
   for (const policy of file.policies) {
     for (const item of policy.items) {
-      for (const root of rootsOf(item)) {
-        walkExpr(root, (expr) => {
-          if (expr.kind === "KeyIn") keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
-        });
-      }
+      walkExpressions(declarationExpressions(item), (expr) => {
+        if (expr.kind === "KeyIn") keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
+      });
     }
   }
   return keys;
 }
 
 /** The expressions a declaration holds: a pattern's body, a rule's operands. */
-function rootsOf(item: PolicyDecl["items"][number]): readonly Expr[] {
-  return item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
-}

@@ -1,6 +1,6 @@
 export type { CheckOptions, CheckResult } from "./check.js";
 export { checkSourceFile } from "./check.js";
-export { checkSignature, keysComparedWithSets, walkExpr } from "./check-signature.js";
+export { checkSignature, keysComparedWithSets } from "./check-signature.js";
 export type {
   ActionAtom,
   CheckedPattern,

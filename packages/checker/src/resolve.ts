@@ -1,5 +1,5 @@
 import { diagnostic, type Diagnostic, type Span } from "@vigil/diagnostics";
-import type { Expr, Item, PatternDecl, PolicyDecl, RuleDecl, SourceFile } from "@vigil/syntax";
+import { declarationExpressions, walkExpressions, type Item, type PatternDecl, type PolicyDecl, type RuleDecl, type SourceFile } from "@vigil/syntax";
 
 /**
  * Name resolution, the first pass of checking: which declaration every name refers to. It builds
@@ -137,12 +137,12 @@ function resolvePolicy(
   // References, in source order: pattern names resolve in this policy; variables in their declaration.
   for (const item of policy.items) {
     const variables = new Map<string, MutableSymbol>();
-    visitNames(itemExpressions(item), (expr) => {
+    walkExpressions(declarationExpressions(item), (expr) => {
       if (expr.kind === "PatternRef") {
         if (expr.name.recovered === true) return;
         const symbol = patternSymbols.get(expr.name.text);
         if (symbol !== undefined) refer(symbol, expr.name.span);
-      } else {
+      } else if (expr.kind === "KeyBind") {
         const name = expr.variable.name;
         const known = variables.get(name);
         if (known !== undefined) refer(known, expr.variable.span);
@@ -175,43 +175,6 @@ function symbolOf(kind: "policy" | "pattern" | "rule", declaration: PolicyDecl |
     references: [],
     ...(declaration.doc !== undefined ? { doc: declaration.doc.text } : {}),
   };
-}
-
-function itemExpressions(item: Item): readonly Expr[] {
-  return item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
-}
-
-type NamedExpr = Extract<Expr, { kind: "PatternRef" }> | Extract<Expr, { kind: "KeyBind" }>;
-
-/**
- * Calls `visit` on every pattern reference and variable binding, in source order. Iterative: an
- * expression's depth is bounded by the parser, but no walk over user input should rest on that.
- */
-function visitNames(roots: readonly Expr[], visit: (expr: NamedExpr) => void): void {
-  const stack: Expr[] = [...roots].reverse();
-  while (stack.length > 0) {
-    const expr = stack.pop()!;
-    switch (expr.kind) {
-      case "PatternRef":
-      case "KeyBind":
-        visit(expr);
-        break;
-      case "And":
-      case "Or":
-        for (let index = expr.operands.length - 1; index >= 0; index--) stack.push(expr.operands[index]!);
-        break;
-      case "Not":
-      case "Once":
-      case "Eventually":
-        stack.push(expr.operand);
-        break;
-      case "Implies":
-        stack.push(expr.right, expr.left);
-        break;
-      default:
-        break;
-    }
-  }
 }
 
 /** The occurrence covering `offset`, by binary search over occurrences sorted by start (names never overlap). */

@@ -1,6 +1,6 @@
 import type { Span } from "@vigil/diagnostics";
 import { resolveFile, type PolicySymbol, type SymbolTable } from "@vigil/checker";
-import type { Expr, Form, Item, KeyPath, RuleDecl, SourceFile } from "@vigil/syntax";
+import { declarationExpressions, type Expr, type Form, type KeyPath, type RuleDecl, type SourceFile } from "@vigil/syntax";
 import type { CompiledPolicy } from "./compile.js";
 
 /**
@@ -32,11 +32,7 @@ export function termAt(source: CompiledPolicy | SourceFile, offset: number): Ter
   if (item.kind === "RuleDecl" && covers(item.statement.formSpan, offset)) {
     return { kind: "form", form: item.statement.form, rule: item, span: item.statement.formSpan };
   }
-  return atomTermAt(expressionsOf(item), offset);
-}
-
-function expressionsOf(item: Item): readonly Expr[] {
-  return item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
+  return atomTermAt(declarationExpressions(item), offset);
 }
 
 /** Descends to the atom under the offset: at each level only the one operand that covers it. */

@@ -5,3 +5,4 @@ export { format, lineWidth, printExpr, printSourceFile, printStatement, type For
 export { isKeyword, keywords } from "./tokens.js";
 export { maximumNestingDepth } from "./nesting.js";
 export { grammarRuleNames } from "./text-to-cst.js";
+export { declarationExpressions, walkExpressions } from "./walk.js";
