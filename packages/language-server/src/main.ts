@@ -2,8 +2,6 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createConnection, ProposedFeatures } from "vscode-languageserver/node";
-import { startServer } from "./lsp/server.js";
 
 /**
  * `vigil-language-server`: the Vigil language server over stdio (or Node IPC, a socket or a pipe,
@@ -11,7 +9,8 @@ import { startServer } from "./lsp/server.js";
  * usage.
  */
 
-export const version = "0.1.0";
+/** The server's version: the package's (a test keeps them equal). */
+const version = "0.1.0";
 
 const usage = `Usage: vigil-language-server --stdio
 
@@ -33,7 +32,7 @@ Sample traces come from vigil.config.json (see docs/language-server.md).
 
 type Parsed = { readonly action: "help" | "version" } | { readonly action: "serve" } | { readonly action: "error"; readonly message: string };
 
-export function parseArguments(argv: readonly string[]): Parsed {
+function parseArguments(argv: readonly string[]): Parsed {
   let transport: string | undefined;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!;
@@ -79,7 +78,7 @@ function documentationFolder(): string | undefined {
   return undefined;
 }
 
-function main(argv: readonly string[]): void {
+async function main(argv: readonly string[]): Promise<void> {
   const parsed = parseArguments(argv);
   switch (parsed.action) {
     case "help":
@@ -93,6 +92,9 @@ function main(argv: readonly string[]): void {
       process.exitCode = 2;
       return;
     case "serve": {
+      // Loaded only to serve: `--help`, `--version` and a usage error answer without the compiler.
+      const { createConnection, ProposedFeatures } = await import("vscode-languageserver/node");
+      const { startServer } = await import("./lsp/server.js");
       // The LSP library reads the transport from the command line itself.
       const connection = createConnection(ProposedFeatures.all);
       const documentation = documentationFolder();
@@ -104,4 +106,4 @@ function main(argv: readonly string[]): void {
   }
 }
 
-main(process.argv.slice(2));
+await main(process.argv.slice(2));

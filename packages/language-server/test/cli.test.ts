@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { root, serverMain } from "./support/lsp-client.js";
 
@@ -9,10 +11,11 @@ function run(args: readonly string[], command: readonly string[] = [process.exec
 }
 
 describe("vigil-language-server", () => {
-  it("prints its version", () => {
+  it("prints its version, the package's", () => {
     const result = run(["--version"]);
     expect(result.status).toBe(0);
-    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const manifest = JSON.parse(readFileSync(join(root, "packages/language-server/package.json"), "utf8")) as { version: string };
+    expect(result.stdout).toBe(`${manifest.version}\n`);
   });
 
   it("prints its usage with --help", () => {

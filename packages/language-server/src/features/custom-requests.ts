@@ -48,9 +48,9 @@ export async function checkTrace(policy: CompiledPolicy, positions: TextPosition
   return { verdict: run.report.verdict, trace, statements, errors: [] };
 }
 
-/** A diagnostic on one line: where, code, message. */
+/** A diagnostic on one line: where in its file, code, message. */
 function describe(diagnostic: Diagnostic): string {
-  const where = diagnostic.span !== undefined ? `${diagnostic.file !== undefined ? `${diagnostic.file}:` : "line "}${diagnostic.span.line}:${diagnostic.span.column}: ` : "";
+  const where = diagnostic.span !== undefined ? `line ${diagnostic.span.line}:${diagnostic.span.column}: ` : "";
   return `${where}${diagnostic.code}: ${diagnostic.message}`;
 }
 

@@ -92,7 +92,8 @@ export class TestServer {
         capabilities,
         initializationOptions: { diagnosticsDelay: 10, ...(options.initializationOptions ?? {}) },
       }),
-      20_000,
+      // Generous: the server loads the whole compiler on a machine of two shared cores.
+      60_000,
       "initialize",
     );
     await connection.sendNotification("initialized", {});
@@ -132,14 +133,14 @@ export class TestServer {
   async open(uri: string, text: string, version = 1): Promise<any> {
     const since = this.notifications.length;
     await this.connection.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "vigil", version, text } });
-    return this.waitFor("textDocument/publishDiagnostics", (p) => p.uri === uri && p.version === version, 20_000, since);
+    return this.waitFor("textDocument/publishDiagnostics", (p) => p.uri === uri && p.version === version, 30_000, since);
   }
 
   /** Replaces a document's text and waits for the diagnostics of that version. */
   async change(uri: string, text: string, version: number): Promise<any> {
     const since = this.notifications.length;
     await this.connection.sendNotification("textDocument/didChange", { textDocument: { uri, version }, contentChanges: [{ text }] });
-    return this.waitFor("textDocument/publishDiagnostics", (p) => p.uri === uri && p.version === version, 20_000, since);
+    return this.waitFor("textDocument/publishDiagnostics", (p) => p.uri === uri && p.version === version, 30_000, since);
   }
 
   request<R = any>(method: string, params: unknown, timeoutMs = 30_000): Promise<R> {
