@@ -85,6 +85,8 @@ interface DocumentState {
   analysis?: Analysis;
   /** The debounce timer of the next check. */
   timer?: NodeJS.Timeout;
+  /** When the latest check started (performance.now()). */
+  lastCheck?: number;
   /** The check in flight and the verdicts that follow it; aborted by a newer change. */
   work?: AbortController;
   verdicts?: { readonly analysis: Analysis; started?: Promise<VerdictTable | undefined>; timer?: NodeJS.Timeout };
@@ -277,13 +279,20 @@ class VigilServer {
 
   // Documents: each change schedules a check; requests take the analysis of the current version.
 
+  /**
+   * Schedules a check of a document. The first change after a quiet moment is checked at once (the
+   * changes that came in the same read are applied first); a change that follows a check within
+   * `delayMs` waits that long, and every further change in the burst pushes the check back, so a
+   * burst is checked once, at its end.
+   */
   private schedule(uri: string, delayMs: number): void {
     const state = this.states.get(uri);
     if (state === undefined) return;
-    clearTimeout(state.timer);
     // Work on an older version is stale from now on.
     state.work?.abort();
-    state.timer = setTimeout(() => void this.check(uri).catch((error: unknown) => this.logError(`checking ${uri}`, error)), delayMs);
+    const quiet = state.timer === undefined && performance.now() - (state.lastCheck ?? -Infinity) >= delayMs;
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => void this.check(uri).catch((error: unknown) => this.logError(`checking ${uri}`, error)), quiet ? 0 : delayMs);
   }
 
   /**
@@ -295,6 +304,7 @@ class VigilServer {
     if (state === undefined) return undefined;
     clearTimeout(state.timer);
     state.timer = undefined;
+    state.lastCheck = performance.now();
     state.work?.abort();
     const work = new AbortController();
     state.work = work;
