@@ -1,12 +1,11 @@
 import { basename } from "node:path";
 import { termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
-import { keyPathText, nameText, printExpr, type Item, type PolicyDecl, type RuleDecl } from "@vigil/syntax";
+import { declarationExpressions, keyPathText, nameText, printExpr, walkExpressions, type Item, type PolicyDecl, type RuleDecl } from "@vigil/syntax";
 import { keyPathId, valueKey, type JsonValue } from "@vigil/trace";
 import type { Hover } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
 import { formDescriptions, keywordDescriptions, responseDescriptions } from "../forms.js";
 import { lastTokenBefore } from "../tokens.js";
-import { itemExpressions, walkExpressions } from "../syntax-walk.js";
 import type { SampleSet } from "../workspace/samples.js";
 
 /**
@@ -88,7 +87,7 @@ function describeVariable(analysis: Analysis, symbol: PolicySymbol, policy: Poli
   const item = policy?.items.find((i) => i.name.text === symbol.scope && i.span.start <= symbol.nameSpan.start && symbol.nameSpan.end <= i.span.end);
   const lines: string[] = [];
   if (item !== undefined) {
-    const operands = itemExpressions(item);
+    const operands = declarationExpressions(item);
     const labels = item.kind === "RuleDecl" ? operandLabels(item) : [`the pattern \`${item.name.text}\``];
     operands.forEach((operand, index) => {
       walkExpressions([operand], (expr) => {

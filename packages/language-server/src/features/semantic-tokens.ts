@@ -1,6 +1,6 @@
 import { SemanticTokensBuilder, type SemanticTokens, type SemanticTokensLegend } from "vscode-languageserver";
+import { declarationExpressions, walkExpressions } from "@vigil/syntax";
 import type { Analysis } from "../analysis.js";
-import { itemExpressions, walkExpressions } from "../syntax-walk.js";
 
 /**
  * Semantic highlighting: the tokens say what is a keyword, a string, a number or a comment; the
@@ -77,7 +77,7 @@ function classifyNames(analysis: Analysis): Map<number, Classification> {
       if (item.name.recovered !== true) names.set(item.name.span.start, declared(item.kind === "PatternDecl" ? "type" : "function"));
       if (item.kind === "RuleDecl" && item.response !== undefined) names.set(item.response.span.start, { type: "keyword" });
       const variables = new Set<string>();
-      walkExpressions(itemExpressions(item), (expr) => {
+      walkExpressions(declarationExpressions(item), (expr) => {
         switch (expr.kind) {
           case "PatternRef":
             if (expr.name.recovered !== true) names.set(expr.name.span.start, { type: "type" });

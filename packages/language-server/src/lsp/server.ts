@@ -90,10 +90,12 @@ interface DocumentState {
   /** The check in flight and the verdicts that follow it; aborted by a newer change. */
   work?: AbortController;
   verdicts?: { readonly analysis: Analysis; started?: Promise<VerdictTable | undefined>; timer?: NodeJS.Timeout };
-  /** The tokens of the current text, scanned once per version (completion reads them on every keystroke). */
-  tokens?: { readonly version: number; readonly tokens: readonly Token[] };
+  /** The current text's positions and tokens, made once per version (completion reads them on every keystroke). */
+  tokens?: { readonly version: number; readonly positions: TextPositions; readonly tokens: readonly Token[] };
 }
 
+/** How long a check waits for the sample traces to be read before it checks without them. */
+const samplesPatienceMs = 500;
 /** How long a document must stay unchanged before its verdict lenses are computed unasked. */
 const verdictsIdleMs = 250;
 /** At most this many diagnostics of a sample trace or schema are shown on it. */
@@ -166,15 +168,10 @@ class VigilServer {
     connection.onCompletion(this.guard("completion", (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const document = this.documentOf(params);
       const state = this.states.get(document.uri);
-      const positions = new TextPositions(document.getText());
+      const { positions, tokens } = this.tokensOf(document);
       const offset = positions.offsetAt(this.positionOf(params));
       // Completion runs on every keystroke: it reads the current text's tokens and the names of the
       // latest analysis (which may be a few keystrokes old), and never waits for a check.
-      let tokens = state?.tokens?.version === document.version ? state.tokens.tokens : undefined;
-      if (tokens === undefined) {
-        tokens = scanTokens(positions.text);
-        if (state !== undefined) state.tokens = { version: document.version, tokens };
-      }
       return completions({
         text: positions.text,
         positions,
@@ -185,9 +182,8 @@ class VigilServer {
       });
     }));
     connection.onSignatureHelp(this.guard("signature help", (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
-      const document = this.documentOf(params);
-      const positions = new TextPositions(document.getText());
-      return signatureHelp(scanTokens(positions.text), positions.offsetAt(this.positionOf(params)));
+      const { positions, tokens } = this.tokensOf(this.documentOf(params));
+      return signatureHelp(tokens, positions.offsetAt(this.positionOf(params)));
     }));
     connection.onDefinition(this.guard("definition", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const analysis = await this.currentAnalysis(params);
@@ -299,7 +295,7 @@ class VigilServer {
    * Checks the current version of a document and publishes its diagnostics. Returns the analysis,
    * or undefined when a newer check took over while this one waited for the workspace.
    */
-  private async check(uri: string): Promise<Analysis | undefined> {
+  private async check(uri: string, options: { readonly waitForSamples?: boolean } = {}): Promise<Analysis | undefined> {
     const state = this.states.get(uri);
     if (state === undefined) return undefined;
     clearTimeout(state.timer);
@@ -309,8 +305,17 @@ class VigilServer {
     const work = new AbortController();
     state.work = work;
     const file = uriToPath(uri);
-    const generation = this.workspace.generation;
-    const context = await this.workspace.contextOf(file);
+    let generation = this.workspace.generation;
+    const loading = this.workspace.contextOf(file);
+    let context: PolicyContext | undefined = options.waitForSamples === true ? await loading : await Promise.race([loading, delay(samplesPatienceMs)]);
+    if (context === undefined) {
+      // The samples take long to read (a long trace): the document is checked without them now, and
+      // again once they are read. Requests wait for them (an analysis of generation -1 is never current).
+      context = this.workspace.folderOf(file ?? "") !== undefined ? { root: this.workspace.folderOf(file ?? "")! } : {};
+      generation = -1;
+      this.sendStatus({ text: "Vigil: reading the sample traces…", severity: "info" });
+      void loading.then(() => this.states.get(uri) === state && this.schedule(uri, 0)).catch(() => undefined);
+    }
     const document = this.documents.get(uri);
     if (work.signal.aborted || document === undefined || this.states.get(uri) !== state) return undefined;
     let analysis: Analysis;
@@ -323,8 +328,10 @@ class VigilServer {
     state.analysis = analysis;
     this.publish(analysis);
     this.prepareVerdicts(state, analysis, work.signal);
-    this.announce(analysis.context);
-    this.updateWatchers();
+    if (generation !== -1) {
+      this.announce(analysis.context);
+      this.updateWatchers();
+    }
     return analysis;
   }
 
@@ -336,7 +343,7 @@ class VigilServer {
       if (state === undefined) break;
       const latest = state.analysis;
       if (latest !== undefined && latest.version === document.version && latest.generation === this.workspace.generation) return latest;
-      const checked = await this.check(document.uri);
+      const checked = await this.check(document.uri, { waitForSamples: true });
       if (checked !== undefined) return checked;
     }
     throw new ResponseError(LSPErrorCodes.ContentModified, "the document kept changing while it was checked");
@@ -462,6 +469,14 @@ class VigilServer {
           message: `Vigil: no ${configFileName} found, so policies are checked for syntax and structure only. Add one with sample traces ({"traces": ["*.jsonl"]}) to check names against them and see verdicts.`,
         });
       }
+    } else if (samples.traces.length + samples.schemas.length === 0) {
+      // A config that gives this policy no samples (its folder has none): still syntax and structure only.
+      const tooltip = [...(samples.section !== undefined ? [`config: ${samples.section.configFile}`] : []), ...samples.problems.map((problem) => `⚠ ${problem}`)].join("\n");
+      status = {
+        text: "Vigil: no sample traces — syntax and structure only",
+        ...(tooltip.length > 0 ? { tooltip } : {}),
+        severity: samples.problems.length > 0 ? "warning" : "info",
+      };
     } else {
       const traces = samples.traces.filter((t) => t.usable).length;
       const schemas = samples.schemas.filter((s) => s.usable).length;
@@ -481,6 +496,10 @@ class VigilServer {
       };
       this.publishSampleDiagnostics(samples);
     }
+    this.sendStatus(status);
+  }
+
+  private sendStatus(status: StatusParams): void {
     const key = JSON.stringify(status);
     if (key === this.lastStatus) return;
     this.lastStatus = key;
@@ -545,6 +564,16 @@ class VigilServer {
     return document;
   }
 
+  /** The positions and tokens of a document's current text, without waiting for a check. */
+  private tokensOf(document: TextDocument): { positions: TextPositions; tokens: readonly Token[] } {
+    const state = this.states.get(document.uri);
+    if (state?.tokens?.version === document.version) return state.tokens;
+    const positions = new TextPositions(document.getText());
+    const scanned = { version: document.version, positions, tokens: scanTokens(positions.text) };
+    if (state !== undefined) state.tokens = scanned;
+    return scanned;
+  }
+
   private positionOf(params: { position?: Position }): Position {
     const position = params.position;
     if (typeof position?.line !== "number" || typeof position.character !== "number") {
@@ -592,6 +621,10 @@ class VigilServer {
     this.connection.console.error(`${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   }
 
+}
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
 }
 
 function hasUsableTraces(samples: SampleSet | undefined): samples is SampleSet {

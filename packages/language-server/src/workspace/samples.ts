@@ -27,7 +27,7 @@ import { configFileName, type SampleSection } from "./config.js";
  */
 
 /** How many events of a trace are kept for the lenses; a longer run is judged again from its file. */
-const KEPT_EVENTS = 200_000;
+const KEPT_EVENTS = 20_000;
 /** How many distinct values of one key are counted (the signature keeps as many). */
 const COUNTED_VALUES_PER_KEY = 10_000;
 
@@ -94,7 +94,13 @@ export async function loadSampleSet(sources: SampleSources, signal?: AbortSignal
   const expand = async (patterns: readonly string[], directory: string, origin: string): Promise<void> => {
     for (const pattern of patterns) {
       watched.push(isAbsolute(pattern) ? { base: dirname(pattern), pattern: basename(pattern) } : { base: directory, pattern });
-      const matches = isAbsolute(pattern) && !/[*?[{]/.test(pattern) ? [pattern] : await glob(pattern, { cwd: directory, absolute: true, onlyFiles: true, dot: true });
+      let matches: string[];
+      try {
+        matches = isAbsolute(pattern) && !/[*?[{]/.test(pattern) ? [pattern] : await glob(pattern, { cwd: directory, absolute: true, onlyFiles: true, dot: true });
+      } catch (error) {
+        problems.push(`${origin}: "${pattern}" cannot be read: ${(error as Error).message}`);
+        continue;
+      }
       if (matches.length === 0) problems.push(`${origin}: "${pattern}" matches no file`);
       for (const match of matches.sort()) traceFiles.add(resolve(match));
     }

@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { formDescriptions, forms, responseDescriptions } from "../src/forms.js";
+import { root } from "./support/lsp-client.js";
+
+/** The hovers' and signature help's words for each form are the documentation's, word for word. */
+
+const language = readFileSync(join(root, "docs/language.md"), "utf8");
+const semantics = readFileSync(join(root, "docs/semantics.md"), "utf8");
+
+describe.each(forms)("the form %s", (form) => {
+  const description = formDescriptions[form];
+
+  it("says when it holds as docs/language.md does", () => {
+    expect(language).toContain(`| ${description.holdsWhen} |`);
+  });
+
+  it("gives its Figure 5 requirement and reading as docs/semantics.md does", () => {
+    expect(semantics).toContain(`| \`${form === "bresp" ? "bresp[ℓ](ψ, ψ′)" : tableForm(form)}\` (${description.figureName}) | ${description.requirement} | ${description.reading} |`);
+  });
+
+  it("labels each parameter within its signature", () => {
+    for (const parameter of description.parameters) expect(description.label).toContain(parameter.label);
+  });
+});
+
+it("describes each response as docs/language.md does", () => {
+  for (const [response, text] of Object.entries(responseDescriptions)) expect(language).toContain(`| \`${response}\` | ${text} |`);
+});
+
+function tableForm(form: string): string {
+  switch (form) {
+    case "abs":
+      return "abs(ψ)";
+    case "until":
+      return "until(ψ, ψ′, ψb)";
+    case "always":
+      return "always Θ";
+    default:
+      return `${form}(ψ, ψ′)`;
+  }
+}
