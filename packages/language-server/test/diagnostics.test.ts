@@ -175,3 +175,33 @@ async function latestWatchers(server: TestServer, test: (watchers: any[]) => boo
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe("a client that registers nothing and takes no snippets", () => {
+  let server: TestServer;
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = await copyFixture("workspace");
+    server = await TestServer.start({
+      folders: [workspace],
+      capabilities: { workspace: { workspaceEdit: { documentChanges: false } }, textDocument: { completion: { completionItem: { snippetSupport: false } } } },
+      initializationOptions: { settings: { sampleTraces: [] } },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("still checks against the samples, completes in plain text and edits without versions", async () => {
+    const uri = uriOf(join(workspace, "draft.vigil"));
+    const published = await server.open(uri, "policy draft {\n  rule r: prec(action in {deplyo}, action in {check})\n}\n");
+    expect(published.diagnostics.map((d: any) => d.code)).toEqual(["V1101"]);
+    const list = await server.request("textDocument/completion", { textDocument: { uri }, position: { line: 1, character: 10 } });
+    const prec = list.items.find((item: any) => item.label.startsWith("prec("));
+    expect(prec.insertTextFormat).toBeUndefined();
+    expect(prec.textEdit.newText).toBe("prec(ψ, ψ')");
+    const actions = await server.request("textDocument/codeAction", { textDocument: { uri }, range: published.diagnostics[0].range, context: { diagnostics: published.diagnostics } });
+    expect(actions[0].edit).toEqual({ changes: { [uri]: [{ range: published.diagnostics[0].range, newText: "deploy" }] } });
+    expect(server.serverRequests.filter((r) => r.method === "client/registerCapability")).toEqual([]);
+  });
+});

@@ -77,6 +77,18 @@ describe("the examples workspace", () => {
     expect(fixed.some((lens: any) => lens.command.title.startsWith("violated at event"))).toBe(true);
   });
 
+  it("completes the actions of Claude Code transcripts, grounded shell commands included", async () => {
+    const uri = uriOf(policy);
+    const text = await readFile(policy, "utf8");
+    const marker = 'rule no_force_push: abs(action in {';
+    const line = text.slice(0, text.indexOf(marker)).split("\n").length - 1;
+    const list = await server.request("textDocument/completion", { textDocument: { uri }, position: { line, character: marker.length + 2 } });
+    const labels = list.items.map((item: any) => item.label);
+    // Read and Edit are the agent's tools; "git commit" is a command grounded out of a Bash call.
+    expect(labels).toEqual(expect.arrayContaining(["Read", "Edit", "Bash", '"git commit"', '"git push"', "pytest"]));
+    expect(list.items.find((item: any) => item.label === '"git commit"').textEdit.newText).toBe('"git commit"');
+  });
+
   it("takes each example folder's own traces (vigil.config.json folders)", async () => {
     const dashcam = join(examples, "dashcam", "dashcam.vigil");
     const uri = uriOf(dashcam);
