@@ -133,9 +133,11 @@ class VigilServer {
     connection.onInitialize((params) => this.initialize(params));
     connection.onInitialized(() => void this.initialized());
 
+    // Opening a document also fires a change of its content, which checks it (at once: it is quiet).
     documents.onDidOpen(({ document }) => {
+      const previous = this.states.get(document.uri);
+      if (previous !== undefined) this.forget(previous);
       this.states.set(document.uri, {});
-      this.schedule(document.uri, 0);
     });
     documents.onDidChangeContent(({ document }) => {
       if (!this.states.has(document.uri)) this.states.set(document.uri, {});
@@ -246,7 +248,7 @@ class VigilServer {
       capabilities: {
         textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
         hoverProvider: true,
-        completionProvider: { triggerCharacters: ["{", ",", ".", "(", "$", " "], resolveProvider: false },
+        completionProvider: { triggerCharacters: ["{", ",", ".", "(", ":"], resolveProvider: false },
         signatureHelpProvider: { triggerCharacters: ["(", ","], retriggerCharacters: [","] },
         definitionProvider: true,
         referencesProvider: true,
