@@ -52,6 +52,12 @@ export interface JudgeRunOptions {
    * millions of witnesses then holds a line number for each. Off by default.
    */
   readonly witnessLines?: boolean;
+  /**
+   * Cancels the run (an editor's check made stale by a newer edit): looked at between the pieces of
+   * the file read and every few thousand events. An aborted run rejects with `signal.reason`, and
+   * its file is closed.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Where a run comes from: a file, read here, or text already read (standard input, say). */
@@ -99,6 +105,9 @@ const SIGNATURE_VALUES_PER_KEY = 10_000;
 /** How many of the last events are at hand when a witness among them is found. */
 const RECENT_EVENTS = 1024;
 
+/** How many events are judged between two looks at the abort signal. */
+const ABORT_CHECK_INTERVAL = 4096;
+
 /**
  * Judges one run against a compiled policy. Never throws on bad input; the policy must be `ok`.
  *
@@ -110,6 +119,8 @@ const RECENT_EVENTS = 1024;
  */
 export async function judgeRun(policy: CompiledPolicy, source: RunSource, options: JudgeRunOptions = {}): Promise<RunJudgement> {
   if (!policy.ok) throw new Error("the policy has errors; fix them before judging a run (see its diagnostics)");
+  const { signal } = options;
+  signal?.throwIfAborted();
   const engine = options.engine ?? "eval";
   // Given text is held whole anyway (and has no file to read again): its events are kept too.
   const keep = options.keepEvents === true || engine === "smt" || source.text !== undefined;
@@ -137,6 +148,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   let eventCount = 0;
   const take = (events: readonly TraceEvent[]): void => {
     for (const event of events) {
+      if (signal !== undefined && eventCount % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
       eventCount++;
       signature.add(event);
       recent[event.position % RECENT_EVENTS] = event;
@@ -153,7 +165,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     take(whole.trace.events);
     read = whole;
   } else {
-    const streamed = await readFileEvents(source.file, reading, take, () => run?.exhausted === true);
+    const streamed = await readFileEvents(source.file, reading, take, { stop: () => run?.exhausted === true, ...(signal !== undefined ? { signal } : {}) });
     if ("code" in streamed) {
       return { file: source.file, detected: false, calls: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
     }
@@ -181,6 +193,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
           engine,
           ...(options.decider !== undefined ? { decider: options.decider } : {}),
           ...(options.smt !== undefined ? { smt: options.smt } : {}),
+          ...(signal !== undefined ? { signal } : {}),
         });
   // The first witnesses of each statement as events, every witness as a line: what was not caught
   // while reading (witnesses only the end of the run makes final) is read again.
@@ -204,7 +217,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
   }
   if (missing.size > 0) {
-    for (const [position, event] of await readEventsAt(source.file, reading, missing)) {
+    for (const [position, event] of await readEventsAt(source.file, reading, missing, signal)) {
       if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
       if (missingEvents.has(position)) witnessEvents.set(position, event);
     }
@@ -258,27 +271,38 @@ export async function readRunSignature(source: RunSource, options: Pick<JudgeRun
   };
 }
 
+/** How a file is read: when to stop, which events only, and the signal that cancels the reading. */
+interface FileReading {
+  /** Whether to stop reading (the run is past its budget, or every event wanted is found); the rest is not read. */
+  readonly stop?: () => boolean;
+  /** Only the events at these positions, of a run read before without errors (see `createRecordingReader`). */
+  readonly only?: ReadonlySet<number>;
+  readonly signal?: AbortSignal;
+}
+
 /** Reads a regular file piece by piece, handing each completed event to `take`. */
 async function readFileEvents(
   file: string,
   options: ReadRecordingOptions,
   take: (events: readonly TraceEvent[]) => void,
-  /** Whether to stop reading (the run is past its budget); the rest of the file is not read. */
-  stop: () => boolean = () => false,
+  { stop, only, signal }: FileReading = {},
 ): Promise<Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] }> {
   const handle = await openRegularFile(file);
   if (!isHandle(handle)) return handle;
-  const reader = createRecordingReader(options);
+  const reader = createRecordingReader(options, only);
   let stopped = false;
   try {
     for await (const piece of readRegularFileInPieces(handle)) {
+      signal?.throwIfAborted();
       take(reader.push(piece));
-      if (stop()) {
+      if (stop?.() === true) {
         stopped = true;
         break;
       }
     }
   } catch (error) {
+    // A cancelled reading rejects with the signal's reason; only a failure to read is a diagnostic.
+    signal?.throwIfAborted();
     return diagnostic("T0004", `cannot read the trace \`${file}\`: ${(error as Error).message}`, { file });
   } finally {
     await handle.close();
@@ -295,13 +319,17 @@ async function readFileEvents(
 }
 
 /**
- * The events at some positions of a run read from a file (a second reading, keeping only those):
- * what a report that shows a few events of a long run needs, in memory bounded by the positions.
+ * The events at some positions of a run read from a file and judged (a second reading, keeping only
+ * those): what a report that shows a few events of a long run needs, in memory bounded by the
+ * positions. The reading stops at the last position wanted; in canonical JSON Lines the lines
+ * before it are counted, not parsed (the run was read without errors: one event per line).
  */
-export async function readEventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>): Promise<Map<number, TraceEvent>> {
+export async function readEventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>, signal?: AbortSignal): Promise<Map<number, TraceEvent>> {
   const found = new Map<number, TraceEvent>();
-  await readFileEvents(file, options, (events) => {
+  if (positions.size === 0) return found;
+  const take = (events: readonly TraceEvent[]): void => {
     for (const event of events) if (positions.has(event.position)) found.set(event.position, event);
-  });
+  };
+  await readFileEvents(file, options, take, { only: positions, stop: () => found.size === positions.size, ...(signal !== undefined ? { signal } : {}) });
   return found;
 }

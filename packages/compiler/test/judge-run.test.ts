@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compile, judgeRun } from "@vigil/compiler";
+import { compile, judgeRun, readEventsAt, readRecording } from "@vigil/compiler";
 import { describe, expect, it } from "vitest";
 
 /**
@@ -47,5 +47,72 @@ describe("judgeRun", () => {
     const judged = await judgeRun(policy, { file }, { budgetMs: 0 });
     expect(judged.eventCount).toBeLessThan(20_000);
     expect(judged.report!.statements.every((s) => !s.holds && s.undecided !== undefined)).toBe(true);
+  });
+
+  it("reads again only up to the last event wanted, and gives the events a whole reading gives", async () => {
+    const whole = readRecording(readFileSync(file, "utf8"), { file }).trace.events;
+    const positions = new Set([1, 2, 4096, 4097, 12_345, 20_000]);
+    const found = await readEventsAt(file, { file }, positions);
+    expect([...found.keys()].sort((a, b) => a - b)).toEqual([...positions]);
+    for (const position of positions) expect(found.get(position)).toEqual(whole[position - 1]);
+    // Grounded, positions are not one per line: the run is read as usual and the others dropped.
+    const grounded = await readEventsAt(file, { file, ground: true }, positions);
+    for (const position of positions) expect(grounded.get(position)).toEqual(whole[position - 1]);
+  });
+});
+
+/** How many of this process's open files are `path`. */
+function openDescriptorsOf(path: string): number {
+  let count = 0;
+  for (const descriptor of readdirSync("/proc/self/fd")) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${descriptor}`) === path) count++;
+    } catch {
+      // The descriptor was closed while the list was read.
+    }
+  }
+  return count;
+}
+
+/** A real signal that its owner aborts at the `at`-th look the run takes at it. */
+function abortedAtLook(at: number, reason: Error): { signal: AbortSignal; looks: () => number } {
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const look = signal.throwIfAborted.bind(signal);
+  let looks = 0;
+  signal.throwIfAborted = () => {
+    if (++looks === at) controller.abort(reason);
+    look();
+  };
+  return { signal, looks: () => looks };
+}
+
+describe("judgeRun cancelled by a signal", () => {
+  it("rejects with the signal's reason before reading anything", async () => {
+    const controller = new AbortController();
+    const reason = new Error("superseded by a newer edit");
+    controller.abort(reason);
+    await expect(judgeRun(policy, { file }, { signal: controller.signal })).rejects.toBe(reason);
+    expect(openDescriptorsOf(file)).toBe(0);
+  });
+
+  it("stops between the pieces of a file and closes it", async () => {
+    const reason = new Error("stale");
+    const { signal, looks } = abortedAtLook(3, reason);
+    await expect(judgeRun(policy, { file }, { signal })).rejects.toBe(reason);
+    // Cancelled in the middle: the file is some twenty pieces, and the run stopped at the third
+    // look (the fourth is the reading's own, as it tells a cancellation from a failure to read).
+    expect(looks()).toBe(4);
+    expect(openDescriptorsOf(file)).toBe(0);
+    // Nothing is left behind: the same run, not cancelled, is judged as before.
+    const judged = await judgeRun(policy, { file });
+    expect(judged.eventCount).toBe(20_000);
+  });
+
+  it("stops a run given as text every few thousand events", async () => {
+    const reason = new Error("stale");
+    const { signal, looks } = abortedAtLook(2, reason);
+    await expect(judgeRun(policy, { file, text: readFileSync(file, "utf8") }, { signal })).rejects.toBe(reason);
+    expect(looks()).toBe(2);
   });
 });

@@ -62,9 +62,14 @@ export interface RecordingReader {
  * A reader for a recording given in pieces. Shell calls are grounded as for `readRecording`: each
  * piece's completed events are grounded when they are handed out, unless an error has been found
  * by then (a run with errors is not judged).
+ *
+ * With `onlyPositions`, the reader hands out only the events at those positions, of a run that was
+ * read before without errors: a second reading for the few events a report shows. Canonical JSON
+ * Lines (not grounded) has one event per non-blank line in such a run, so the other lines are
+ * counted and not parsed; other recordings are read whole and the other events dropped.
  */
-export function createRecordingReader(options: ReadRecordingOptions = {}): RecordingReader {
-  return new TraceReader(options);
+export function createRecordingReader(options: ReadRecordingOptions = {}, onlyPositions?: ReadonlySet<number>): RecordingReader {
+  return new TraceReader(onlyPositions !== undefined ? { ...options, onlyPositions } : options);
 }
 
 /**

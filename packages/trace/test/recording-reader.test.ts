@@ -167,4 +167,56 @@ describe("createRecordingReader", () => {
     expect(handed).toBe(20_000);
     expect(largestHeld).toBe(0);
   });
+
+  it("hands out, when the input ends, as many calls as were left unanswered, without a spread that overflows the stack", () => {
+    // 200,000 calls, none answered: every one comes out at the end, in one list.
+    const calls = 200_000;
+    const text = Array.from({ length: calls }, (_, id) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "t", arguments: { k: id } } })).join("\n");
+    const whole = readRecording(text, { format: "mcp" });
+    expect(whole.trace.events).toHaveLength(calls);
+    expect(whole.trace.events[calls - 1]).toMatchObject({ position: calls, action: "t", args: { k: calls - 1 } });
+    expect(whole.trace.events[calls - 1]!.status).toBeUndefined();
+  });
+});
+
+describe("createRecordingReader for some positions only", () => {
+  /** The events at `positions` of `text` pushed in pieces, by a reader that hands out only those. */
+  function readAt(text: string, positions: ReadonlySet<number>, options: ReadRecordingOptions = {}, pieces = 7) {
+    const reader = createRecordingReader(options, positions);
+    const events: TraceEvent[] = [];
+    for (const piece of cut(text, randomCuts(text.length, pieces, 11))) events.push(...reader.push(piece));
+    events.push(...reader.end());
+    return { events, diagnostics: reader.diagnostics, calls: reader.calls };
+  }
+
+  const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ action: `t${i % 3}`, args: { n: i, path: `/d/${i}` }, ...(i % 4 === 0 ? { output: `o${i}` } : {}) }));
+  // Blank lines and a CRLF: positions count events, not lines.
+  const run = [lines[0], "", ...lines.slice(1, 20), "   ", `${lines[20]}\r`, ...lines.slice(21)].join("\n");
+  const wanted = new Set([1, 2, 20, 21, 22, 50]);
+
+  it.each<[string, string, ReadRecordingOptions]>([
+    ["canonical JSON Lines", run, {}],
+    ["canonical JSON Lines, grounded", run, { ground: true }],
+    ["a canonical JSON array", `[${lines.join(",\n")}]`, {}],
+    ["a Claude Code transcript", claudeSession, {}],
+    ["an MCP log", readFileSync(join(fixtures, "mcp-session.jsonl"), "utf8"), {}],
+  ])("%s: hands out the events a whole reading has at those positions, and only those", (_, text, options) => {
+    const whole = readRecording(text, options).trace.events;
+    const positions = new Set([...wanted].filter((position) => position <= whole.length));
+    expect(positions.size).toBeGreaterThan(1);
+    const read = readAt(text, positions, options);
+    expect(read.events).toEqual(whole.filter((event) => positions.has(event.position)));
+    expect(read.calls).toBe(readRecording(text, options).calls);
+  });
+
+  it("counts the lines of other positions in canonical JSON Lines without parsing them (the run was read before without errors)", () => {
+    // Were the line at position 3 parsed, it would be an error; it is only counted.
+    const text = [lines[0], lines[1], "{not json", lines[3], lines[4]].join("\n");
+    const read = readAt(text, new Set([2, 4]));
+    expect(read.events.map((event) => [event.position, event.args["n"]])).toEqual([
+      [2, 1],
+      [4, 3],
+    ]);
+    expect(read.diagnostics).toEqual([]);
+  });
 });

@@ -36,6 +36,14 @@ export interface TraceReaderOptions {
    * per line, or an empty trace). `readTrace` reads canonical events without that check.
    */
   readonly checkRequestedFormat?: boolean;
+  /**
+   * Hand out only the events at these positions, of a run that was read before without errors (a
+   * second reading, for the few events a report shows of a long run). In canonical JSON Lines that
+   * is not grounded, a run without errors has exactly one event per non-blank line, so the lines of
+   * the other positions are counted and not parsed; any other recording is read as usual (pairing
+   * and grounding number events across records) and the other events are dropped.
+   */
+  readonly onlyPositions?: ReadonlySet<number>;
 }
 
 /** How many diagnostics a reader keeps; the rest are counted in one closing diagnostic. */
@@ -87,6 +95,9 @@ export class TraceReader {
   private readonly requested: TraceFormat | "auto";
   private readonly checkRequestedFormat: boolean;
   private readonly groundOption: boolean | undefined;
+  private readonly onlyPositions: ReadonlySet<number> | undefined;
+  /** Whether lines at unwanted positions are skipped unread (see `onlyPositions`). */
+  private skipUnwanted = false;
   private readonly sink: KeptDiagnostics;
   private decided: { readonly format: TraceFormat | undefined; readonly layout: Layout } | undefined;
   private ground = false;
@@ -110,6 +121,8 @@ export class TraceReader {
   /** The recording's events completed in the current step, before grounding. */
   private batch: TraceEvent[] = [];
   private canonicalEvents = 0;
+  /** Canonical events skipped unread in the current step (see `onlyPositions`). */
+  private skipped = 0;
 
   /** Counts: the recording's events, those grounding added, and all events handed out. */
   calls = 0;
@@ -121,6 +134,7 @@ export class TraceReader {
     this.requested = options.format ?? "auto";
     this.checkRequestedFormat = options.checkRequestedFormat ?? true;
     this.groundOption = options.ground;
+    this.onlyPositions = options.onlyPositions;
     this.sink = new KeptDiagnostics(this.file);
     this.canonical = canonicalReading(this.file, this.sink);
   }
@@ -167,11 +181,16 @@ export class TraceReader {
       this.ended = true;
       if (this.decided?.layout === "lines") this.splitter!.end();
       else if (this.decided?.layout === "document") this.readDocument();
-      if (this.pairing !== undefined) this.batch.push(...this.pairing.finish());
-    } else if (this.pairing !== undefined) this.batch.push(...this.pairing.take());
+      if (this.pairing !== undefined) this.addToBatch(this.pairing.finish());
+    } else if (this.pairing !== undefined) this.addToBatch(this.pairing.take());
     const recorded = this.batch;
     this.batch = [];
     return this.deliver(recorded);
+  }
+
+  /** Adds events to the batch one by one: a spread of a list as long as the input could overflow the stack. */
+  private addToBatch(events: readonly TraceEvent[]): void {
+    for (const event of events) this.batch.push(event);
   }
 
   /** Starts reading once the format is decided, with the text held so far. */
@@ -187,6 +206,7 @@ export class TraceReader {
     if (format === "claude-code" || format === "mcp") this.pairing = new CallPairing(this.context());
     if (format === "mcp") this.mcp = new McpLog(this.pairing!, this.context());
     if (decision.layout !== "lines") return;
+    this.skipUnwanted = this.onlyPositions !== undefined && format === "jsonl" && !this.ground;
     this.splitter = new LineSplitter(format === "jsonl" ? this.canonicalLine : format === "mcp" ? this.mcpLine : this.claudeCodeLine);
     const held = this.held;
     this.held = "";
@@ -198,6 +218,11 @@ export class TraceReader {
   }
 
   private readonly canonicalLine = (text: string, line: number, offset: number): void => {
+    if (this.skipUnwanted && !this.onlyPositions!.has(this.canonicalEvents + 1)) {
+      this.canonicalEvents++;
+      this.skipped++;
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -365,7 +390,7 @@ export class TraceReader {
       );
       return;
     }
-    this.batch.push(...readChatMessages(document, text, { ...this.context(), lines }));
+    this.addToBatch(readChatMessages(document, text, { ...this.context(), lines }));
   }
 
   private parseDocument(text: string, lines: LineIndex): unknown {
@@ -391,6 +416,13 @@ export class TraceReader {
    * events handed out before.
    */
   private deliver(recorded: TraceEvent[]): TraceEvent[] {
+    if (this.skipUnwanted) {
+      // Canonical events, not grounded: their positions are already the positions handed out.
+      this.calls += recorded.length + this.skipped;
+      this.delivered += recorded.length + this.skipped;
+      this.skipped = 0;
+      return recorded;
+    }
     this.calls += recorded.length;
     const base = this.delivered;
     let events: TraceEvent[];
@@ -403,7 +435,8 @@ export class TraceReader {
       events = recorded.map((event, index) => (event.position === base + index + 1 ? event : renumbered(event, base + index + 1, 0)));
     }
     this.delivered += events.length;
-    return events;
+    const only = this.onlyPositions;
+    return only === undefined ? events : events.filter((event) => only.has(event.position));
   }
 }
 

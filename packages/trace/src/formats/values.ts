@@ -36,8 +36,9 @@ export function valueFlags(value: unknown, depth: number): number {
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) flags |= valueFlags(value[i], depth + 1);
       } else {
+        // `for…in` with an own-property test: the keys `Object.keys` lists, without allocating them.
         const object = value as Record<string, unknown>;
-        for (const key of Object.keys(object)) flags |= valueFlags(object[key], depth + 1);
+        for (const key in object) if (hasOwn.call(object, key)) flags |= valueFlags(object[key], depth + 1);
       }
       return flags;
     }
@@ -45,6 +46,8 @@ export function valueFlags(value: unknown, depth: number): number {
       return 0;
   }
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** The dotted path of the first value nested deeper than `maximumValueDepth`, if any (iterative: never overflows). */
 export function tooDeep(value: unknown): string | undefined {
