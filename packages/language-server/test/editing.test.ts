@@ -169,6 +169,7 @@ describe("completion", () => {
     expect(await labels("policy draft {\n  rule r: abs(env <|>\n}\n")).toEqual(expect.arrayContaining(["in {…}", '~ "…"', "= $x", "and", "or"]));
     expect(await labels("policy draft {\n  rule r: abs(action in {deploy}) <|>\n}\n")).toEqual(expect.arrayContaining(['block "…"', "warn", "ask", "rule", "pattern"]));
     expect(await labels("policy draft {\n  rule r: abs(status = <|>\n}\n")).toEqual(["ok", "error"]);
+    expect(await labels('policy draft {\n  rule r: abs(action in {deploy}) warn "Say why."\n  <|>\n}\n')).toEqual(["pattern", "rule"]);
   });
 
   it("declarations in a policy and a policy at the top level", async () => {

@@ -1,5 +1,5 @@
 import { nameText } from "@vigil/syntax";
-import { keyPathId, type JsonValue, type Signature } from "@vigil/trace";
+import { keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Range } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
 import { formDescriptions, forms, keywordDescriptions, responseDescriptions } from "../forms.js";
@@ -14,7 +14,6 @@ import type { SampleSet } from "../workspace/samples.js";
  */
 
 export interface CompletionInput {
-  readonly text: string;
   readonly positions: TextPositions;
   readonly tokens: readonly Token[];
   readonly offset: number;
@@ -137,8 +136,12 @@ function contextAt(all: readonly Token[], lastIndex: number): Context {
     if (afterKeyword.length === 3) return { kind: "operand", temporal: true };
     return expressionContext(tokens, true, nested ? undefined : "rule");
   }
-  // A form's operands: inside its parentheses, or after them at the rule's level.
-  if (!nested) return isPunctuation(previous, ")") ? { kind: "after-statement" } : { kind: "none" };
+  // A form's operands: inside its parentheses, or after them at the rule's level (where a response,
+  // then its remediation, then the next declaration may come).
+  if (!nested) {
+    if (isPunctuation(previous, ")")) return { kind: "after-statement" };
+    return afterKeyword.slice(3).some((token) => isPunctuation(token, "(")) ? { kind: "declaration" } : { kind: "none" };
+  }
   return expressionContext(tokens, false, undefined);
 }
 
@@ -443,22 +446,8 @@ function keyEvents(samples: SampleSet | undefined, segments: readonly string[]):
 
 function valueEvents(samples: SampleSet | undefined, segments: readonly string[], value: JsonValue): number {
   const id = keyPathId(segments);
-  const key = literalKey(value);
+  const key = valueKey(value);
   return sum(samples, (trace) => trace.statistics.keys.get(id)?.values.get(key)?.events ?? 0);
-}
-
-/** `valueKey` of a scalar (the statistics count scalars by it). */
-function literalKey(value: JsonValue): string {
-  switch (typeof value) {
-    case "string":
-      return `s:${value}`;
-    case "number":
-      return `n:${Object.is(value, -0) ? 0 : value}`;
-    case "boolean":
-      return `b:${value}`;
-    default:
-      return "null";
-  }
 }
 
 /** Completion items in the order they are added (the client filters them by what is typed). */

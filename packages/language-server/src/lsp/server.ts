@@ -175,7 +175,6 @@ class VigilServer {
       // Completion runs on every keystroke: it reads the current text's tokens and the names of the
       // latest analysis (which may be a few keystrokes old), and never waits for a check.
       return completions({
-        text: positions.text,
         positions,
         tokens,
         offset,
