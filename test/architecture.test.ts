@@ -18,7 +18,8 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   smt: ["@vigil/diagnostics", "@vigil/checker", "@vigil/engine", "@vigil/trace", "z3-solver"],
   compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt"],
   "language-server": ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "vscode-languageserver", "vscode-languageserver-textdocument", "tinyglobby"],
-  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
+  runtime: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/engine", "@vigil/trace", "better-sqlite3", "@modelcontextprotocol/sdk"],
+  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/runtime", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
 };
 
 function sources(directory: string): string[] {

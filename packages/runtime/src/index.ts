@@ -1,1 +1,20 @@
-export {};
+/**
+ * Vigil in the agent's call path: the enforcement database (each run's monitor state, its events,
+ * the calls it decided, compiled policies by hash, the hash-chained audit log), the `Enforcer`
+ * that decides and records in one transaction, the Claude Code hook, the HTTP sidecar, the MCP
+ * gateway, and the audit log's verification and replay.
+ */
+export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, ChainAlgorithm, VerifyResult } from "./audit-chain.js";
+export { appendAudit, canonicalRecord, GENESIS_HASH, linkHash, readAudit, verifyAudit } from "./audit-chain.js";
+export type { CallEvent, CallResultContent } from "./call-events.js";
+export { CallEventsError, callEvents, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";
+export type { CallDecision, CallRecord } from "./decide-call.js";
+export { decideCall, mergeViolations, recordCall, verdictOf } from "./decide-call.js";
+export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
+export { Enforcer } from "./enforcer.js";
+export type { EnforcedPolicy } from "./policy.js";
+export { decodeProgram, encodeProgram, loadPolicy, PolicyError, policyHash } from "./policy.js";
+export type { InvolvedEvent } from "./reason.js";
+export { decisionReason, describeEvent, describeViolation, printable } from "./reason.js";
+export type { OpenStoreOptions } from "./store.js";
+export { SCHEMA_VERSION, Store, StoreError } from "./store.js";

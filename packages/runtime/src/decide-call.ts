@@ -1,0 +1,92 @@
+import type { CheckedStatement, Decision, Violation } from "@vigil/compiler";
+import { Monitor } from "@vigil/engine";
+import type { CallEvent } from "./call-events.js";
+
+/**
+ * One tool call may be several events (a shell call and the commands grounded from it). The call
+ * runs only if every one of them may: each event is decided on the run so far plus the call's
+ * events before it, taken as having succeeded (their outputs are not known yet). The monitor keeps
+ * no trace of the probe: a call becomes part of the run only when its result is recorded.
+ *
+ * Taking an earlier event of the same call as succeeded with no output is one of its possible
+ * outcomes, so a violation every outcome would give is found (nothing is allowed that must be
+ * blocked); a rule that reads the output of an earlier command of the same call may block a call
+ * that some output would have let through (fail closed).
+ */
+
+export interface CallDecision {
+  readonly decision: Decision;
+  /** Every rule a call's event would break, each once, with the witnesses of all its events. */
+  readonly violations: readonly Violation[];
+  /** Why the call could not be decided (it is then blocked). */
+  readonly error?: string;
+  /** The position the call's first event takes if it runs next. */
+  readonly position: number;
+}
+
+/** The id of a probe: pending calls of a run's monitor are never kept, so no real call has it. */
+const PROBE = "\u0000vigil-probe";
+
+export function decideCall(monitor: Monitor, statements: readonly CheckedStatement[], events: readonly CallEvent[], decisionBudgetMs?: number): CallDecision {
+  const position = monitor.length + 1;
+  if (events.length === 0) return { decision: "block", violations: [], error: "the call makes no event", position };
+  const decided = [];
+  if (events.length === 1) {
+    decided.push(monitor.decide({ id: PROBE, action: events[0]!.action, args: events[0]!.args }));
+    monitor.cancel(PROBE);
+  } else {
+    const scratch = new Monitor(statements, { restore: monitor.snapshot(), ...(decisionBudgetMs !== undefined ? { decisionBudgetMs } : {}) });
+    events.forEach((event, index) => {
+      const id = `${PROBE}${index}`;
+      decided.push(scratch.decide({ id, action: event.action, args: event.args }));
+      if (index < events.length - 1) scratch.record({ id, action: event.action, args: event.args, status: "ok" });
+    });
+  }
+  const errors = decided.flatMap((d) => (d.error !== undefined ? [d.error] : []));
+  const violations = mergeViolations(decided.flatMap((d) => d.violations));
+  const decision: Decision =
+    errors.length > 0 || decided.some((d) => d.decision === "block") ? "block" : decided.some((d) => d.decision === "ask") ? "ask" : "allow";
+  return { decision, violations, ...(errors.length > 0 ? { error: errors.join("; ") } : {}), position };
+}
+
+/** What recording a call's events revealed: violations only the complete events show. */
+export interface CallRecord {
+  /** The positions the call's events took, in order. */
+  readonly positions: readonly number[];
+  readonly violations: readonly Violation[];
+}
+
+/** Adds a call's events, with their statuses and outputs, to the run. */
+export function recordCall(monitor: Monitor, events: readonly CallEvent[]): CallRecord {
+  const positions: number[] = [];
+  const violations: Violation[] = [];
+  for (const event of events) {
+    const recorded = monitor.record({
+      id: PROBE,
+      action: event.action,
+      args: event.args,
+      status: event.status ?? "ok",
+      ...(event.output !== undefined ? { output: event.output } : {}),
+    });
+    positions.push(recorded.position);
+    violations.push(...recorded.violations);
+  }
+  return { positions, violations: mergeViolations(violations) };
+}
+
+/** One violation per rule, with the witnesses of all of them, in the order the rules were first broken. */
+export function mergeViolations(violations: readonly Violation[]): Violation[] {
+  const byRule = new Map<string, Violation>();
+  for (const violation of violations) {
+    const key = `${violation.policy}\u0000${violation.name}`;
+    const seen = byRule.get(key);
+    if (seen === undefined) byRule.set(key, violation);
+    else byRule.set(key, { ...seen, witnesses: [...new Set([...seen.witnesses, ...violation.witnesses])].sort((a, b) => a - b) });
+  }
+  return [...byRule.values()];
+}
+
+/** How a decision is logged: `warn` is an allowed call that breaks a `warn` rule. */
+export function verdictOf(decision: Decision, violations: readonly Violation[]): "allow" | "warn" | "ask" | "block" {
+  return decision === "allow" && violations.length > 0 ? "warn" : decision;
+}

@@ -1,0 +1,488 @@
+import type { FinalVerdict, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
+import { Monitor } from "@vigil/engine";
+import type { JsonValue } from "@vigil/trace";
+import { appendAudit, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
+import { callEvents, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
+import { decideCall, recordCall, verdictOf } from "./decide-call.js";
+import type { EnforcedPolicy } from "./policy.js";
+import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";
+import type { Store } from "./store.js";
+
+/**
+ * Enforcement of one policy over many runs, with every run's state and every decision in the
+ * database: `decide` before a call, `record` after it, `message` for what the user says, `stop`
+ * when the agent wants to stop, `finish` when the run ends. Each is one transaction that holds the
+ * write lock from its start: it reads the run's monitor state, decides or records, writes the new
+ * state and the events, and appends the audit record, all committed together or not at all. So
+ * processes that enforce the same run at the same time (hooks of parallel tool calls) each see the
+ * others' committed work, never half of it, and a process killed at any point leaves the database
+ * as it was before its transaction or after it.
+ *
+ * A run's monitor keeps only the calls that ran (recorded); a decided call waits in the `calls`
+ * table until its result comes. A long-lived enforcer (the sidecar, the gateway) keeps each run's
+ * monitor in memory and reads it again only when another process changed the run.
+ */
+
+export interface ToolCall {
+  /** The call's id (a tool_use id, a JSON-RPC id), to pair it with its result. */
+  readonly id?: string;
+  readonly action: string;
+  /** The call's arguments (an object; anything else is refused). */
+  readonly args: unknown;
+}
+
+export interface ToolCallResult {
+  /** The id of the decided call this is the result of. */
+  readonly id?: string;
+  /** For a call that was never decided here (or whose decision is unknown): what it was. */
+  readonly action?: string;
+  readonly args?: unknown;
+  readonly status: "ok" | "error";
+  /** The output: a string, or content blocks (`{type: "text", text}`). */
+  readonly content?: JsonValue;
+}
+
+export interface EnforcedDecision {
+  readonly runId: string;
+  readonly callId: string;
+  /** What the caller does: run the call (`allow`), refuse it (`block`), or ask a person (`ask`). */
+  readonly decision: "allow" | "block" | "ask";
+  /** As logged: `warn` is an allowed call that breaks a `warn` rule. */
+  readonly verdict: "allow" | "warn" | "ask" | "block";
+  readonly violations: readonly Violation[];
+  /** The events of the call (more than one for a shell call: the commands it runs). */
+  readonly events: readonly CallEvent[];
+  /** The events named by the violations' witnesses. */
+  readonly involved: readonly InvolvedEvent[];
+  /** Why the call could not be judged (it is then blocked). */
+  readonly error?: string;
+  /** The rule, its text, the events involved and the remediation, in words. */
+  readonly reason: string;
+  readonly audit: AuditRecord;
+}
+
+export interface EnforcedRecord {
+  readonly runId: string;
+  readonly callId?: string;
+  readonly positions: readonly number[];
+  /** Violations only the complete events reveal (a failure, an output): the call ran, so they are reported. */
+  readonly violations: readonly Violation[];
+  readonly reason?: string;
+  /** Absent for a second result of a call already recorded, which is not recorded again. */
+  readonly audit?: AuditRecord;
+  readonly duplicate?: true;
+}
+
+export interface StopDecision {
+  readonly runId: string;
+  /** True when the run may not stop yet: a rule still waits for a call the agent can make. */
+  readonly block: boolean;
+  /** The rules the end of the run would break now (obligations still open). */
+  readonly open: readonly Violation[];
+  readonly reason?: string;
+  readonly audit: AuditRecord;
+}
+
+export interface FinishOutcome {
+  readonly runId: string;
+  readonly verdict: "safe" | "unsafe";
+  readonly verdicts: readonly FinalVerdict[];
+  readonly audit: AuditRecord;
+}
+
+export interface RunStanding {
+  readonly runId: string;
+  readonly events: number;
+  readonly statements: readonly StatementStanding[];
+  /** Calls decided and allowed whose results were not recorded. */
+  readonly pendingCalls: number;
+}
+
+export interface EnforcerOptions {
+  /** The monitor's decision budget in milliseconds (default 100): a slower decision blocks the call. */
+  readonly decisionBudgetMs?: number;
+}
+
+interface RunRow {
+  run_id: string;
+  policy_hash: string;
+  state: string;
+  events: number;
+  version: number;
+}
+
+interface LiveRun {
+  readonly runId: string;
+  readonly monitor: Monitor;
+  /** The run's version in the database when the monitor was read or written. */
+  version: number;
+}
+
+export class Enforcer {
+  private readonly runs = new Map<string, LiveRun>();
+  private readonly budget: number | undefined;
+
+  constructor(
+    readonly store: Store,
+    readonly policy: EnforcedPolicy,
+    options: EnforcerOptions = {},
+  ) {
+    this.budget = options.decisionBudgetMs;
+  }
+
+  /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
+  decide(runId: string, call: ToolCall): EnforcedDecision {
+    return this.transaction(runId, (run) => {
+      const callId = call.id ?? this.freshCallId(runId);
+      let events: CallEvent[] = [];
+      let decided;
+      try {
+        events = callEvents(call.action, call.args, callId);
+        decided = decideCall(run.monitor, this.policy.statements, events, this.budget);
+      } catch (error) {
+        decided = { decision: "block" as const, violations: [], error: (error as Error).message, position: run.monitor.length + 1 };
+      }
+      const verdict = verdictOf(decided.decision, decided.violations);
+      const involved = this.involvedEvents(run, decided.violations, events, decided.position);
+      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error);
+      this.store.db
+        .prepare(
+          "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, ?, 'pending', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, state = 'pending'",
+        )
+        .run(runId, callId, call.action, JSON.stringify(events), decided.decision);
+      const audit = this.append(runId, "decision", verdict, callId, {
+        // The events hold the arguments as observed; a call that made none keeps a prefix of its arguments' text.
+        call: { id: callId, action: call.action, ...(events.length === 0 ? { argsText: argumentsText(call.args) } : {}) },
+        events: events.map((e) => ({ action: e.action, args: e.args })),
+        position: decided.position,
+        violations: violationsJson(decided.violations),
+        ...(decided.error !== undefined ? { error: decided.error } : {}),
+      });
+      this.store.db.prepare("UPDATE calls SET audit_seq = ? WHERE run_id = ? AND call_id = ?").run(audit.seq, runId, callId);
+      return {
+        runId,
+        callId,
+        decision: decided.decision,
+        verdict,
+        violations: decided.violations,
+        events,
+        involved,
+        ...(decided.error !== undefined ? { error: decided.error } : {}),
+        reason,
+        audit,
+      };
+    });
+  }
+
+  /**
+   * Records what a call did. The call is the decided one of the same id, if there is one (its
+   * events as decided); otherwise the result names the call (`action`, `args`).
+   */
+  record(runId: string, result: ToolCallResult): EnforcedRecord {
+    return this.transaction(runId, (run) => {
+      const decided =
+        result.id !== undefined
+          ? (this.store.db.prepare("SELECT action, events, state FROM calls WHERE run_id = ? AND call_id = ?").get(runId, result.id) as
+              | { action: string; events: string; state: string }
+              | undefined)
+          : (this.store.db.prepare("SELECT call_id, action, events, state FROM calls WHERE run_id = ? AND state = 'pending' ORDER BY audit_seq DESC LIMIT 1").get(runId) as
+              | { call_id: string; action: string; events: string; state: string }
+              | undefined);
+      const callId = result.id ?? (decided as { call_id?: string } | undefined)?.call_id ?? this.freshCallId(runId);
+      const action = result.action ?? decided?.action;
+      if (action === undefined) {
+        throw new RangeError(
+          result.id === undefined ? "a result without a call: give the call's id, or its action and args" : `no call has the id \`${result.id}\` in run \`${runId}\`, and the result does not say which call it answers (action, args)`,
+        );
+      }
+      if (decided !== undefined && decided.state === "recorded") {
+        // A second result of the same call (a hook delivered twice, say): the first is kept, as a trace reader keeps it.
+        return { runId, callId, positions: [], violations: [], duplicate: true };
+      }
+      const args = result.args ?? (decided !== undefined && decided.state !== "recorded" ? (JSON.parse(decided.events) as CallEvent[])[0]?.args : undefined) ?? {};
+      // The events again, with the result: the same grounding, now with the status and the output.
+      const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent);
+      const recorded = recordCall(run.monitor, events);
+      const insert = this.store.db.prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      events.forEach((event, index) => insert.run(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
+      this.store.db
+        .prepare(
+          "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, 'unknown', 'recorded', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET state = 'recorded'",
+        )
+        .run(runId, callId, action, JSON.stringify(events.map((e) => ({ action: e.action, args: e.args }))));
+      this.saveState(run);
+      const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1);
+      const reason = recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved))).join("\n") : undefined;
+      const audit = this.append(runId, "result", result.status, callId, {
+        call: { id: callId, action },
+        events: events.map((e, index) => ({
+          position: recorded.positions[index]!,
+          action: e.action,
+          args: e.args,
+          status: e.status ?? "ok",
+          ...(e.output !== undefined ? { output: e.output } : {}),
+        })),
+        violations: violationsJson(recorded.violations),
+      });
+      return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), audit };
+    });
+  }
+
+  /** Records a message of the user as an event (`user_message` with its `text`). */
+  message(runId: string, text: string): EnforcedRecord {
+    return this.transaction(runId, (run) => {
+      const event = userMessageEvent(text);
+      const recorded = recordCall(run.monitor, [event]);
+      this.store.db
+        .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, 'ok', NULL, NULL)")
+        .run(runId, recorded.positions[0]!, event.action, JSON.stringify(event.args));
+      this.saveState(run);
+      const audit = this.append(runId, "message", "ok", undefined, {
+        events: [{ position: recorded.positions[0]!, action: event.action, args: event.args, status: "ok" }],
+        violations: violationsJson(recorded.violations),
+      });
+      return { runId, positions: recorded.positions, violations: recorded.violations, audit };
+    });
+  }
+
+  /** A decided call that did not run (a person refused it, say). Returns false when no such call waits. */
+  cancel(runId: string, callId: string): boolean {
+    return this.transaction(runId, () => {
+      const changed = this.store.db.prepare("UPDATE calls SET state = 'cancelled' WHERE run_id = ? AND call_id = ? AND state = 'pending'").run(runId, callId).changes;
+      if (changed === 0) return false;
+      this.append(runId, "result", "cancel", callId, { call: { id: callId } });
+      return true;
+    });
+  }
+
+  /**
+   * Whether the agent may stop: not while a rule waits for a call it can still make (a `resp`
+   * without its response, say), unless it was already told so once (`active`, Claude Code's
+   * `stop_hook_active`), so that it cannot loop forever.
+   */
+  stop(runId: string, active: boolean): StopDecision {
+    return this.transaction(runId, (run) => {
+      const standing = run.monitor.standing();
+      const final = this.finalVerdicts(run);
+      const open: Violation[] = [];
+      final.forEach((verdict, index) => {
+        const before = new Set(standing[index]!.witnesses);
+        const fresh = verdict.witnesses.filter((w) => !before.has(w));
+        if (fresh.length === 0) return;
+        const statement = this.policy.statements[index]!;
+        open.push({
+          policy: statement.policy,
+          name: statement.name,
+          form: statement.form,
+          ...(statement.doc !== undefined ? { text: statement.doc } : {}),
+          response: statement.response,
+          ...(statement.remediation !== undefined ? { remediation: statement.remediation } : {}),
+          witnesses: fresh,
+        });
+      });
+      const block = open.length > 0 && !active;
+      const involved = this.involvedEvents(run, open, [], run.monitor.length + 1);
+      const reason =
+        open.length === 0
+          ? undefined
+          : [
+              block
+                ? "Vigil: the run cannot end yet; these rules still wait for something to happen. Do it now, then finish:"
+                : "Vigil: the run ends with these rules still waiting (the agent was told once already):",
+              ...open.map((v) => describeViolation(v, lookup(involved))),
+            ].join("\n");
+      const audit = this.append(runId, "stop", block ? "block" : "allow", undefined, { active, open: violationsJson(open) });
+      return { runId, block, open, ...(reason !== undefined ? { reason } : {}), audit };
+    });
+  }
+
+  /** The run has ended: the verdict of every rule, logged. The run may still go on afterwards. */
+  finish(runId: string): FinishOutcome {
+    return this.transaction(runId, (run) => {
+      const verdicts = this.finalVerdicts(run);
+      const verdict = verdicts.every((v) => v.holds) ? "safe" : "unsafe";
+      const audit = this.append(runId, "finish", verdict, undefined, {
+        verdicts: verdicts.map((v) => ({ policy: v.policy, name: v.name, holds: v.holds, witnesses: [...v.witnesses] })),
+      });
+      return { runId, verdict, verdicts, audit };
+    });
+  }
+
+  /** Each rule's standing on the run so far (read only; logs nothing). */
+  standing(runId: string): RunStanding {
+    return this.transaction(runId, (run) => ({
+      runId,
+      events: run.monitor.length,
+      statements: run.monitor.standing(),
+      pendingCalls: (this.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE run_id = ? AND state = 'pending' AND decision = 'allow'").get(runId) as { n: number }).n,
+    }));
+  }
+
+  /**
+   * Logs a call refused before it could be judged (its payload or the policy could not be read):
+   * the refusal is a decision too.
+   */
+  refuse(runId: string, error: string, call?: { readonly id?: string; readonly action?: string; readonly args?: unknown }): AuditRecord {
+    return this.store.write(() =>
+      this.append(runId, "error", "block", call?.id, {
+        error,
+        ...(call?.action !== undefined ? { call: { action: call.action, argsText: argumentsText(call.args) } } : {}),
+      }),
+    );
+  }
+
+  /** Forgets the monitors kept in memory (they are read again from the database). */
+  forget(runId?: string): void {
+    if (runId === undefined) this.runs.clear();
+    else this.runs.delete(runId);
+  }
+
+  /**
+   * Runs `work` on a run inside one write transaction. On any failure the transaction is rolled
+   * back and the run's monitor in memory, which the work may have changed, is dropped.
+   */
+  private transaction<T>(runId: string, work: (run: LiveRun) => T): T {
+    try {
+      return this.store.write(() => work(this.openRun(runId)));
+    } catch (error) {
+      this.runs.delete(runId);
+      throw error;
+    }
+  }
+
+  /** The run's monitor, as the database has it now; a run of another policy is judged again under this one. */
+  private openRun(runId: string): LiveRun {
+    const db = this.store.db;
+    const row = db.prepare("SELECT run_id, policy_hash, state, events, version FROM runs WHERE run_id = ?").get(runId) as RunRow | undefined;
+    const options = this.budget !== undefined ? { decisionBudgetMs: this.budget } : {};
+    if (row === undefined) {
+      const monitor = new Monitor(this.policy.statements, options);
+      const now = new Date().toISOString();
+      db.prepare("INSERT INTO runs (run_id, policy_hash, state, events, version, created, updated) VALUES (?, ?, ?, 0, 0, ?, ?)").run(
+        runId,
+        this.policy.hash,
+        JSON.stringify(monitor.snapshot()),
+        now,
+        now,
+      );
+      const live = { runId, monitor, version: 0 };
+      this.runs.set(runId, live);
+      return live;
+    }
+    if (row.policy_hash !== this.policy.hash) return this.rejudge(row);
+    const cached = this.runs.get(runId);
+    if (cached !== undefined && cached.version === row.version) return cached;
+    const monitor = new Monitor(this.policy.statements, { ...options, restore: JSON.parse(row.state) as MonitorSnapshot });
+    const live = { runId, monitor, version: row.version };
+    this.runs.set(runId, live);
+    return live;
+  }
+
+  /**
+   * The policy changed since the run's state was written: the run's recorded events are judged
+   * again under this policy (the state is a function of the events), and the change is logged.
+   */
+  private rejudge(row: RunRow): LiveRun {
+    const monitor = new Monitor(this.policy.statements, this.budget !== undefined ? { decisionBudgetMs: this.budget } : {});
+    const rows = this.store.db.prepare("SELECT action, args, status, output FROM events WHERE run_id = ? ORDER BY position").iterate(row.run_id) as IterableIterator<{
+      action: string;
+      args: string;
+      status: string | null;
+      output: string | null;
+    }>;
+    for (const event of rows) {
+      recordCall(monitor, [
+        {
+          action: event.action,
+          args: JSON.parse(event.args) as { [key: string]: JsonValue },
+          status: event.status === "error" ? "error" : "ok",
+          ...(event.output !== null ? { output: event.output } : {}),
+        },
+      ]);
+    }
+    const live = { runId: row.run_id, monitor, version: row.version };
+    this.saveState(live);
+    this.append(row.run_id, "policy", "note", undefined, { from: row.policy_hash, to: this.policy.hash, events: monitor.length });
+    this.runs.set(row.run_id, live);
+    return live;
+  }
+
+  private saveState(run: LiveRun): void {
+    run.version++;
+    this.store.db
+      .prepare("UPDATE runs SET policy_hash = ?, state = ?, events = ?, version = ?, updated = ? WHERE run_id = ?")
+      .run(this.policy.hash, JSON.stringify(run.monitor.snapshot()), run.monitor.length, run.version, new Date().toISOString(), run.runId);
+  }
+
+  /**
+   * The verdicts if the run ended now. A call that was allowed and never recorded may have run:
+   * it is judged as a call without a result (fail closed), as the monitor's `finish` does.
+   */
+  private finalVerdicts(run: LiveRun): FinalVerdict[] {
+    const unrecorded = this.store.db.prepare("SELECT call_id, events FROM calls WHERE run_id = ? AND state = 'pending' AND decision = 'allow' ORDER BY audit_seq").all(run.runId) as {
+      call_id: string;
+      events: string;
+    }[];
+    if (unrecorded.length === 0) return run.monitor.finish();
+    const scratch = new Monitor(this.policy.statements, { restore: run.monitor.snapshot() });
+    unrecorded.forEach((call, index) => {
+      (JSON.parse(call.events) as CallEvent[]).forEach((event, offset) => scratch.decide({ id: `${index}.${offset}`, action: event.action, args: event.args }));
+    });
+    return scratch.finish();
+  }
+
+  /** The events the violations name: earlier ones from the database, the call's own from `events`. */
+  private involvedEvents(run: LiveRun, violations: readonly Violation[], events: readonly CallEvent[], firstPosition: number): InvolvedEvent[] {
+    const positions = [...new Set(violations.flatMap((v) => v.witnesses))].sort((a, b) => a - b);
+    const select = this.store.db.prepare("SELECT action, args FROM events WHERE run_id = ? AND position = ?");
+    const involved: InvolvedEvent[] = [];
+    for (const position of positions.slice(0, 50)) {
+      if (position >= firstPosition) {
+        const event = events[position - firstPosition];
+        if (event !== undefined) involved.push({ position, action: event.action, args: event.args, current: true, ...(position > firstPosition ? { grounded: true } : {}) });
+        continue;
+      }
+      const row = select.get(run.runId, position) as { action: string; args: string } | undefined;
+      if (row !== undefined) involved.push({ position, action: row.action, args: JSON.parse(row.args) as { [key: string]: JsonValue }, current: false });
+    }
+    return involved;
+  }
+
+  private append(runId: string, kind: AuditRecord["kind"], outcome: AuditOutcome, callId: string | undefined, body: { readonly [key: string]: JsonValue }): AuditRecord {
+    return appendAudit(this.store, { runId, kind, outcome, policyHash: this.policy.hash, ...(callId !== undefined ? { callId } : {}), body });
+  }
+
+  private freshCallId(runId: string): string {
+    const count = (this.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE run_id = ?").get(runId) as { n: number }).n;
+    return `call-${count + 1}`;
+  }
+}
+
+function lookup(involved: readonly InvolvedEvent[]): (position: number) => InvolvedEvent | undefined {
+  const byPosition = new Map(involved.map((event) => [event.position, event]));
+  return (position) => byPosition.get(position);
+}
+
+function violationsJson(violations: readonly Violation[]): JsonValue {
+  return violations.map((v) => ({
+    policy: v.policy,
+    name: v.name,
+    form: v.form,
+    response: v.response,
+    ...(v.text !== undefined ? { text: v.text } : {}),
+    ...(v.remediation !== undefined ? { remediation: v.remediation } : {}),
+    witnesses: [...v.witnesses],
+  }));
+}
+
+/** How much of the text of a refused call's arguments the log keeps. */
+const REFUSED_ARGUMENTS_TEXT = 4096;
+
+/** The start of a value's JSON text (a value that cannot be written, nested too deeply say, is described). */
+function argumentsText(value: unknown): string {
+  try {
+    return (JSON.stringify(value) ?? "undefined").slice(0, REFUSED_ARGUMENTS_TEXT);
+  } catch (error) {
+    return `(not writable as JSON: ${(error as Error).message})`;
+  }
+}

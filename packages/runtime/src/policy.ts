@@ -1,0 +1,125 @@
+import { createHash } from "node:crypto";
+import type { CheckedStatement } from "@vigil/compiler";
+import { readRegularFile } from "@vigil/trace";
+import type { Store } from "./store.js";
+
+/**
+ * The policy an enforcement point applies: the checked statements of one or more `.vigil` files,
+ * and the SHA-256 of their texts, which names the policy in every audit record.
+ *
+ * Compiling needs the parser (and its parser generator), which takes longer to load than a hook
+ * has for a whole decision. So the checked program is stored in the database under the policy's
+ * hash the first time it is compiled, and every later process reads it from there: the compiler
+ * is loaded only when the texts changed.
+ */
+export interface EnforcedPolicy {
+  /** SHA-256 (hex) of the policy texts, in the order given. */
+  readonly hash: string;
+  readonly files: readonly string[];
+  readonly statements: readonly CheckedStatement[];
+  /** Whether the checked program came from the database rather than a compilation. */
+  readonly cached: boolean;
+}
+
+/** A policy that cannot be enforced: unreadable, or with errors. Calls are then refused. */
+export class PolicyError extends Error {}
+
+/**
+ * The version of the stored program's encoding and of the checked IR it encodes. Part of the
+ * cache key: a vigilc whose IR differs must not read another's programs.
+ */
+const PROGRAM_FORMAT = "vigil-checked-program-1";
+
+export async function loadPolicy(files: readonly string[], store?: Store): Promise<EnforcedPolicy> {
+  if (files.length === 0) throw new PolicyError("no policy was given (--policy FILE)");
+  const texts: string[] = [];
+  for (const file of files) {
+    const text = await readRegularFile(file, "policy");
+    if (typeof text !== "string") throw new PolicyError(text.message);
+    texts.push(text);
+  }
+  const hash = policyHash(texts);
+  const stored = store?.db.prepare("SELECT program FROM programs WHERE hash = ?").get(hash) as { program: string } | undefined;
+  if (stored !== undefined) {
+    try {
+      return { hash, files, statements: decodeProgram(stored.program), cached: true };
+    } catch {
+      // An unreadable stored program is compiled again and replaced below.
+    }
+  }
+  const statements = await compilePolicy(files, texts);
+  store?.write(() => {
+    store.db
+      .prepare("INSERT INTO programs (hash, program, created) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET program = excluded.program")
+      .run(hash, encodeProgram(statements), new Date().toISOString());
+  });
+  return { hash, files, statements, cached: false };
+}
+
+/** The SHA-256 of policy texts: each text with its length before it, so that no two lists of texts collide. */
+export function policyHash(texts: readonly string[]): string {
+  const hash = createHash("sha256").update(PROGRAM_FORMAT);
+  for (const text of texts) hash.update(`\n${Buffer.byteLength(text)}\n`).update(text);
+  return hash.digest("hex");
+}
+
+async function compilePolicy(files: readonly string[], texts: readonly string[]): Promise<CheckedStatement[]> {
+  const { compile } = await import("@vigil/compiler");
+  const statements: CheckedStatement[] = [];
+  files.forEach((file, index) => {
+    const text = texts[index]!;
+    const compiled = compile(text, { file });
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+    if (errors.length > 0) {
+      const shown = errors.slice(0, 5).map((d) => `${file}${d.span !== undefined ? `:${d.span.line}:${d.span.column}` : ""}: ${d.code} ${d.message}`);
+      const more = errors.length > shown.length ? `; and ${errors.length - shown.length} more` : "";
+      throw new PolicyError(`the policy \`${file}\` has ${errors.length} error${errors.length === 1 ? "" : "s"}: ${shown.join("; ")}${more}`);
+    }
+    for (const policy of compiled.program.policies) statements.push(...policy.statements);
+  });
+  return statements;
+}
+
+/**
+ * The checked statements as JSON text. They are plain data except the variable bindings of each
+ * pattern, a Map, which is written as its entries.
+ */
+export function encodeProgram(statements: readonly CheckedStatement[]): string {
+  return JSON.stringify(
+    statements.map((statement) => mapPatterns(statement, (pattern) => ({ ...pattern, bindings: [...pattern.bindings] as unknown as CheckedPattern["bindings"] }))),
+  );
+}
+
+export function decodeProgram(text: string): CheckedStatement[] {
+  const statements = JSON.parse(text) as unknown[];
+  if (!Array.isArray(statements)) throw new Error("a stored program is a list of statements");
+  return statements.map((statement) =>
+    mapPatterns(statement as CheckedStatement, (pattern) => {
+      const entries = pattern.bindings as unknown as [string, string[]][];
+      if (!Array.isArray(entries)) throw new Error("a stored pattern's bindings are a list of entries");
+      return { ...pattern, bindings: new Map(entries) };
+    }),
+  );
+}
+
+/** A pattern operand of a statement. */
+type CheckedPattern = Extract<CheckedStatement, { form: "abs" }>["pattern"];
+
+/** The statement with each of its pattern operands replaced (every form but `always` has some). */
+function mapPatterns(statement: CheckedStatement, map: (pattern: CheckedPattern) => CheckedPattern): CheckedStatement {
+  switch (statement.form) {
+    case "abs":
+      return { ...statement, pattern: map(statement.pattern) };
+    case "prec":
+    case "resp":
+    case "rslv":
+    case "bresp":
+      return { ...statement, first: map(statement.first), second: map(statement.second) };
+    case "until":
+      return { ...statement, trigger: map(statement.trigger), resolve: map(statement.resolve), bad: map(statement.bad) };
+    case "always":
+      return statement;
+    default:
+      throw new Error(`a stored statement has an unknown form \`${String((statement as { form: unknown }).form)}\``);
+  }
+}

@@ -1,0 +1,76 @@
+import type { Violation } from "@vigil/compiler";
+import { stableStringify, type JsonValue } from "@vigil/trace";
+
+/**
+ * The words an agent (and a person) reads when a call is refused, asked about or warned about:
+ * which rule, what it requires (its `///` text), the events involved, and what to do instead (its
+ * remediation). Everything taken from a call is escaped, so no control character of it reaches a
+ * terminal.
+ */
+
+/** An event named in a reason: its position in the run, what it did, and whether it is the call decided now. */
+export interface InvolvedEvent {
+  readonly position: number;
+  readonly action: string;
+  readonly args: { readonly [key: string]: JsonValue };
+  /** True for an event of the call being decided. */
+  readonly current: boolean;
+  /** For an event of the call being decided other than its first: it was grounded from the call's command. */
+  readonly grounded?: boolean;
+}
+
+/** How long an event's arguments may be when shown. */
+const SHOWN_ARGUMENTS = 160;
+
+export function describeEvent(event: InvolvedEvent): string {
+  let args = stableStringify(event.args);
+  if (args.length > SHOWN_ARGUMENTS) args = `${args.slice(0, SHOWN_ARGUMENTS - 1)}…`;
+  const what = `#${event.position} ${printable(event.action)} ${printable(args)}`;
+  if (!event.current) return what;
+  return `${what} (this call${event.grounded === true ? ", a command it runs" : ""})`;
+}
+
+export function describeViolation(violation: Violation, involved: (position: number) => InvolvedEvent | undefined): string {
+  const lines = [`rule \`${printable(violation.policy)}.${printable(violation.name)}\` (${violation.form}, ${violation.response})`];
+  if (violation.text !== undefined) lines.push(`  requires: ${printable(oneLine(violation.text))}`);
+  const events = violation.witnesses.map((position) => involved(position)).filter((event) => event !== undefined);
+  if (events.length > 0) {
+    const shown = events.slice(0, 5).map(describeEvent);
+    const more = events.length > shown.length ? `; and ${events.length - shown.length} more` : "";
+    lines.push(`  events involved: ${shown.join("; ")}${more}`);
+  }
+  if (violation.remediation !== undefined) lines.push(`  to comply: ${printable(oneLine(violation.remediation))}`);
+  return lines.join("\n");
+}
+
+/** The reason for a decision about a call, for the agent and the person watching it. */
+export function decisionReason(
+  decision: "allow" | "warn" | "ask" | "block",
+  action: string,
+  violations: readonly Violation[],
+  involved: (position: number) => InvolvedEvent | undefined,
+  error?: string,
+): string {
+  if (error !== undefined) return `Vigil refused this ${printable(action)} call: it could not be judged (${printable(error)}). Calls are refused when they cannot be judged.`;
+  const heading = {
+    block: `Vigil blocked this ${printable(action)} call: it breaks the policy.`,
+    ask: `Vigil asks a person to confirm this ${printable(action)} call: it breaks a rule that needs approval.`,
+    warn: `Vigil allowed this ${printable(action)} call with a warning: it breaks a rule that only warns.`,
+    allow: `Vigil allowed this ${printable(action)} call: it breaks no rule of the policy.`,
+  }[decision];
+  // The rules that decide come first: block, then ask, then warn.
+  const order = { block: 0, ask: 1, warn: 2 };
+  const sorted = [...violations].sort((a, b) => order[a.response] - order[b.response]);
+  return [heading, ...sorted.map((v) => describeViolation(v, involved))].join("\n");
+}
+
+/** A text on one line: line breaks become spaces. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
+/** Control characters (C0, DEL, C1) written as escapes, so that a value cannot drive a terminal. */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -1,0 +1,177 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { chainKeyCheck, type ChainAlgorithm } from "./audit-chain.js";
+
+/**
+ * The embedded database of enforcement: each run's monitor state, the events it recorded, the
+ * calls it decided, the compiled policies (by hash), and the hash-chained audit log. One file,
+ * shared by every process that enforces (the Claude Code hook runs one process per event), made
+ * safe for that by SQLite's write-ahead log, a busy timeout, and transactions that take the write
+ * lock when they begin (`BEGIN IMMEDIATE`), so a read-modify-write of a run never interleaves with
+ * another.
+ *
+ * The schema is documented in docs/enforcement.md; keep the two in step.
+ */
+
+/** The version of the schema below; a database of another version is refused, not migrated blindly. */
+export const SCHEMA_VERSION = "1";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS programs (
+  hash     TEXT PRIMARY KEY,
+  program  TEXT NOT NULL,
+  created  TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS runs (
+  run_id       TEXT PRIMARY KEY,
+  policy_hash  TEXT NOT NULL,
+  state        TEXT NOT NULL,
+  events       INTEGER NOT NULL,
+  version      INTEGER NOT NULL,
+  created      TEXT NOT NULL,
+  updated      TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS events (
+  run_id    TEXT NOT NULL,
+  position  INTEGER NOT NULL,
+  action    TEXT NOT NULL,
+  args      TEXT NOT NULL,
+  status    TEXT,
+  output    TEXT,
+  call_id   TEXT,
+  PRIMARY KEY (run_id, position)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS calls (
+  run_id    TEXT NOT NULL,
+  call_id   TEXT NOT NULL,
+  action    TEXT NOT NULL,
+  events    TEXT NOT NULL,
+  decision  TEXT NOT NULL,
+  state     TEXT NOT NULL,
+  audit_seq INTEGER NOT NULL,
+  PRIMARY KEY (run_id, call_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS audit (
+  seq          INTEGER PRIMARY KEY,
+  time         TEXT NOT NULL,
+  run_id       TEXT NOT NULL,
+  kind         TEXT NOT NULL,
+  outcome      TEXT NOT NULL,
+  policy_hash  TEXT,
+  call_id      TEXT,
+  body         TEXT NOT NULL,
+  prev_hash    TEXT NOT NULL,
+  hash         TEXT NOT NULL
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS audit_by_run ON audit (run_id, seq);
+`;
+
+export interface OpenStoreOptions {
+  /**
+   * The key of the audit chain (HMAC-SHA-256); without it the chain is plain SHA-256. A database
+   * is created with one or the other and keeps it: opening it the other way is refused.
+   */
+  readonly key?: string;
+  /** How long to wait for another process's write lock before failing (default 10 s). */
+  readonly busyTimeoutMs?: number;
+  /** Open an existing database only (for `audit verify` and `replay`); never create one. */
+  readonly mustExist?: boolean;
+  /**
+   * `full` (the default) makes every committed decision durable across a power loss; `normal` only
+   * across a crash of the process (a write-ahead log survives a killed process either way).
+   */
+  readonly synchronous?: "full" | "normal";
+}
+
+/** A problem with the database itself (unreadable, another schema, another chain, a wrong key). */
+export class StoreError extends Error {}
+
+export class Store {
+  private constructor(
+    readonly db: Database.Database,
+    readonly path: string,
+    readonly chain: ChainAlgorithm,
+    readonly key: string | undefined,
+  ) {}
+
+  static open(path: string, options: OpenStoreOptions = {}): Store {
+    if (options.mustExist !== true && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    let db: Database.Database;
+    try {
+      db = new Database(path, { fileMustExist: options.mustExist === true });
+    } catch (error) {
+      throw new StoreError(`cannot open the enforcement database \`${path}\`: ${(error as Error).message}`);
+    }
+    try {
+      // The busy timeout first: switching to WAL and creating the schema may wait for another process.
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+      const chain = Store.prepare(db, path, options);
+      return new Store(db, path, chain, options.key);
+    } catch (error) {
+      db.close();
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(`cannot use the enforcement database \`${path}\`: ${(error as Error).message}`);
+    }
+  }
+
+  /** Creates the schema if needed and checks the database's schema version and chain. */
+  private static prepare(db: Database.Database, path: string, options: OpenStoreOptions): ChainAlgorithm {
+    const wanted: ChainAlgorithm = options.key !== undefined ? "hmac-sha256" : "sha256";
+    const meta = (key: string): string | undefined => (db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+    const created = (): boolean => {
+      const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+      return table !== undefined && meta("schema") !== undefined;
+    };
+    if (!created()) {
+      if (options.mustExist === true) throw new StoreError(`\`${path}\` is not a Vigil enforcement database (it has no audit log)`);
+      db.transaction(() => {
+        db.exec(SCHEMA);
+        const insert = db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)");
+        insert.run("schema", SCHEMA_VERSION);
+        insert.run("chain", wanted);
+        if (options.key !== undefined) insert.run("key_check", chainKeyCheck(options.key));
+      }).immediate();
+    }
+    const schema = meta("schema");
+    if (schema !== SCHEMA_VERSION) {
+      throw new StoreError(`the enforcement database \`${path}\` has schema version ${schema ?? "(none)"}; this vigilc reads version ${SCHEMA_VERSION}`);
+    }
+    const chain = meta("chain");
+    if (chain !== "sha256" && chain !== "hmac-sha256") throw new StoreError(`the enforcement database \`${path}\` names an unknown audit chain \`${chain ?? ""}\``);
+    if (chain === "hmac-sha256") {
+      if (options.key === undefined) {
+        throw new StoreError(`the audit log of \`${path}\` is keyed (HMAC-SHA-256): set VIGIL_AUDIT_KEY to the key it was created with`);
+      }
+      if (meta("key_check") !== chainKeyCheck(options.key)) throw new StoreError(`VIGIL_AUDIT_KEY is not the key the audit log of \`${path}\` was created with`);
+    } else if (options.key !== undefined && options.mustExist !== true) {
+      throw new StoreError(`the audit log of \`${path}\` was created without a key (plain SHA-256); unset VIGIL_AUDIT_KEY or use a new database`);
+    }
+    return chain;
+  }
+
+  /**
+   * Runs `work` in one transaction that holds the write lock from its start, so that what it reads
+   * (a run's state, the head of the chain) is still true when it writes. Everything it writes is
+   * committed together or not at all.
+   */
+  write<T>(work: () => T): T {
+    return this.db.transaction(work).immediate();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
