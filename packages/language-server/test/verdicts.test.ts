@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { readRecording } from "@vigil/compiler";
+import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyFixture, examples, root, TestServer, uriOf } from "./support/lsp-client.js";
 
@@ -172,6 +173,25 @@ describe("vigil/checkTrace and vigil/signature", () => {
     expect(result.statements.filter((s: any) => !s.holds).map((s: any) => [s.name, s.witnesses])).toEqual([["R3", [{ event: 5, line: 5 }]]]);
   });
 
+  it("stops judging a trace when the client cancels the request", async () => {
+    const long = join(workspace, "long.jsonl");
+    await writeFile(long, '{"action": "check", "args": {"suite": "unit"}, "status": "ok"}\n'.repeat(400_000));
+    const source = new CancellationTokenSource();
+    const started = performance.now();
+    const pending = server.connection.sendRequest("vigil/checkTrace", { uri, trace: long }, source.token);
+    setTimeout(() => source.cancel(), 100);
+    const error = await pending.then(
+      () => undefined,
+      (reason: { code: number }) => reason,
+    );
+    expect(error?.code).toBe(-32800);
+    const whole = performance.now();
+    const judged = await server.request("vigil/checkTrace", { uri, trace: long });
+    expect(judged.verdict).toBe("safe");
+    // The cancelled run stopped well before a whole run would have ended.
+    expect(whole - started).toBeLessThan(performance.now() - whole);
+  });
+
   it("gives the signature the policy is checked against, in vigilc's JSON shape", async () => {
     const result = await server.request("vigil/signature", { uri });
     expect(result.sources).toEqual([join(workspace, "traces", "run-a.jsonl"), join(workspace, "traces", "run-b.jsonl"), join(workspace, "tools.json")]);
@@ -179,5 +199,35 @@ describe("vigil/checkTrace and vigil/signature", () => {
     expect(result.signature.actions).toEqual(["check", "deploy", "http_post", "read_file", "rollback"]);
     expect(result.signature.keys).toContainEqual({ key: "env", values: ['"prod"', '"staging"'], distinctValues: 2 });
     expect(result.signature.keys).toContainEqual({ key: "headers.host", values: ['"collector.example"'], distinctValues: 1 });
+  });
+});
+
+describe("a sample trace too long to keep", () => {
+  let server: TestServer;
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = await copyFixture("workspace");
+    // 30,000 events: past the events the server keeps, so the lenses read the file again (judgeRun).
+    const lines = ['{"action": "check", "args": {"suite": "unit"}, "status": "ok"}'];
+    for (let index = 0; index < 29_998; index++) lines.push('{"action": "deploy", "args": {"env": "staging", "version": "1.2.0"}, "status": "ok"}');
+    lines.push('{"action": "rollback", "args": {"env": "prod"}, "status": "ok"}');
+    await writeFile(join(workspace, "traces", "run-long.jsonl"), `${lines.join("\n")}\n`);
+    server = await TestServer.start({ folders: [workspace] });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("is judged from its file, with its witness located", async () => {
+    const uri = uriOf(join(workspace, "release.vigil"));
+    await server.open(uri, await readFile(join(workspace, "release.vigil"), "utf8"));
+    const lenses = await server.request("textDocument/codeLens", { textDocument: { uri } });
+    expect(lenses[3].command).toEqual({
+      title: "violated at event 30000 of run-long.jsonl",
+      command: "vigil.openWitness",
+      arguments: [{ uri: uriOf(join(workspace, "traces", "run-long.jsonl")), line: 29_999 }],
+    });
+    expect(lenses[0].command.title).toBe("violated at event 2 of run-b.jsonl");
   });
 });

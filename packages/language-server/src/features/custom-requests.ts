@@ -10,7 +10,7 @@ import { ruleKey } from "./verdicts.js";
 const listedErrors = 20;
 
 /** Judges a trace file against a compiled policy document (`vigil/checkTrace`), as `vigilc check` would. */
-export async function checkTrace(policy: CompiledPolicy, positions: TextPositions, trace: string, engine: EngineName): Promise<CheckTraceResult> {
+export async function checkTrace(policy: CompiledPolicy, positions: TextPositions, trace: string, engine: EngineName, signal?: AbortSignal): Promise<CheckTraceResult> {
   const refused = (errors: string[]): CheckTraceResult => ({ verdict: "unsafe", trace, statements: [], errors });
   if (!policy.ok) {
     const errors = policy.diagnostics.filter((d) => d.severity === "error");
@@ -18,8 +18,10 @@ export async function checkTrace(policy: CompiledPolicy, positions: TextPosition
   }
   let run: Awaited<ReturnType<typeof judgeRun>>;
   try {
-    run = await judgeRun(policy, { file: trace }, { engine, locateWitnesses: witnessLimit });
+    run = await judgeRun(policy, { file: trace }, { engine, locateWitnesses: witnessLimit, ...(signal !== undefined ? { signal } : {}) });
   } catch (error) {
+    // A cancelled request is not a failure of the trace: the caller answers it as cancelled.
+    if (signal?.aborted === true) throw error;
     return refused([`the trace could not be judged with the ${engine} engine: ${(error as Error).message}`]);
   }
   if (run.report === undefined) {

@@ -35,7 +35,7 @@ export async function judgeSamples(policy: CompiledPolicy, samples: SampleSet, s
     // Yield between traces, so that a newer edit (which aborts this) is read in between.
     await new Promise((resolve) => setImmediate(resolve));
     signal.throwIfAborted();
-    const judged = await judgeSample(policy, trace);
+    const judged = await judgeSample(policy, trace, signal);
     if (judged === undefined) continue;
     for (const statement of judged.report.statements) {
       const key = ruleKey(statement.policy, statement.name);
@@ -58,14 +58,15 @@ export async function judgeSamples(policy: CompiledPolicy, samples: SampleSet, s
   return table;
 }
 
-async function judgeSample(policy: CompiledPolicy, trace: SampleTrace): Promise<{ report: CheckReport; lineOf: (position: number) => number | undefined } | undefined> {
+async function judgeSample(policy: CompiledPolicy, trace: SampleTrace, signal: AbortSignal): Promise<{ report: CheckReport; lineOf: (position: number) => number | undefined } | undefined> {
   const events = trace.events;
   if (events !== undefined) {
     const report = await check(policy, events, { engine: "eval" });
     return { report, lineOf: (position) => lineOf(events[position - 1]) };
   }
-  // A run too long to keep is read again, piece by piece, as `vigilc check` reads it.
-  const run = await judgeRun(policy, { file: trace.file }, { engine: "eval", locateWitnesses: 1, budgetMs: SAMPLE_BUDGET_MS });
+  // A run too long to keep is read again, piece by piece, as `vigilc check` reads it (and a newer
+  // version of the document stops the reading).
+  const run = await judgeRun(policy, { file: trace.file }, { engine: "eval", locateWitnesses: 1, budgetMs: SAMPLE_BUDGET_MS, signal });
   if (run.report === undefined) return undefined;
   const located = run.witnessEvents;
   return { report: run.report, lineOf: (position) => lineOf(located?.get(position)) };

@@ -224,7 +224,7 @@ class VigilServer {
       return verdictLenses(analysis, verdicts);
     }));
 
-    connection.onRequest(checkTraceMethod, this.guard("vigil/checkTrace", (params: CheckTraceParams) => this.checkTrace(params)));
+    connection.onRequest(checkTraceMethod, this.guard("vigil/checkTrace", (params: CheckTraceParams, token) => this.checkTrace(params, token)));
     connection.onRequest(signatureMethod, this.guard("vigil/signature", (params: SignatureParams) => this.signature(params)));
 
     documents.listen(connection);
@@ -524,7 +524,7 @@ class VigilServer {
 
   // The custom requests.
 
-  private async checkTrace(params: CheckTraceParams): Promise<CheckTraceResult> {
+  private async checkTrace(params: CheckTraceParams, token: CancellationToken): Promise<CheckTraceResult> {
     if (typeof params?.uri !== "string" || typeof params.trace !== "string" || params.trace.length === 0) {
       throw new ResponseError(ErrorCodes.InvalidParams, "vigil/checkTrace needs { uri: the policy document, trace: a file path, engine?: \"eval\" | \"smt\" }");
     }
@@ -533,7 +533,17 @@ class VigilServer {
     }
     const engine = params.engine ?? this.workspace.currentSettings.engine;
     const policy = await this.policyOf(params.uri);
-    return checkTrace(policy.compiled, policy.positions, params.trace, engine);
+    // A long trace (or the solver) may take a while: the client's cancellation stops the run.
+    const cancelled = new AbortController();
+    const subscription = token.onCancellationRequested(() => cancelled.abort());
+    try {
+      return await checkTrace(policy.compiled, policy.positions, params.trace, engine, cancelled.signal);
+    } catch (error) {
+      if (cancelled.signal.aborted) throw new ResponseError(LSPErrorCodes.RequestCancelled, "vigil/checkTrace was cancelled");
+      throw error;
+    } finally {
+      subscription.dispose();
+    }
   }
 
   private async signature(params: SignatureParams): Promise<SignatureResult> {
@@ -606,10 +616,10 @@ class VigilServer {
    * Wraps a request handler: a malformed request or unknown document is answered with its error,
    * and any other failure with an internal error, logged; the server keeps running either way.
    */
-  private guard<P, R>(name: string, handler: (params: P) => R | Promise<R>): (params: P, token: CancellationToken) => Promise<R> {
-    return async (params: P) => {
+  private guard<P, R>(name: string, handler: (params: P, token: CancellationToken) => R | Promise<R>): (params: P, token: CancellationToken) => Promise<R> {
+    return async (params: P, token: CancellationToken) => {
       try {
-        return await handler(params);
+        return await handler(params, token);
       } catch (error) {
         if (error instanceof ResponseError) throw error;
         this.logError(name, error);
