@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { check, judgeRun, type CheckReport, type CompiledPolicy, type TraceEvent } from "@vigil/compiler";
+import { judgeRun, reportOf, TraceRun, type CheckReport, type CompiledPolicy, type StatementOutcome, type TraceEvent } from "@vigil/compiler";
 import type { SampleSet, SampleTrace } from "../workspace/samples.js";
 
 /**
@@ -25,6 +25,9 @@ export function ruleKey(policy: string, rule: string): string {
   return `${policy}\u0000${rule}`;
 }
 
+/** How many statements are judged between two looks at the server's other work. */
+const STATEMENTS_PER_SLICE = 200;
+
 /** How long the evaluator may take on one sample trace before its rules are undecided. */
 const SAMPLE_BUDGET_MS = 30_000;
 
@@ -33,7 +36,7 @@ export async function judgeSamples(policy: CompiledPolicy, samples: SampleSet, s
   for (const trace of samples.traces) {
     if (!trace.usable) continue;
     // Yield between traces, so that a newer edit (which aborts this) is read in between.
-    await new Promise((resolve) => setImmediate(resolve));
+    await yieldToRequests();
     signal.throwIfAborted();
     const judged = await judgeSample(policy, trace, signal);
     if (judged === undefined) continue;
@@ -61,8 +64,20 @@ export async function judgeSamples(policy: CompiledPolicy, samples: SampleSet, s
 async function judgeSample(policy: CompiledPolicy, trace: SampleTrace, signal: AbortSignal): Promise<{ report: CheckReport; lineOf: (position: number) => number | undefined } | undefined> {
   const events = trace.events;
   if (events !== undefined) {
-    const report = await check(policy, events, { engine: "eval" });
-    return { report, lineOf: (position) => lineOf(events[position - 1]) };
+    // What `check` does with the forward engine (each statement's machine over the events), a few
+    // hundred statements at a time: a large policy then never holds the server for long, and a
+    // completion or a newer edit is answered in between. Each statement's machine runs on its own,
+    // so the outcomes are the same as in one run.
+    const statements = policy.program.policies.flatMap((p) => p.statements);
+    const outcomes: StatementOutcome[] = [];
+    for (let start = 0; start < statements.length; start += STATEMENTS_PER_SLICE) {
+      const run = new TraceRun(statements.slice(start, start + STATEMENTS_PER_SLICE));
+      for (const event of events) run.step(event);
+      for (const outcome of run.finish()) outcomes.push(outcome);
+      await yieldToRequests();
+      signal.throwIfAborted();
+    }
+    return { report: reportOf(statements, outcomes, "eval"), lineOf: (position) => lineOf(events[position - 1]) };
   }
   // A run too long to keep is read again, piece by piece, as `vigilc check` reads it (and a newer
   // version of the document stops the reading).
@@ -70,6 +85,10 @@ async function judgeSample(policy: CompiledPolicy, trace: SampleTrace, signal: A
   if (run.report === undefined) return undefined;
   const located = run.witnessEvents;
   return { report: run.report, lineOf: (position) => lineOf(located?.get(position)) };
+}
+
+function yieldToRequests(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function lineOf(event: TraceEvent | undefined): number | undefined {
