@@ -6,3 +6,4 @@ export { isKeyword, keywords } from "./tokens.js";
 export { maximumNestingDepth } from "./nesting.js";
 export { grammarRuleNames } from "./text-to-cst.js";
 export { declarationExpressions, walkExpressions } from "./walk.js";
+export { scanTokens, type ScannedToken, type ScannedTokenKind } from "./scan.js";
