@@ -64,6 +64,8 @@ const loadSyntax = () => import("@vigil/syntax");
 
 /** Runs `vigilc` with the given arguments and returns the exit code. Never throws. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  // A hook parses its own arguments and loads only what a decision needs (see hook.ts).
+  if (argv[0] === "hook") return (await import("./hook.js")).run(argv, io);
   let exitCode = EXIT_SAFE;
   const colors = { enabled: io.colors };
   const sources = new Map<string, string>();
@@ -529,6 +531,36 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (signature.keys.length === 0) lines.push("  (none)");
       lines.push(`outputs: ${signature.outputs === 1 ? "1 event carries one" : `${signature.outputs} events carry one`}`);
       io.stdout(lines.join("\n") + "\n");
+    });
+
+  program
+    .command("hook")
+    .description("run as an agent's hook: `vigilc hook claude-code --policy FILE…` decides each tool call before it runs and records its result (see `vigilc hook --help`)")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments();
+
+  const audit = program.command("audit").description("the audit log of an enforcement database (see docs/enforcement.md)");
+  audit
+    .command("verify")
+    .description("check every link of the audit log's hash chain and the runs' state against it: exit 0 when it verifies, 1 at the first broken link")
+    .argument("<db>", "the enforcement database (.vigil/audit.db)")
+    .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
+    .action(async (database: string, options: { format: "human" | "json" }) => {
+      const { auditVerifyCommand } = await import("./audit.js");
+      exitCode = await auditVerifyCommand(database, options, io);
+    });
+
+  program
+    .command("replay")
+    .description("what-if: decide every run of an audit log again under another policy; exit 0 when no decision changes, 1 when some do")
+    .requiredOption("--audit <db>", "the enforcement database whose audit log is replayed")
+    .requiredOption("--policy <files...>", "the other policy (.vigil files)")
+    .option("--run <id>", "only this run (a session id)")
+    .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
+    .action(async (options: { audit: string; policy: string[]; run?: string; format: "human" | "json" }) => {
+      const { replayCommand } = await import("./audit.js");
+      exitCode = await replayCommand(options, io);
     });
 
   program

@@ -1,5 +1,8 @@
 #!/usr/bin/env node
-import { run } from "./cli.js";
+const argv = process.argv.slice(2);
+// `vigilc hook` runs once per event of an agent (each tool call): it goes straight to its own module
+// and loads only what a decision needs, not the command tree with its parsers and renderers.
+const { run } = argv[0] === "hook" ? await import("./hook.js") : await import("./cli.js");
 
 // A reader that goes away early (`vigilc lower … | head`) closes the pipe; what is left to write
 // is dropped instead of crashing the process with an unhandled EPIPE error. Any other failure to
@@ -13,7 +16,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const code = await run(process.argv.slice(2), {
+const code = await run(argv, {
   stdout: (text) => {
     if (!stdoutClosed) process.stdout.write(text);
   },

@@ -1,6 +1,6 @@
-import type { FinalVerdict, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
-import { Monitor } from "@vigil/engine";
-import type { JsonValue } from "@vigil/trace";
+import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
+import { matchesPattern, Monitor } from "@vigil/engine";
+import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
 import { callEvents, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
 import { decideCall, recordCall, verdictOf } from "./decide-call.js";
@@ -143,8 +143,9 @@ export class Enforcer {
         decided = { decision: "block" as const, violations: [], error: (error as Error).message, position: run.monitor.length + 1 };
       }
       const verdict = verdictOf(decided.decision, decided.violations);
-      const involved = this.involvedEvents(run, decided.violations, events, decided.position);
-      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error);
+      const causes = this.causes(run, decided.violations, decided.position);
+      const involved = this.involvedEvents(run, decided.violations, events, decided.position, causes);
+      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(violationKey(v)) ?? []);
       this.store.db
         .prepare(
           "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, ?, 'pending', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, state = 'pending'",
@@ -211,8 +212,11 @@ export class Enforcer {
         )
         .run(runId, callId, action, JSON.stringify(events.map((e) => ({ action: e.action, args: e.args }))));
       this.saveState(run);
-      const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1);
-      const reason = recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved))).join("\n") : undefined;
+      const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
+      const causes = this.causes(run, recorded.violations, firstPosition);
+      const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1, causes);
+      const reason =
+        recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(violationKey(v)) ?? [])).join("\n") : undefined;
       const audit = this.append(runId, "result", result.status, callId, {
         call: { id: callId, action },
         events: events.map((e, index) => ({
@@ -322,13 +326,8 @@ export class Enforcer {
    * Logs a call refused before it could be judged (its payload or the policy could not be read):
    * the refusal is a decision too.
    */
-  refuse(runId: string, error: string, call?: { readonly id?: string; readonly action?: string; readonly args?: unknown }): AuditRecord {
-    return this.store.write(() =>
-      this.append(runId, "error", "block", call?.id, {
-        error,
-        ...(call?.action !== undefined ? { call: { action: call.action, argsText: argumentsText(call.args) } } : {}),
-      }),
-    );
+  refuse(runId: string, error: string, call?: RefusedCall): AuditRecord {
+    return logRefusal(this.store, runId, error, call, this.policy.hash);
   }
 
   /** Forgets the monitors kept in memory (they are read again from the database). */
@@ -431,9 +430,50 @@ export class Enforcer {
     return scratch.finish();
   }
 
+  /**
+   * The earlier events that made each violation, where its witnesses alone do not show them: for
+   * `always not (egress and once read_secret)`, broken by an egress, the latest reads of a secret.
+   * The `once` operands that are patterns (conditions on one event) are matched against the run's
+   * events before `before`, newest first.
+   */
+  private causes(run: LiveRun, violations: readonly Violation[], before: number): Map<string, number[]> {
+    const causes = new Map<string, number[]>();
+    const wanted = violations.flatMap((violation) => {
+      const statement = this.statement(violation);
+      const operands = statement?.form === "always" ? onceOperands(statement.body) : [];
+      return operands.length > 0 ? [{ violation, operands }] : [];
+    });
+    if (wanted.length === 0) return causes;
+    const rows = this.store.db
+      .prepare("SELECT position, action, args, status, output FROM events WHERE run_id = ? AND position < ? ORDER BY position DESC LIMIT ?")
+      .iterate(run.runId, before, CAUSE_SEARCH_DEPTH) as IterableIterator<{ position: number; action: string; args: string; status: string | null; output: string | null }>;
+    for (const row of rows) {
+      const event: TraceEvent = {
+        position: row.position,
+        action: row.action,
+        args: JSON.parse(row.args) as { [key: string]: JsonValue },
+        ...(row.status === "ok" || row.status === "error" ? { status: row.status } : {}),
+        ...(row.output !== null ? { output: row.output } : {}),
+      };
+      let searching = false;
+      for (const { violation, operands } of wanted) {
+        const found = causes.get(violationKey(violation)) ?? [];
+        if (found.length >= CAUSES_SHOWN) continue;
+        searching = true;
+        if (operands.some((operand) => matchesPattern(operand, event))) causes.set(violationKey(violation), [...found, event.position]);
+      }
+      if (!searching) break;
+    }
+    return causes;
+  }
+
+  private statement(violation: Violation): CheckedStatement | undefined {
+    return this.policy.statements.find((s) => s.policy === violation.policy && s.name === violation.name);
+  }
+
   /** The events the violations name: earlier ones from the database, the call's own from `events`. */
-  private involvedEvents(run: LiveRun, violations: readonly Violation[], events: readonly CallEvent[], firstPosition: number): InvolvedEvent[] {
-    const positions = [...new Set(violations.flatMap((v) => v.witnesses))].sort((a, b) => a - b);
+  private involvedEvents(run: LiveRun, violations: readonly Violation[], events: readonly CallEvent[], firstPosition: number, causes = new Map<string, number[]>()): InvolvedEvent[] {
+    const positions = [...new Set([...violations.flatMap((v) => v.witnesses), ...[...causes.values()].flat()])].sort((a, b) => a - b);
     const select = this.store.db.prepare("SELECT action, args FROM events WHERE run_id = ? AND position = ?");
     const involved: InvolvedEvent[] = [];
     for (const position of positions.slice(0, 50)) {
@@ -456,6 +496,52 @@ export class Enforcer {
     const count = (this.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE run_id = ?").get(runId) as { n: number }).n;
     return `call-${count + 1}`;
   }
+}
+
+/** What is known of a call refused before it could be judged. */
+export interface RefusedCall {
+  readonly id?: string;
+  readonly action?: string;
+  readonly args?: unknown;
+}
+
+/**
+ * Logs a call refused before it could be judged, in its own transaction: with the policy's hash
+ * when the policy could be read, without when it is the policy that could not be.
+ */
+export function logRefusal(store: Store, runId: string, error: string, call?: RefusedCall, policyHash?: string): AuditRecord {
+  return store.write(() =>
+    appendAudit(store, {
+      runId,
+      kind: "error",
+      outcome: "block",
+      ...(policyHash !== undefined ? { policyHash } : {}),
+      ...(call?.id !== undefined ? { callId: call.id } : {}),
+      body: { error, ...(call?.action !== undefined ? { call: { action: call.action, argsText: argumentsText(call.args) } } : {}) },
+    }),
+  );
+}
+
+/** How many earlier events are searched for the causes of a violation, and how many are named. */
+const CAUSE_SEARCH_DEPTH = 10_000;
+const CAUSES_SHOWN = 3;
+
+function violationKey(violation: Violation): string {
+  return `${violation.policy}\u0000${violation.name}`;
+}
+
+/** The operands of the `once` operators of a formula that are patterns (no temporal operator inside). */
+function onceOperands(formula: Formula): Formula[] {
+  const found: Formula[] = [];
+  const temporal = (f: Formula): boolean =>
+    f.kind === "once" || f.kind === "eventually" || ((f.kind === "and" || f.kind === "or") && f.operands.some(temporal)) || (f.kind === "not" && temporal(f.operand));
+  const visit = (f: Formula): void => {
+    if (f.kind === "once" && !temporal(f.operand)) found.push(f.operand);
+    if (f.kind === "and" || f.kind === "or") f.operands.forEach(visit);
+    else if (f.kind === "not" || f.kind === "once" || f.kind === "eventually") visit(f.operand);
+  };
+  visit(formula);
+  return found;
 }
 
 function lookup(involved: readonly InvolvedEvent[]): (position: number) => InvolvedEvent | undefined {

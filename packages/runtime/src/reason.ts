@@ -30,10 +30,15 @@ export function describeEvent(event: InvolvedEvent): string {
   return `${what} (this call${event.grounded === true ? ", a command it runs" : ""})`;
 }
 
-export function describeViolation(violation: Violation, involved: (position: number) => InvolvedEvent | undefined): string {
+/**
+ * A violation in words. `causes` are earlier events that made it (for `always not (… and once ψ)`,
+ * the events that matched ψ), named beside the witnesses.
+ */
+export function describeViolation(violation: Violation, involved: (position: number) => InvolvedEvent | undefined, causes: readonly number[] = []): string {
   const lines = [`rule \`${printable(violation.policy)}.${printable(violation.name)}\` (${violation.form}, ${violation.response})`];
   if (violation.text !== undefined) lines.push(`  requires: ${printable(oneLine(violation.text))}`);
-  const events = violation.witnesses.map((position) => involved(position)).filter((event) => event !== undefined);
+  const positions = [...new Set([...causes, ...violation.witnesses])].sort((a, b) => a - b);
+  const events = positions.map((position) => involved(position)).filter((event) => event !== undefined);
   if (events.length > 0) {
     const shown = events.slice(0, 5).map(describeEvent);
     const more = events.length > shown.length ? `; and ${events.length - shown.length} more` : "";
@@ -50,6 +55,7 @@ export function decisionReason(
   violations: readonly Violation[],
   involved: (position: number) => InvolvedEvent | undefined,
   error?: string,
+  causes: (violation: Violation) => readonly number[] = () => [],
 ): string {
   if (error !== undefined) return `Vigil refused this ${printable(action)} call: it could not be judged (${printable(error)}). Calls are refused when they cannot be judged.`;
   const heading = {
@@ -61,7 +67,7 @@ export function decisionReason(
   // The rules that decide come first: block, then ask, then warn.
   const order = { block: 0, ask: 1, warn: 2 };
   const sorted = [...violations].sort((a, b) => order[a.response] - order[b.response]);
-  return [heading, ...sorted.map((v) => describeViolation(v, involved))].join("\n");
+  return [heading, ...sorted.map((v) => describeViolation(v, involved, causes(v)))].join("\n");
 }
 
 /** A text on one line: line breaks become spaces. */

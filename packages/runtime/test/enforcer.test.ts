@@ -120,6 +120,8 @@ describe("decide and record, with the state and the audit log in one database", 
     expect(exfiltrate.events.map((e) => e.action)).toEqual(["Bash", "ls", "read", "curl"]);
     expect(exfiltrate.violations.map((v) => v.name)).toEqual(["no_egress_after_secret"]);
     expect(exfiltrate.reason).toContain("#6 curl");
+    // The earlier event that made it: the read of the secret, two calls before.
+    expect(exfiltrate.reason).toContain('#2 cat {"path":".env","program":"cat"}');
     expect(exfiltrate.reason).toContain("a command it runs");
     expect(guard.standing("s").events).toBe(2);
   });

@@ -1,0 +1,94 @@
+import type { CliIo } from "./cli.js";
+
+/**
+ * `vigilc hook claude-code --policy FILE… [--db PATH] [--defer-allowed]`: one run of a Claude Code
+ * command hook (the event on standard input, the answer on standard output and in the exit code).
+ *
+ * Claude Code starts the hook for every tool call, so this path loads only what a decision needs:
+ * not the command tree and its renderers (the `vigilc` entry sends `hook` here directly), and not
+ * the compiler, whose checked program of the policy is read from the database after the first run.
+ */
+
+const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--defer-allowed]
+
+Runs as a Claude Code command hook: reads the hook's event (JSON) on standard input and answers on
+standard output. Handles PreToolUse (allow, ask or deny the call), PostToolUse and
+PostToolUseFailure (record the result), UserPromptSubmit (record the prompt), Stop and
+SubagentStop (hold back a stop while a rule waits for a call), SessionEnd (log the verdicts).
+
+options:
+  --policy FILE…    the policy (.vigil files)
+  --db PATH         the enforcement database (default: $CLAUDE_PROJECT_DIR/.vigil/audit.db)
+  --defer-allowed   answer nothing for an allowed call, leaving it to Claude Code's permission settings
+  -h, --help        show this help
+
+environment:
+  VIGIL_AUDIT_KEY   key of the audit chain (HMAC-SHA-256); the database must be created with it
+
+Any failure refuses the call: exit code 2 and the reason on standard error.
+`;
+
+interface HookArguments {
+  readonly agent: string | undefined;
+  readonly policies: string[];
+  readonly db?: string;
+  readonly deferAllowed: boolean;
+  readonly help: boolean;
+  readonly problem?: string;
+}
+
+export function parseHookArguments(argv: readonly string[]): HookArguments {
+  const policies: string[] = [];
+  let db: string | undefined;
+  let agent: string | undefined;
+  let deferAllowed = false;
+  let help = false;
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index]!;
+    const [flag, inline] = word.startsWith("--") && word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
+    if (flag === "--policy") {
+      if (inline !== undefined) policies.push(inline);
+      // Every following word up to the next option is a policy file.
+      while (index + 1 < argv.length && !argv[index + 1]!.startsWith("-")) policies.push(argv[++index]!);
+      if (inline === undefined && policies.length === 0) return { agent, policies, deferAllowed, help, problem: "--policy needs at least one file" };
+    } else if (flag === "--db") {
+      db = inline ?? argv[++index];
+      if (db === undefined || db === "") return { agent, policies, deferAllowed, help, problem: "--db needs a path" };
+    } else if (flag === "--defer-allowed") deferAllowed = true;
+    else if (flag === "-h" || flag === "--help") help = true;
+    else if (!word.startsWith("-") && agent === undefined) agent = word;
+    else return { agent, policies, deferAllowed, help, problem: `unknown option \`${word}\`` };
+  }
+  return { agent, policies, ...(db !== undefined ? { db } : {}), deferAllowed, help };
+}
+
+/** Runs `vigilc hook …` (`argv` starts with `hook`) and returns the exit code. */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseHookArguments(argv.slice(1));
+  if (parsed.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  // A hook that cannot run refuses: exit code 2 is what Claude Code treats as blocking.
+  const usageError = (message: string): number => {
+    io.stderr(`error: ${message}; the call is refused\n${USAGE}`);
+    return 2;
+  };
+  if (parsed.problem !== undefined) return usageError(parsed.problem);
+  if (parsed.agent !== "claude-code") return usageError(parsed.agent === undefined ? "name the agent whose hook this is: `vigilc hook claude-code`" : `no hook for \`${parsed.agent}\` (there is one for claude-code)`);
+  if (parsed.policies.length === 0) return usageError("--policy FILE is required");
+  if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
+  const { runClaudeCodeHook } = await import("@vigil/runtime");
+  const key = process.env["VIGIL_AUDIT_KEY"];
+  const answer = await runClaudeCodeHook(await io.stdin(), {
+    policyFiles: parsed.policies,
+    ...(parsed.db !== undefined ? { db: parsed.db } : {}),
+    ...(key !== undefined && key !== "" ? { key } : {}),
+    deferAllowed: parsed.deferAllowed,
+    env: process.env,
+    cwd: io.cwd,
+  });
+  if (answer.stdout !== "") io.stdout(answer.stdout);
+  if (answer.stderr !== "") io.stderr(answer.stderr);
+  return answer.exitCode;
+}

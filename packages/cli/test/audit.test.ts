@@ -1,0 +1,248 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { canonicalRecord, Enforcer, linkHash, loadPolicy, Store } from "@vigil/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, vigilc } from "./support/run-vigilc.js";
+
+/**
+ * `vigilc audit verify` on a real enforcement database, tampered with in every way a record can
+ * be: edited (with and without its hash recomputed), removed, inserted, reordered, cut from the
+ * end, appended. Each must be found, and the first broken link named; and `vigilc replay` decides
+ * the logged runs again under another policy.
+ */
+
+const STRICT = `policy strict {
+  /// Nothing is deleted.
+  rule no_delete: abs(action in {rm})
+  /// Deploy only after a passing check.
+  rule check_first: prec(action in {deploy}, action in {check} and status = ok)
+    block "Run the checks first."
+}
+`;
+const LENIENT = `policy lenient {
+  /// Deleting is fine, but warn.
+  rule no_delete: abs(action in {rm}) warn "Deleting."
+}
+`;
+
+let scratch = "";
+let strict = "";
+let lenient = "";
+/** A database written by the enforcer under the strict policy: two runs, 14 records. */
+let pristine = "";
+const KEY = "a key of the audit chain, 32 bytes";
+let pristineKeyed = "";
+
+async function writeRuns(database: string, key?: string): Promise<void> {
+  const store = Store.open(database, key !== undefined ? { key } : {});
+  try {
+    const guard = new Enforcer(store, await loadPolicy([strict], store));
+    for (const run of ["run-a", "run-b"]) {
+      guard.message(run, "clean up and deploy");
+      guard.decide(run, { id: "1", action: "Bash", args: { command: "rm -rf dist" } });
+      guard.decide(run, { id: "2", action: "deploy", args: { target: "prod" } });
+      guard.decide(run, { id: "3", action: "check", args: {} });
+      guard.record(run, { id: "3", status: "ok", content: "all green" });
+      guard.decide(run, { id: "4", action: "deploy", args: { target: "prod" } });
+      guard.record(run, { id: "4", status: "ok" });
+    }
+  } finally {
+    store.close();
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npx tsc -b\` before the CLI tests`);
+  scratch = mkdtempSync(join(tmpdir(), "vigil-audit-"));
+  strict = join(scratch, "strict.vigil");
+  lenient = join(scratch, "lenient.vigil");
+  writeFileSync(strict, STRICT);
+  writeFileSync(lenient, LENIENT);
+  pristine = join(scratch, "pristine.db");
+  await writeRuns(pristine);
+  pristineKeyed = join(scratch, "pristine-keyed.db");
+  await writeRuns(pristineKeyed, KEY);
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+let copies = 0;
+/** A copy of the pristine database, changed by `tamper` with SQL. */
+function tampered(tamper: (store: Store) => void, keyed = false): string {
+  const copy = join(scratch, `copy-${++copies}.db`);
+  copyFileSync(keyed ? pristineKeyed : pristine, copy);
+  const store = Store.open(copy, keyed ? { key: KEY, mustExist: true } : { mustExist: true });
+  try {
+    // Everything a writer with the database file can do, the chain's code aside.
+    store.db.pragma("wal_checkpoint(TRUNCATE)");
+    tamper(store);
+  } finally {
+    store.close();
+  }
+  return copy;
+}
+
+interface Row {
+  seq: number;
+  time: string;
+  run_id: string;
+  kind: string;
+  outcome: string;
+  policy_hash: string | null;
+  call_id: string | null;
+  body: string;
+  prev_hash: string;
+  hash: string;
+}
+const row = (store: Store, seq: number) => store.db.prepare("SELECT * FROM audit WHERE seq = ?").get(seq) as Row;
+
+/** Recomputes a record's SHA-256 link as a forger without the key would. */
+function rehash(store: Store, seq: number): void {
+  const r = row(store, seq);
+  const hash = linkHash("sha256", undefined, r.prev_hash, canonicalRecord(r, JSON.parse(r.body)));
+  store.db.prepare("UPDATE audit SET hash = ? WHERE seq = ?").run(hash, seq);
+}
+
+async function verify(database: string, env: Record<string, string> = {}) {
+  return vigilc(["audit", "verify", database], { env });
+}
+
+describe("vigilc audit verify", () => {
+  it("verifies an untouched log, and its runs' state", async () => {
+    const result = await verify(pristine);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/the audit log verifies: 14 records, sha256 chain, head [0-9a-f]{64}/);
+    const json = await vigilc(["audit", "verify", pristine, "--format", "json"]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, chain: { ok: true, records: 14 }, state: { ok: true, problems: [] } });
+  });
+
+  it.each([
+    [
+      "an edited decision",
+      (store: Store) => store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run(),
+      /broken at record 3 \(edited\): record 3 \(decision allow of run "run-a", call "2"/,
+    ],
+    [
+      "an edited body (a result's output)",
+      (store: Store) => store.db.prepare("UPDATE audit SET body = replace(body, 'all green', 'all red') WHERE seq = 5").run(),
+      /broken at record 5 \(edited\): record 5 \(result ok of run "run-a", call "3"/,
+    ],
+    [
+      "an edited record whose hash was recomputed",
+      (store: Store) => {
+        store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
+        rehash(store, 3);
+      },
+      /broken at record 4 \(unlinked\): record 4 .* does not follow record 3/,
+    ],
+    ["a removed record", (store: Store) => store.db.prepare("DELETE FROM audit WHERE seq = 5").run(), /broken at record 5 \(missing\): record 5 is missing/],
+    [
+      "a removed record, the rest renumbered",
+      (store: Store) => {
+        store.db.prepare("DELETE FROM audit WHERE seq = 5").run();
+        store.db.prepare("UPDATE audit SET seq = seq - 1 WHERE seq > 5").run();
+      },
+      /broken at record 5 \(unlinked\)/,
+    ],
+    [
+      "an inserted record",
+      (store: Store) => {
+        store.db.prepare("UPDATE audit SET seq = -seq WHERE seq >= 6").run();
+        store.db.prepare("UPDATE audit SET seq = -seq + 1 WHERE seq <= -6").run();
+        const copy = row(store, 5);
+        store.db
+          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash) VALUES (6, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .run(copy.time, copy.run_id, copy.kind, copy.outcome, copy.policy_hash, copy.call_id, copy.body, copy.hash, copy.hash);
+      },
+      /broken at record 6 \(edited\)/,
+    ],
+    [
+      "two records swapped",
+      (store: Store) => {
+        const [a, b] = [row(store, 3), row(store, 4)];
+        const swap = store.db.prepare("UPDATE audit SET time = ?, run_id = ?, kind = ?, outcome = ?, policy_hash = ?, call_id = ?, body = ?, prev_hash = ?, hash = ? WHERE seq = ?");
+        swap.run(b.time, b.run_id, b.kind, b.outcome, b.policy_hash, b.call_id, b.body, b.prev_hash, b.hash, 3);
+        swap.run(a.time, a.run_id, a.kind, a.outcome, a.policy_hash, a.call_id, a.body, a.prev_hash, a.hash, 4);
+      },
+      /broken at record 3 \(unlinked\)/,
+    ],
+    ["the last record removed", (store: Store) => store.db.prepare("DELETE FROM audit WHERE seq = 14").run(), /broken at record 14 \(truncated\): the log ends at record 13, but its head says record 14/],
+    [
+      "a record appended with a valid link",
+      (store: Store) => {
+        const last = row(store, 14);
+        const forged = { ...last, seq: 15, outcome: "allow", prev_hash: last.hash };
+        const hash = linkHash("sha256", undefined, forged.prev_hash, canonicalRecord(forged, JSON.parse(forged.body)));
+        store.db
+          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash) VALUES (15, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .run(forged.time, forged.run_id, forged.kind, forged.outcome, forged.policy_hash, forged.call_id, forged.body, forged.prev_hash, hash);
+      },
+      /broken at record 15 \(extended\)/,
+    ],
+  ])("finds %s and names the first broken link (exit 1)", async (_name, tamper, message) => {
+    const result = await verify(tampered(tamper));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(message);
+  });
+
+  it("a keyed log (HMAC-SHA-256) cannot be re-signed without the key", async () => {
+    const env = { VIGIL_AUDIT_KEY: KEY };
+    expect((await verify(pristineKeyed, env)).stdout).toMatch(/14 records, hmac-sha256 chain/);
+    const forged = tampered((store) => {
+      store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
+      rehash(store, 3);
+    }, true);
+    const result = await verify(forged, env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/broken at record 3 \(edited\)/);
+    // Without the key, a keyed log cannot be verified at all.
+    const keyless = await verify(pristineKeyed);
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toMatch(/set VIGIL_AUDIT_KEY/);
+  });
+
+  it("reports the runs' state when it disagrees with the log", async () => {
+    const result = await verify(tampered((store) => store.db.prepare("DELETE FROM events WHERE run_id = 'run-a' AND position = 3").run()));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("the audit log verifies");
+    expect(result.stdout).toMatch(/run "run-a": its state counts 3 events, its event table holds 2/);
+  });
+
+  it("exit 2 for a file that is not an enforcement database", async () => {
+    const result = await verify(join(scratch, "nowhere.db"));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/cannot open the enforcement database/);
+  });
+});
+
+describe("vigilc replay", () => {
+  it("prints, per run, the calls whose decision another policy changes (exit 1)", async () => {
+    const result = await vigilc(["replay", "--audit", pristine, "--policy", lenient]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('run "run-a": 2 of 4 decisions change');
+    expect(result.stdout).toMatch(/call 1: Bash \{"command":"rm -rf dist"\}: block \(strict\.no_delete\) → warn \(lenient\.no_delete\)/);
+    expect(result.stdout).toMatch(/call 2: deploy \{"target":"prod"\}: block \(strict\.check_first\) → allow/);
+    expect(result.stdout).toContain("4 decisions would change");
+    const json = JSON.parse((await vigilc(["replay", "--audit", pristine, "--policy", lenient, "--format", "json", "--run", "run-b"])).stdout) as {
+      runs: { runId: string; decisions: number; changed: { callId: string; was: string; now: string }[] }[];
+      changed: number;
+    };
+    expect(json.runs.map((r) => r.runId)).toEqual(["run-b"]);
+    expect(json.runs[0]!.changed.map((c) => [c.callId, c.was, c.now])).toEqual([
+      ["1", "block", "warn"],
+      ["2", "block", "allow"],
+    ]);
+  });
+
+  it("under the same policy, nothing changes (exit 0)", async () => {
+    const result = await vigilc(["replay", "--audit", pristine, "--policy", strict]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("no decision would change");
+  });
+
+  it("refuses a log that does not verify", async () => {
+    const result = await vigilc(["replay", "--audit", tampered((store) => store.db.prepare("DELETE FROM audit WHERE seq = 2").run()), "--policy", strict]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/does not verify .*a tampered log is not replayed/);
+  });
+});

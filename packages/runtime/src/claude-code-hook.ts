@@ -1,0 +1,198 @@
+import { isAbsolute, join, resolve } from "node:path";
+import { isJsonObject, type JsonValue } from "@vigil/trace";
+import { toolResponseContent, toolResponseFailed } from "./call-events.js";
+import { Enforcer, logRefusal, type EnforcedDecision } from "./enforcer.js";
+import { loadPolicy } from "./policy.js";
+import { printable } from "./reason.js";
+import { Store } from "./store.js";
+
+/**
+ * Claude Code's command hooks: Claude Code runs the hook once per event, a new process each time,
+ * with the event as JSON on standard input, and reads the answer from standard output and the exit
+ * code. This is one such run:
+ *
+ * - `PreToolUse`: the monitor's decision on the call (grounded, so a Bash call is the commands it
+ *   runs), as `hookSpecificOutput.permissionDecision`: `deny` for a `block` rule, `ask` for an `ask`
+ *   rule, `allow` otherwise (with a warning for a `warn` rule); the reason names the rule, its text,
+ *   the events involved and the remediation.
+ * - `PostToolUse` / `PostToolUseFailure`: the call's result is recorded (status and output).
+ * - `UserPromptSubmit`: the prompt is recorded as a `user_message` event with its `text`.
+ * - `Stop` / `SubagentStop`: the agent may not stop while a rule waits for a call it can still make,
+ *   unless it was told so once already (`stop_hook_active`).
+ * - `SessionEnd`: the run's final verdicts are logged.
+ *
+ * The run is the session (`session_id`); its state lives in the database between runs of the hook.
+ * Anything that goes wrong (an input that cannot be read, a policy with errors, a database that
+ * cannot be opened) refuses the call: exit code 2, the reason on standard error, which Claude Code
+ * shows to the agent and treats as blocking.
+ */
+
+export interface ClaudeCodeHookOptions {
+  /** The `.vigil` files of the policy. */
+  readonly policyFiles: readonly string[];
+  /** The database; by default `.vigil/audit.db` under `$CLAUDE_PROJECT_DIR`, or else under the event's `cwd`. */
+  readonly db?: string;
+  /** The key of the audit chain (`VIGIL_AUDIT_KEY`). */
+  readonly key?: string;
+  /** Leave allowed calls to Claude Code's own permission settings instead of answering `allow`. */
+  readonly deferAllowed?: boolean;
+  /** The environment (for `CLAUDE_PROJECT_DIR`) and the working directory the hook runs in. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly cwd?: string;
+  /** How long to wait for another hook's write lock (default 10 s). */
+  readonly busyTimeoutMs?: number;
+}
+
+/** What the hook answers: Claude Code reads standard output and the exit code. */
+export interface HookAnswer {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number;
+}
+
+/** The exit code Claude Code treats as blocking: standard error is then the reason. */
+export const BLOCKING_EXIT_CODE = 2;
+
+/** The database of a hook, where no `--db` says otherwise. */
+export function defaultHookDatabase(env: Readonly<Record<string, string | undefined>>, cwd: string, eventCwd?: string): string {
+  const project = env["CLAUDE_PROJECT_DIR"];
+  const base = project !== undefined && project !== "" ? project : eventCwd !== undefined && isAbsolute(eventCwd) ? eventCwd : cwd;
+  return join(base, ".vigil", "audit.db");
+}
+
+export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOptions): Promise<HookAnswer> {
+  const env = options.env ?? {};
+  const cwd = options.cwd ?? process.cwd();
+  let payload: { readonly [key: string]: JsonValue };
+  try {
+    const parsed = JSON.parse(input) as unknown;
+    if (!isJsonObject(parsed)) throw new Error("it is not a JSON object");
+    payload = parsed;
+  } catch (error) {
+    return refused(undefined, `Vigil could not read the hook's input (${(error as Error).message}); the call is refused.`);
+  }
+  const event = payload["hook_event_name"];
+  const session = payload["session_id"];
+  if (typeof event !== "string") return refused(undefined, "Vigil could not read the hook's input: it has no `hook_event_name`; the call is refused.");
+  if (typeof session !== "string" || session === "") return refused(event, "Vigil could not read the hook's input: it has no `session_id`; the call is refused.");
+  if (!HANDLED_EVENTS.has(event)) return { stdout: "", stderr: "", exitCode: 0 };
+
+  const eventCwd = typeof payload["cwd"] === "string" ? payload["cwd"] : undefined;
+  const path = options.db !== undefined ? resolve(cwd, options.db) : defaultHookDatabase(env, cwd, eventCwd);
+  let store: Store | undefined;
+  try {
+    store = Store.open(path, { ...(options.key !== undefined ? { key: options.key } : {}), ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}) });
+    let enforcer: Enforcer;
+    try {
+      enforcer = new Enforcer(store, await loadPolicy(options.policyFiles.map((file) => resolve(cwd, file)), store));
+    } catch (error) {
+      const reason = `Vigil could not load its policy (${(error as Error).message}); the call is refused.`;
+      if (event === "PreToolUse") logRefusal(store, session, reason, callOf(payload));
+      return refused(event, reason, payload);
+    }
+    return answer(event, payload, session, enforcer, options);
+  } catch (error) {
+    const reason = `Vigil failed (${(error as Error).message}); the call is refused.`;
+    if (event === "PreToolUse" && store !== undefined) {
+      try {
+        logRefusal(store, session, reason, callOf(payload));
+      } catch {
+        // The database itself failed: the refusal still stands, on standard error.
+      }
+    }
+    return refused(event, reason, payload);
+  } finally {
+    store?.close();
+  }
+}
+
+const HANDLED_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
+
+function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: ClaudeCodeHookOptions): HookAnswer {
+  switch (event) {
+    case "PreToolUse": {
+      const call = callOf(payload);
+      if (call.action === undefined) return refused(event, "Vigil could not read the hook's input: it has no `tool_name`; the call is refused.", payload);
+      const decided = enforcer.decide(session, { ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args ?? {} });
+      return preToolUseAnswer(decided, options.deferAllowed === true);
+    }
+    case "PostToolUse":
+    case "PostToolUseFailure": {
+      const call = callOf(payload);
+      if (call.action === undefined) return refused(event, "Vigil could not read the hook's input: it has no `tool_name`; the result is not recorded.", payload);
+      const failed = event === "PostToolUseFailure" || toolResponseFailed(payload["tool_response"]);
+      const content = event === "PostToolUseFailure" ? payload["error"] : toolResponseContent(payload["tool_response"]);
+      const recorded = enforcer.record(session, {
+        ...(call.id !== undefined ? { id: call.id } : {}),
+        action: call.action,
+        args: call.args ?? {},
+        status: failed ? "error" : "ok",
+        ...(content !== undefined && content !== null ? { content } : {}),
+      });
+      if (recorded.violations.length === 0 || recorded.reason === undefined) return { stdout: "", stderr: "", exitCode: 0 };
+      const reason = `Vigil: this ${printable(call.action)} call ran, and its result breaks the policy:\n${recorded.reason}`;
+      // A rule that blocks is told to the agent at once; a warning goes along with the result.
+      const blocking = recorded.violations.some((v) => v.response !== "warn");
+      const output = blocking ? { decision: "block", reason } : { hookSpecificOutput: { hookEventName: event, additionalContext: reason } };
+      return { stdout: JSON.stringify(output) + "\n", stderr: "", exitCode: 0 };
+    }
+    case "UserPromptSubmit": {
+      const prompt = payload["prompt"];
+      if (typeof prompt !== "string") return refused(event, "Vigil could not read the hook's input: it has no `prompt`; the prompt is not recorded.", payload);
+      enforcer.message(session, prompt);
+      return { stdout: "", stderr: "", exitCode: 0 };
+    }
+    case "Stop":
+    case "SubagentStop": {
+      const stop = enforcer.stop(session, payload["stop_hook_active"] === true);
+      if (!stop.block) return { stdout: "", stderr: "", exitCode: 0 };
+      return { stdout: JSON.stringify({ decision: "block", reason: stop.reason }) + "\n", stderr: "", exitCode: 0 };
+    }
+    case "SessionEnd": {
+      enforcer.finish(session);
+      return { stdout: "", stderr: "", exitCode: 0 };
+    }
+    default:
+      return { stdout: "", stderr: "", exitCode: 0 };
+  }
+}
+
+function preToolUseAnswer(decided: EnforcedDecision, deferAllowed: boolean): HookAnswer {
+  const decision = decided.decision === "block" ? "deny" : decided.decision;
+  if (decision === "allow" && deferAllowed) {
+    // No decision: Claude Code's own permission settings decide; a warning is still shown.
+    const output = decided.verdict === "warn" ? { systemMessage: decided.reason } : undefined;
+    return { stdout: output !== undefined ? JSON.stringify(output) + "\n" : "", stderr: "", exitCode: 0 };
+  }
+  const output = {
+    hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: decision, permissionDecisionReason: decided.reason },
+    ...(decided.verdict === "warn" ? { systemMessage: decided.reason } : {}),
+  };
+  return { stdout: JSON.stringify(output) + "\n", stderr: "", exitCode: 0 };
+}
+
+function callOf(payload: { readonly [key: string]: JsonValue }): { id?: string; action?: string; args?: JsonValue } {
+  const id = payload["tool_use_id"];
+  const action = payload["tool_name"];
+  return {
+    ...(typeof id === "string" && id !== "" ? { id } : {}),
+    ...(typeof action === "string" && action !== "" ? { action } : {}),
+    ...(payload["tool_input"] !== undefined ? { args: payload["tool_input"] } : {}),
+  };
+}
+
+/**
+ * Refuses, failing closed: exit code 2 with the reason on standard error (what Claude Code reads
+ * when a hook blocks), and for a tool call the same refusal as a `deny` on standard output.
+ */
+function refused(event: string | undefined, reason: string, payload?: { readonly [key: string]: JsonValue }): HookAnswer {
+  const text = printable(reason);
+  const stdout =
+    event === undefined || event === "PreToolUse"
+      ? JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: text } }) + "\n"
+      : "";
+  // A stop already held back once is let through (a lasting failure must not keep the agent going
+  // forever), and the end of a session cannot be blocked: the failure is reported, not blocking.
+  const blocking = !(event === "SessionEnd" || ((event === "Stop" || event === "SubagentStop") && payload?.["stop_hook_active"] === true));
+  return { stdout, stderr: text + "\n", exitCode: blocking ? BLOCKING_EXIT_CODE : 1 };
+}

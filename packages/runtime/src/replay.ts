@@ -1,0 +1,114 @@
+import type { Violation } from "@vigil/compiler";
+import { Monitor } from "@vigil/engine";
+import type { JsonValue } from "@vigil/trace";
+import { readAudit } from "./audit-chain.js";
+import type { CallEvent } from "./call-events.js";
+import { decideCall, recordCall, verdictOf } from "./decide-call.js";
+import type { EnforcedPolicy } from "./policy.js";
+import type { Store } from "./store.js";
+
+/**
+ * What-if: every run of an audit log decided again under another policy. The log holds, in order,
+ * each call as it was decided (its events, grounded) and each result as it was recorded (status
+ * and output), so a run is fed to a fresh monitor of the other policy exactly as it happened: each
+ * decision is taken again on the run so far, and each recorded result is added. The runs are what
+ * they were (a call that ran is recorded even if the other policy would have blocked it; a call
+ * that was blocked did not run); what changes is the answer each call would have got.
+ */
+
+export type Verdict = "allow" | "warn" | "ask" | "block";
+
+export interface ReplayedCall {
+  /** The audit record of the original decision. */
+  readonly seq: number;
+  readonly callId?: string;
+  readonly action: string;
+  readonly args: JsonValue;
+  /** The decision logged, and the one the other policy gives. */
+  readonly was: Verdict;
+  readonly now: Verdict;
+  /** The rules the original decision named, and those the other policy's decision names. */
+  readonly wasRules: readonly string[];
+  readonly nowRules: readonly string[];
+  readonly error?: string;
+}
+
+export interface ReplayedRun {
+  readonly runId: string;
+  /** How many decisions were taken again. */
+  readonly decisions: number;
+  /** Calls refused before they could be judged (they have no events to judge again). */
+  readonly unjudged: number;
+  /** The decisions that differ. */
+  readonly changed: readonly ReplayedCall[];
+}
+
+export interface ReplayReport {
+  readonly policy: { readonly hash: string; readonly files: readonly string[] };
+  readonly runs: readonly ReplayedRun[];
+  readonly decisions: number;
+  readonly changed: number;
+}
+
+interface RunReplay {
+  readonly monitor: Monitor;
+  decisions: number;
+  unjudged: number;
+  readonly changed: ReplayedCall[];
+}
+
+export function replayAudit(store: Store, policy: EnforcedPolicy, options: { readonly runId?: string } = {}): ReplayReport {
+  const runs = new Map<string, RunReplay>();
+  const runOf = (runId: string): RunReplay => {
+    let run = runs.get(runId);
+    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements), decisions: 0, unjudged: 0, changed: [] }));
+    return run;
+  };
+  for (const record of readAudit(store, options.runId)) {
+    const body = record.body;
+    if (record.kind === "decision") {
+      const run = runOf(record.runId);
+      const call = body["call"] as { id?: string; action?: string } | undefined;
+      const events = (body["events"] ?? []) as unknown as CallEvent[];
+      if (events.length === 0) {
+        run.unjudged++;
+        continue;
+      }
+      run.decisions++;
+      const decided = decideCall(run.monitor, policy.statements, events);
+      const now = verdictOf(decided.decision, decided.violations);
+      const was = record.outcome as Verdict;
+      const wasRules = ((body["violations"] ?? []) as unknown as Violation[]).map(ruleName);
+      const nowRules = decided.violations.map(ruleName);
+      if (now !== was || wasRules.join("\n") !== nowRules.join("\n")) {
+        run.changed.push({
+          seq: record.seq,
+          ...(record.callId !== undefined ? { callId: record.callId } : {}),
+          action: call?.action ?? events[0]!.action,
+          args: events[0]!.args,
+          was,
+          now,
+          wasRules,
+          nowRules,
+          ...(decided.error !== undefined ? { error: decided.error } : {}),
+        });
+      }
+    } else if ((record.kind === "result" || record.kind === "message") && (record.outcome === "ok" || record.outcome === "error")) {
+      const events = (body["events"] ?? []) as unknown as CallEvent[];
+      recordCall(runOf(record.runId).monitor, events);
+    } else if (record.kind === "error" && record.outcome === "block") {
+      runOf(record.runId).unjudged++;
+    }
+  }
+  const replayed = [...runs].map(([runId, run]) => ({ runId, decisions: run.decisions, unjudged: run.unjudged, changed: run.changed }));
+  return {
+    policy: { hash: policy.hash, files: policy.files },
+    runs: replayed,
+    decisions: replayed.reduce((sum, run) => sum + run.decisions, 0),
+    changed: replayed.reduce((sum, run) => sum + run.changed.length, 0),
+  };
+}
+
+function ruleName(violation: Pick<Violation, "policy" | "name">): string {
+  return `${violation.policy}.${violation.name}`;
+}
