@@ -564,6 +564,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command("serve")
+    .description("the sidecar: decide, record and finish over HTTP on 127.0.0.1, one monitor per run id, every decision in the audit log (until SIGTERM or SIGINT)")
+    .requiredOption("--policy <files...>", "the policy (.vigil files)")
+    .option("--port <n>", "the TCP port (0: any free port; the URL is printed)", parsePort, 8787)
+    .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
+    .action(async (options: { policy: string[]; port: number; db?: string }) => {
+      const { serveCommand } = await import("./serve.js");
+      exitCode = await serveCommand(options, io);
+    });
+
+  program
     .command("explain")
     .description("say what a diagnostic code means")
     .argument("<code>", "a code such as V1006")
@@ -634,6 +645,12 @@ function isStackOverflow(error: unknown): boolean {
 function parsePositiveInteger(text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError("must be a positive integer");
+  return value;
+}
+
+function parsePort(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0 || value > 65_535) throw new InvalidArgumentError("must be a port number (0 to 65535)");
   return value;
 }
 

@@ -101,6 +101,8 @@ export interface RunStanding {
 export interface EnforcerOptions {
   /** The monitor's decision budget in milliseconds (default 100): a slower decision blocks the call. */
   readonly decisionBudgetMs?: number;
+  /** How many runs' monitors a long-lived enforcer keeps in memory (default 1,000); others are read from the database when used. */
+  readonly runsKeptInMemory?: number;
 }
 
 interface RunRow {
@@ -121,6 +123,7 @@ interface LiveRun {
 export class Enforcer {
   private readonly runs = new Map<string, LiveRun>();
   private readonly budget: number | undefined;
+  private readonly runsKept: number;
 
   constructor(
     readonly store: Store,
@@ -128,6 +131,7 @@ export class Enforcer {
     options: EnforcerOptions = {},
   ) {
     this.budget = options.decisionBudgetMs;
+    this.runsKept = options.runsKeptInMemory ?? 1000;
   }
 
   /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
@@ -365,15 +369,20 @@ export class Enforcer {
         now,
       );
       const live = { runId, monitor, version: 0 };
-      this.runs.set(runId, live);
+      this.keep(live);
       return live;
     }
     if (row.policy_hash !== this.policy.hash) return this.rejudge(row);
     const cached = this.runs.get(runId);
-    if (cached !== undefined && cached.version === row.version) return cached;
+    if (cached !== undefined && cached.version === row.version) {
+      // Most recently used last: the runs kept in memory are the latest ones.
+      this.runs.delete(runId);
+      this.runs.set(runId, cached);
+      return cached;
+    }
     const monitor = new Monitor(this.policy.statements, { ...options, restore: JSON.parse(row.state) as MonitorSnapshot });
     const live = { runId, monitor, version: row.version };
-    this.runs.set(runId, live);
+    this.keep(live);
     return live;
   }
 
@@ -402,8 +411,15 @@ export class Enforcer {
     const live = { runId: row.run_id, monitor, version: row.version };
     this.saveState(live);
     this.append(row.run_id, "policy", "note", undefined, { from: row.policy_hash, to: this.policy.hash, events: monitor.length });
-    this.runs.set(row.run_id, live);
+    this.keep(live);
     return live;
+  }
+
+  /** Keeps a run's monitor in memory, forgetting the least recently used past the limit. */
+  private keep(run: LiveRun): void {
+    this.runs.delete(run.runId);
+    this.runs.set(run.runId, run);
+    if (this.runs.size > this.runsKept) this.runs.delete(this.runs.keys().next().value!);
   }
 
   private saveState(run: LiveRun): void {

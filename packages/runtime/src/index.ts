@@ -23,3 +23,5 @@ export { BLOCKING_EXIT_CODE, defaultHookDatabase, runClaudeCodeHook } from "./cl
 export { checkState } from "./consistency.js";
 export type { ReplayedCall, ReplayedRun, ReplayReport, Verdict } from "./replay.js";
 export { replayAudit } from "./replay.js";
+export type { Sidecar, SidecarOptions } from "./sidecar.js";
+export { startSidecar } from "./sidecar.js";
