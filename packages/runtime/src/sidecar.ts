@@ -45,6 +45,8 @@ class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Close the connection after the answer (the rest of the request will not be read). */
+    readonly close = false,
   ) {
     super(message);
   }
@@ -54,7 +56,7 @@ export function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const server = createServer((request, response) => {
     handle(options.enforcer, maxBody, request, response).catch((error: unknown) => {
-      if (error instanceof HttpError) send(response, error.status, { error: { code: error.code, message: error.message } });
+      if (error instanceof HttpError) send(response, error.status, { error: { code: error.code, message: error.message } }, error.close);
       else send(response, 503, { error: { code: "enforcer_failed", message: `the enforcer failed (${(error as Error).message}); do not run the call` } });
     });
   });
@@ -198,7 +200,7 @@ async function readJson(request: IncomingMessage, limit: number): Promise<{ read
   if (type !== undefined && !/^application\/json\b/i.test(type)) throw new HttpError(415, "unsupported_media_type", "send the body as application/json");
   const declared = Number(request.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) {
-    throw new HttpError(413, "payload_too_large", `the body is ${declared} bytes; at most ${limit} are accepted`);
+    throw new HttpError(413, "payload_too_large", `the body is ${declared} bytes; at most ${limit} are accepted`, true);
   }
   const body = await new Promise<Buffer>((resolvePromise, reject) => {
     const chunks: Buffer[] = [];
@@ -207,7 +209,8 @@ async function readJson(request: IncomingMessage, limit: number): Promise<{ read
     request.on("data", (chunk: Buffer) => {
       if (refused) return;
       size += chunk.length;
-      // Past the limit the rest is read and dropped; the answer closes the connection.
+      // Past the limit the rest is read and dropped (the request's time limit bounds how long), so
+      // that the client, still sending, reads the answer instead of a broken connection.
       if (size > limit) {
         refused = true;
         reject(new HttpError(413, "payload_too_large", `the body is over ${limit} bytes, the most accepted`));
@@ -230,12 +233,12 @@ async function readJson(request: IncomingMessage, limit: number): Promise<{ read
   return value;
 }
 
-function send(response: ServerResponse, status: number, body: unknown): void {
+function send(response: ServerResponse, status: number, body: unknown, close = false): void {
   if (response.headersSent) {
     response.destroy();
     return;
   }
   const text = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...(status === 413 ? { connection: "close" } : {}) });
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...(close ? { connection: "close" } : {}) });
   response.end(text);
 }
