@@ -575,6 +575,18 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command("mcp-gateway")
+    .description("an MCP server (stdio) in front of a real one: every tools/call is decided before it is forwarded, every decision logged; vigilc mcp-gateway --policy FILE -- node server.js …")
+    .requiredOption("--policy <files...>", "the policy (.vigil files)")
+    .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
+    .option("--run <id>", "the run id of the session (default: one per gateway process)")
+    .argument("<command...>", "the MCP server to run, after --")
+    .action(async (command: string[], options: { policy: string[]; db?: string; run?: string }) => {
+      const { mcpGatewayCommand } = await import("./mcp-gateway.js");
+      exitCode = await mcpGatewayCommand(command, options, io);
+    });
+
+  program
     .command("explain")
     .description("say what a diagnostic code means")
     .argument("<code>", "a code such as V1006")

@@ -25,3 +25,13 @@ export type { ReplayedCall, ReplayedRun, ReplayReport, Verdict } from "./replay.
 export { replayAudit } from "./replay.js";
 export type { Sidecar, SidecarOptions } from "./sidecar.js";
 export { startSidecar } from "./sidecar.js";
+export type { McpGatewayOptions } from "./mcp-gateway.js";
+
+/**
+ * Runs the MCP gateway (see mcp-gateway.ts). Loaded on first use: the MCP SDK is not needed by the
+ * hook or the sidecar.
+ */
+export async function runMcpGateway(options: import("./mcp-gateway.js").McpGatewayOptions): Promise<void> {
+  const gateway = await import("./mcp-gateway.js");
+  return gateway.runMcpGateway(options);
+}

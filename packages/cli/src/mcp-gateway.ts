@@ -1,0 +1,54 @@
+import { join, resolve } from "node:path";
+import type { CliIo } from "./cli.js";
+import { printableLine } from "./render.js";
+
+/**
+ * `vigilc mcp-gateway --policy FILE… [--db PATH] [--run ID] -- <server command…>`: an MCP server on
+ * standard input and output that runs the real one as its child and decides every `tools/call`
+ * before forwarding it. Standard output carries the protocol only; everything else goes to
+ * standard error. Exit 2 when the policy or the database cannot be read.
+ */
+export async function mcpGatewayCommand(command: readonly string[], options: { policy: string[]; db?: string; run?: string }, io: CliIo): Promise<number> {
+  if (command.length === 0) {
+    io.stderr("error: name the MCP server to run after `--`: vigilc mcp-gateway --policy FILE -- node server.js …\n");
+    return 2;
+  }
+  const { Enforcer, loadPolicy, PolicyError, runMcpGateway, Store, StoreError } = await import("@vigil/runtime");
+  const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
+  const key = process.env["VIGIL_AUDIT_KEY"];
+  let store;
+  try {
+    store = Store.open(database, key !== undefined && key !== "" ? { key } : {});
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`error: ${printableLine(error.message)}\n`);
+    return 2;
+  }
+  try {
+    let policy;
+    try {
+      policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);
+    } catch (error) {
+      if (!(error instanceof PolicyError)) throw error;
+      io.stderr(`error: ${printableLine(error.message)}\n`);
+      return 2;
+    }
+    const runId = options.run ?? `mcp-${new Date().toISOString()}-${process.pid}`;
+    // SIGTERM or SIGINT ends the session as the client closing it does.
+    const stop = new AbortController();
+    process.once("SIGTERM", () => stop.abort());
+    process.once("SIGINT", () => stop.abort());
+    await runMcpGateway({
+      signal: stop.signal,
+      enforcer: new Enforcer(store, policy),
+      runId,
+      command: command[0]!,
+      args: command.slice(1),
+      cwd: io.cwd,
+      log: (line) => io.stderr(`${line}\n`),
+    });
+    return 0;
+  } finally {
+    store.close();
+  }
+}
