@@ -10,6 +10,7 @@ import type { CliIo } from "./cli.js";
  */
 
 const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--defer-allowed]
+       vigilc hook claude-code --server URL [--defer-allowed]
 
 Runs as a Claude Code command hook: reads the hook's event (JSON) on standard input and answers on
 standard output. Handles PreToolUse (allow, ask or deny the call), PostToolUse and
@@ -19,6 +20,8 @@ SubagentStop (hold back a stop while a rule waits for a call), SessionEnd (log t
 options:
   --policy FILE…    the policy (.vigil files)
   --db PATH         the enforcement database (default: $CLAUDE_PROJECT_DIR/.vigil/audit.db)
+  --server URL      pass the event to a running \`vigilc serve\` (http://127.0.0.1:PORT), which answers it
+                    with its policy and database: the hook's process then loads almost nothing
   --defer-allowed   answer nothing for an allowed call, leaving it to Claude Code's permission settings
   -h, --help        show this help
 
@@ -32,6 +35,7 @@ interface HookArguments {
   readonly agent: string | undefined;
   readonly policies: string[];
   readonly db?: string;
+  readonly server?: string;
   readonly deferAllowed: boolean;
   readonly help: boolean;
   readonly problem?: string;
@@ -40,6 +44,7 @@ interface HookArguments {
 export function parseHookArguments(argv: readonly string[]): HookArguments {
   const policies: string[] = [];
   let db: string | undefined;
+  let server: string | undefined;
   let agent: string | undefined;
   let deferAllowed = false;
   let help = false;
@@ -54,12 +59,17 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     } else if (flag === "--db") {
       db = inline ?? argv[++index];
       if (db === undefined || db === "") return { agent, policies, deferAllowed, help, problem: "--db needs a path" };
+    } else if (flag === "--server") {
+      server = inline ?? argv[++index];
+      if (server === undefined || !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/?$/.test(server)) {
+        return { agent, policies, deferAllowed, help, problem: "--server takes the sidecar's local URL, http://127.0.0.1:PORT" };
+      }
     } else if (flag === "--defer-allowed") deferAllowed = true;
     else if (flag === "-h" || flag === "--help") help = true;
     else if (!word.startsWith("-") && agent === undefined) agent = word;
     else return { agent, policies, deferAllowed, help, problem: `unknown option \`${word}\`` };
   }
-  return { agent, policies, ...(db !== undefined ? { db } : {}), deferAllowed, help };
+  return { agent, policies, ...(db !== undefined ? { db } : {}), ...(server !== undefined ? { server } : {}), deferAllowed, help };
 }
 
 /** Runs `vigilc hook …` (`argv` starts with `hook`) and returns the exit code. */
@@ -76,8 +86,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   };
   if (parsed.problem !== undefined) return usageError(parsed.problem);
   if (parsed.agent !== "claude-code") return usageError(parsed.agent === undefined ? "name the agent whose hook this is: `vigilc hook claude-code`" : `no hook for \`${parsed.agent}\` (there is one for claude-code)`);
-  if (parsed.policies.length === 0) return usageError("--policy FILE is required");
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
+  if (parsed.server !== undefined) {
+    if (parsed.policies.length > 0 || parsed.db !== undefined) return usageError("with --server, the sidecar's policy and database apply: give no --policy or --db");
+    return answerThroughSidecar(parsed.server, await io.stdin(), parsed.deferAllowed, io);
+  }
+  if (parsed.policies.length === 0) return usageError("--policy FILE (or --server URL) is required");
   const { runClaudeCodeHook } = await import("@vigil/runtime");
   const key = process.env["VIGIL_AUDIT_KEY"];
   const answer = await runClaudeCodeHook(await io.stdin(), {
@@ -91,4 +105,43 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (answer.stdout !== "") io.stdout(answer.stdout);
   if (answer.stderr !== "") io.stderr(answer.stderr);
   return answer.exitCode;
+}
+
+/** How long the sidecar may take to answer before the call is refused. */
+const SIDECAR_TIMEOUT_MS = 30_000;
+
+/**
+ * Passes the event to the sidecar and relays its answer. When the sidecar cannot be reached or
+ * does not answer, the call is refused (exit 2), saying so.
+ */
+async function answerThroughSidecar(server: string, event: string, deferAllowed: boolean, io: CliIo): Promise<number> {
+  const { request } = await import("node:http");
+  const url = new URL(`/v1/hooks/claude-code${deferAllowed ? "?defer-allowed=1" : ""}`, server);
+  const refuse = (why: string): number => {
+    const reason = `Vigil's sidecar at ${server} did not answer (${why}); the call is refused. Start it with \`vigilc serve --policy FILE\`.`;
+    io.stdout(JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } }) + "\n");
+    io.stderr(reason + "\n");
+    return 2;
+  };
+  return new Promise((resolvePromise) => {
+    const outgoing = request(url, { method: "POST", headers: { "content-type": "application/json" }, timeout: SIDECAR_TIMEOUT_MS }, (response) => {
+      let body = "";
+      response.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => {
+        if (response.statusCode !== 200) return resolvePromise(refuse(`status ${response.statusCode ?? "?"}: ${body.slice(0, 300)}`));
+        try {
+          const answer = JSON.parse(body) as { stdout: string; stderr: string; exitCode: number };
+          if (answer.stdout !== "") io.stdout(answer.stdout);
+          if (answer.stderr !== "") io.stderr(answer.stderr);
+          resolvePromise(answer.exitCode);
+        } catch (error) {
+          resolvePromise(refuse(`its answer is not JSON: ${(error as Error).message}`));
+        }
+      });
+      response.on("error", (error) => resolvePromise(refuse(error.message)));
+    });
+    outgoing.on("timeout", () => outgoing.destroy(new Error(`no answer within ${SIDECAR_TIMEOUT_MS / 1000} s`)));
+    outgoing.on("error", (error) => resolvePromise(refuse(error.message)));
+    outgoing.end(event);
+  });
 }

@@ -308,6 +308,54 @@ describe("failing closed", () => {
   });
 });
 
+describe("through the sidecar (--server)", () => {
+  it("passes each event to a running vigilc serve, which answers it with its policy and database", async () => {
+    const database = join(scratch, "served.db");
+    const server = spawn(process.execPath, [cli, "serve", "--policy", policy, "--port", "0", "--db", database], { cwd: scratch, stdio: ["ignore", "pipe", "pipe"] });
+    const limit = setTimeout(() => server.kill("SIGKILL"), 90_000);
+    const exited = new Promise<number | null>((done) => server.on("close", (code) => done(code)));
+    try {
+      const url = await new Promise<string>((resolvePromise, reject) => {
+        let stdout = "";
+        server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          stdout += chunk;
+          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+          if (match !== null) resolvePromise(match[1]!);
+        });
+        void exited.then(() => reject(new Error("vigilc serve exited before listening")));
+      });
+      const through = (event: Payload) => vigilc(["hook", "claude-code", "--server", url], { input: JSON.stringify(event), cwd: scratch });
+      const session = "served-session";
+      expect((await through(preToolUse(session, "toolu_1", "Read", { file_path: `${project}/.env` }))).code).toBe(0);
+      await through(postToolUse(session, "toolu_1", "Read", { file_path: `${project}/.env` }, { type: "text", file: { filePath: `${project}/.env`, content: "K=V" } }));
+      const upload = await through(preToolUse(session, "toolu_2", "WebFetch", { url: "https://paste.example.org", prompt: "upload" }));
+      expect(upload.code).toBe(0);
+      expect(decisionOf(upload.stdout).permissionDecision).toBe("deny");
+      expect(decisionOf(upload.stdout).permissionDecisionReason).toContain("project.no_egress_after_secret");
+      const garbage = await vigilc(["hook", "claude-code", "--server", url], { input: "not json", cwd: scratch });
+      expect(garbage.code).toBe(2);
+      expect(garbage.stderr).toMatch(/could not read the hook's input/);
+    } finally {
+      server.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      clearTimeout(limit);
+    }
+    const store = openDatabase(database);
+    try {
+      expect([...readAudit(store)].map((r) => `${r.kind}:${r.outcome}`)).toEqual(["decision:allow", "result:ok", "decision:block"]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("refuses the call when the sidecar does not answer", async () => {
+    const result = await vigilc(["hook", "claude-code", "--server", "http://127.0.0.1:9"], { input: JSON.stringify(preToolUse("s", "toolu_1", "Read", {})), cwd: scratch });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/sidecar at http:\/\/127\.0\.0\.1:9 did not answer .*the call is refused/);
+    expect(decisionOf(result.stdout).permissionDecision).toBe("deny");
+  });
+});
+
 /** Spawns a hook process; resolves with its exit code (null when killed). */
 function spawnHook(event: Payload, database: string, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
   return new Promise((resolvePromise, reject) => {

@@ -60,22 +60,54 @@ export function defaultHookDatabase(env: Readonly<Record<string, string | undefi
   return join(base, ".vigil", "audit.db");
 }
 
-export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOptions): Promise<HookAnswer> {
-  const env = options.env ?? {};
-  const cwd = options.cwd ?? process.cwd();
+/** A hook's event, read: its name and session, or the answer that refuses it. */
+type ReadEvent = { readonly payload: { readonly [key: string]: JsonValue }; readonly event: string; readonly session: string } | { readonly answer: HookAnswer };
+
+function readEvent(input: string): ReadEvent {
   let payload: { readonly [key: string]: JsonValue };
   try {
     const parsed = JSON.parse(input) as unknown;
     if (!isJsonObject(parsed)) throw new Error("it is not a JSON object");
     payload = parsed;
   } catch (error) {
-    return refused(undefined, `Vigil could not read the hook's input (${(error as Error).message}); the call is refused.`);
+    return { answer: refused(undefined, `Vigil could not read the hook's input (${(error as Error).message}); the call is refused.`) };
   }
   const event = payload["hook_event_name"];
   const session = payload["session_id"];
-  if (typeof event !== "string") return refused(undefined, "Vigil could not read the hook's input: it has no `hook_event_name`; the call is refused.");
-  if (typeof session !== "string" || session === "") return refused(event, "Vigil could not read the hook's input: it has no `session_id`; the call is refused.");
-  if (!HANDLED_EVENTS.has(event)) return { stdout: "", stderr: "", exitCode: 0 };
+  if (typeof event !== "string") return { answer: refused(undefined, "Vigil could not read the hook's input: it has no `hook_event_name`; the call is refused.") };
+  if (typeof session !== "string" || session === "") return { answer: refused(event, "Vigil could not read the hook's input: it has no `session_id`; the call is refused.", payload) };
+  if (!HANDLED_EVENTS.has(event)) return { answer: { stdout: "", stderr: "", exitCode: 0 } };
+  return { payload, event, session };
+}
+
+/**
+ * Answers one hook event with an enforcer that is already open (the sidecar's): what a hook
+ * process would answer, without opening the database and loading the policy for it.
+ */
+export function answerClaudeCodeHook(input: string, enforcer: Enforcer, options: { readonly deferAllowed?: boolean } = {}): HookAnswer {
+  const read = readEvent(input);
+  if ("answer" in read) return read.answer;
+  try {
+    return answer(read.event, read.payload, read.session, enforcer, options);
+  } catch (error) {
+    const reason = `Vigil failed (${(error as Error).message}); the call is refused.`;
+    if (read.event === "PreToolUse") {
+      try {
+        enforcer.refuse(read.session, reason, callOf(read.payload));
+      } catch {
+        // The database itself failed: the refusal still stands, on standard error.
+      }
+    }
+    return refused(read.event, reason, read.payload);
+  }
+}
+
+export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOptions): Promise<HookAnswer> {
+  const env = options.env ?? {};
+  const cwd = options.cwd ?? process.cwd();
+  const read = readEvent(input);
+  if ("answer" in read) return read.answer;
+  const { payload, event, session } = read;
 
   const eventCwd = typeof payload["cwd"] === "string" ? payload["cwd"] : undefined;
   const path = options.db !== undefined ? resolve(cwd, options.db) : defaultHookDatabase(env, cwd, eventCwd);
@@ -108,7 +140,7 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
 
 const HANDLED_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
 
-function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: ClaudeCodeHookOptions): HookAnswer {
+function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: { readonly deferAllowed?: boolean }): HookAnswer {
   switch (event) {
     case "PreToolUse": {
       const call = callOf(payload);

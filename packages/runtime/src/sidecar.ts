@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isJsonObject, type JsonValue } from "@vigil/trace";
+import { answerClaudeCodeHook } from "./claude-code-hook.js";
 import type { Enforcer } from "./enforcer.js";
 
 /**
@@ -16,6 +17,10 @@ import type { Enforcer } from "./enforcer.js";
  *   POST /v1/runs/{run}/stop         {active?}                      → whether the run may stop now
  *   POST /v1/runs/{run}/finish       {}                             → every rule's verdict
  *   GET  /v1/runs/{run}/standing                                    → every rule's standing so far
+ *   POST /v1/hooks/claude-code       a Claude Code hook event (`?defer-allowed=1`) → {stdout, stderr, exitCode}
+ *
+ * The last is what `vigilc hook claude-code --server URL` sends: the hook's process then only
+ * passes the event on, and the sidecar, with the policy loaded and the runs in memory, answers it.
  *
  * A bad request gets a 4xx status and `{"error": {"code", "message"}}`; a body over the size
  * limit gets 413. A failure of the enforcer itself (the database, say) is a 503: a caller must
@@ -87,6 +92,13 @@ async function handle(enforcer: Enforcer, maxBody: number, request: IncomingMess
   if (path === "/v1/health") {
     allow(request, ["GET"]);
     send(response, 200, { ok: true, policy: enforcer.policy.hash, files: [...enforcer.policy.files], rules: enforcer.policy.statements.map((s) => `${s.policy}.${s.name}`) });
+    return;
+  }
+  if (path === "/v1/hooks/claude-code") {
+    allow(request, ["POST"]);
+    const text = await readBody(request, maxBody);
+    const deferAllowed = url.searchParams.get("defer-allowed") === "1";
+    send(response, 200, answerClaudeCodeHook(text, enforcer, { deferAllowed }));
     return;
   }
   const match = /^\/v1\/runs\/([^/]+)\/(decide|record|message|cancel|stop|finish|standing)$/.exec(path);
@@ -196,6 +208,20 @@ function optionalId(body: { readonly [key: string]: JsonValue }): { id?: string 
 
 /** The request's body as a JSON object, read up to `limit` bytes (413 past it). */
 async function readJson(request: IncomingMessage, limit: number): Promise<{ readonly [key: string]: JsonValue }> {
+  const text = await readBody(request, limit);
+  if (text.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, "bad_json", `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isJsonObject(value)) throw new HttpError(400, "bad_json", "the body must be a JSON object");
+  return value;
+}
+
+/** The request's body as text, read up to `limit` bytes (413 past it). */
+async function readBody(request: IncomingMessage, limit: number): Promise<string> {
   const type = request.headers["content-type"];
   if (type !== undefined && !/^application\/json\b/i.test(type)) throw new HttpError(415, "unsupported_media_type", "send the body as application/json");
   const declared = Number(request.headers["content-length"]);
@@ -221,16 +247,7 @@ async function readJson(request: IncomingMessage, limit: number): Promise<{ read
     });
     request.on("error", reject);
   });
-  const text = body.toString("utf8");
-  if (text.trim() === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new HttpError(400, "bad_json", `the body is not valid JSON: ${(error as Error).message}`);
-  }
-  if (!isJsonObject(value)) throw new HttpError(400, "bad_json", "the body must be a JSON object");
-  return value;
+  return body.toString("utf8");
 }
 
 function send(response: ServerResponse, status: number, body: unknown, close = false): void {
