@@ -2,9 +2,9 @@
 // Builds the extension into dist/, ready for `vsce package --no-dependencies`:
 //
 //   dist/extension.js   the client (src/extension.ts), CommonJS for VS Code's extension host
-//   dist/server.js      the language server (packages/language-server/src/main.ts) with every
-//                       dependency bundled, run by the client with VS Code's Node
-//   dist/node_modules/  z3-solver and its one dependency, copied as published: the solver is a
+//   dist/server.mjs     the language server (packages/language-server/src/main.ts) with every
+//                       dependency bundled, an ES module run by the client with VS Code's Node
+//   dist/node_modules/  z3-solver and its dependencies, copied as published: the solver is a
 //                       WebAssembly module with threads that loads its files from its own folder,
 //                       so it cannot be bundled; the SMT engine of "Check against trace…" uses it
 //
@@ -12,14 +12,13 @@
 // condition), so the bundle never depends on a stale build of a package.
 
 import { build } from "esbuild";
-import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
 const extension = join(import.meta.dirname, "..");
 const root = join(extension, "..");
 const dist = join(extension, "dist");
-const require = createRequire(join(root, "package.json"));
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
@@ -47,24 +46,31 @@ await build({
 await build({
   ...common,
   entryPoints: [join(root, "packages", "language-server", "src", "main.ts")],
-  outfile: join(dist, "server.js"),
+  outfile: join(dist, "server.mjs"),
+  // An ES module, as the server's sources are (its entry awaits at the top level). The CommonJS
+  // packages bundled into it (the LSP library) require Node's built-in modules, which an ES module
+  // does through a require of its own.
+  format: "esm",
   external: ["z3-solver"],
-  // The sources are ES modules; the bundle is CommonJS (the extension's package.json has no
-  // "type": "module"), where import.meta is empty, so its one use, the module's own URL, is
-  // given from the bundle's file name.
-  define: { "import.meta.url": "__vigilModuleUrl" },
-  banner: { js: 'const __vigilModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  banner: { js: 'import { createRequire as __vigilCreateRequire } from "node:module"; const require = __vigilCreateRequire(import.meta.url);' },
 });
 
-// z3-solver and async-mutex (its only dependency), as npm installed them.
-for (const name of ["z3-solver", "async-mutex"]) {
-  const from = dirname(require.resolve(`${name}/package.json`));
-  const to = join(dist, "node_modules", name);
-  cpSync(from, to, {
+// z3-solver and the packages it requires at run time, as npm installed them.
+copyWithDependencies("z3-solver", root);
+
+/** Copies a package into dist/node_modules, then each of its dependencies, resolved from where it is installed. */
+function copyWithDependencies(name, fromDirectory, copied = new Set()) {
+  if (copied.has(name)) return;
+  copied.add(name);
+  const manifestPath = createRequire(join(fromDirectory, "package.json")).resolve(`${name}/package.json`);
+  const from = dirname(manifestPath);
+  cpSync(from, join(dist, "node_modules", name), {
     recursive: true,
-    // Type declarations and sources are of no use at run time.
-    filter: (source) => !/\.(d\.ts|ts|map)$/.test(source) && !source.includes(`${name}/node_modules`),
+    // Type declarations, sources and nested installs are of no use here (dependencies are copied flat).
+    filter: (source) => !/\.(ts|map)$/.test(source) && !source.slice(from.length).includes("node_modules"),
   });
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+  for (const dependency of Object.keys(manifest.dependencies ?? {})) copyWithDependencies(dependency, from, copied);
 }
 
 cpSync(join(extension, "schemas", "vigil.config.schema.json"), join(dist, "vigil.config.schema.json"));

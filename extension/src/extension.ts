@@ -10,7 +10,7 @@ import { statusNotification, type StatusParams } from "./protocol.js";
 
 /**
  * The Vigil extension: a language client for the Vigil language server (bundled in the
- * extension as dist/server.js and run with VS Code's own Node), plus the commands that show the
+ * extension as dist/server.mjs and run with VS Code's own Node), plus the commands that show the
  * server's answers the LSP has no place for: a policy's verdicts on one trace, the signature it is
  * checked against, and a witness event in its trace file.
  */
@@ -73,13 +73,13 @@ export function deactivate(): Promise<void> | undefined {
 }
 
 /**
- * How the server runs: the bundled dist/server.js by default, run with VS Code's Node over stdio;
+ * How the server runs: the bundled dist/server.mjs by default, run with VS Code's Node over stdio;
  * `vigil.server.path` names another one, a JavaScript file (run the same way) or an executable.
  */
 function serverOptions(context: vscode.ExtensionContext): ServerOptions {
   const configured = vscode.workspace.getConfiguration("vigil").get<string>("server.path", "").trim();
   if (configured === "") {
-    const module = context.asAbsolutePath("dist/server.js");
+    const module = context.asAbsolutePath("dist/server.mjs");
     return {
       run: { module, transport: TransportKind.stdio },
       debug: { module, transport: TransportKind.stdio, options: { execArgv: ["--nolazy", "--inspect=6012"] } },

@@ -9,7 +9,7 @@ export interface WatchedFileChange {
 
 /**
  * Watches every `vigil.config.json` of the workspace and the sample traces the policies are
- * checked against (the `traces` globs of each config file, relative to it, and the `vigil.sampleTraces`
+ * checked against (the `traces` globs of each config file and of its `folders`, and the `vigil.sampleTraces`
  * setting, relative to each workspace folder), and tells the server of each change, so that the
  * diagnostics and verdicts follow the traces on disk. The trace globs are read again when a config
  * file or the setting changes.
@@ -69,20 +69,37 @@ async function traceGlobs(): Promise<vscode.RelativePattern[]> {
   const configs = await vscode.workspace.findFiles("**/vigil.config.json", "**/node_modules/**", 100);
   for (const config of configs) {
     const folder = vscode.Uri.joinPath(config, "..").fsPath;
-    for (const glob of await tracesOf(config)) patterns.push(relativePattern(folder, glob));
+    for (const { directory, glob } of await tracesOf(config, folder)) patterns.push(relativePattern(directory, glob));
   }
   return patterns;
 }
 
-/** The `traces` of one config file; nothing when it cannot be read (the server reports that). */
-async function tracesOf(config: vscode.Uri): Promise<string[]> {
+/**
+ * The trace globs of one config file with the folder each is relative to: its own `traces`, and
+ * those of each entry of `folders` (relative to that subfolder). Nothing when the file cannot be
+ * read (the server reports why).
+ */
+async function tracesOf(config: vscode.Uri, folder: string): Promise<{ directory: string; glob: string }[]> {
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(new TextDecoder().decode(await vscode.workspace.fs.readFile(config)));
-    const traces = (parsed as { traces?: unknown } | null)?.traces;
-    return Array.isArray(traces) ? traces.filter((glob): glob is string => typeof glob === "string" && glob.trim() !== "") : [];
+    parsed = JSON.parse(new TextDecoder().decode(await vscode.workspace.fs.readFile(config)));
   } catch {
     return [];
   }
+  const globsOf = (section: unknown, directory: string) => {
+    const traces = isObject(section) ? section["traces"] : undefined;
+    return Array.isArray(traces) ? traces.filter((glob): glob is string => typeof glob === "string" && glob.trim() !== "").map((glob) => ({ directory, glob: glob.trim() })) : [];
+  };
+  const found = globsOf(parsed, folder);
+  const folders = isObject(parsed) ? parsed["folders"] : undefined;
+  if (isObject(folders)) {
+    for (const [subfolder, section] of Object.entries(folders)) found.push(...globsOf(section, vscode.Uri.joinPath(vscode.Uri.file(folder), subfolder).fsPath));
+  }
+  return found;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function relativePattern(folder: string, glob: string): vscode.RelativePattern {

@@ -1,0 +1,420 @@
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { format } from "@vigil/syntax";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { tokenize } from "../../packages/syntax/src/tokens.js";
+import { codeServerFolders, freePort, installEditorTools, installExtension, startCodeServer, writeUserSettings, type RunningCodeServer } from "./support/code-server.js";
+import { serverTimeout, uiTimeout, Workbench } from "./support/workbench.js";
+
+/**
+ * The extension in a real VS Code: the .vsix built from extension/ is installed into code-server
+ * (VS Code in the browser), which opens a copy of examples/ in Chromium; the test then does what a
+ * person does and checks what a person sees: highlighting, squiggles and Problems rows, hovers,
+ * completion from the sample traces, formatting, rename, a quick fix, the verdict lenses and the
+ * trace check. Node 24 and code-server are installed on first use into a cache folder
+ * (scripts/editor-tools/install.mjs); screenshots of each step go to the artifacts folder.
+ */
+
+const root = join(import.meta.dirname, "..", "..");
+const policyPath = "coding-agent/coding-agent.vigil";
+const messyPath = "scratch/messy.vigil";
+
+const artifacts = process.env["VIGIL_E2E_ARTIFACTS"] ?? join(tmpdir(), "vigil-editor-e2e-artifacts");
+rmSync(artifacts, { recursive: true, force: true });
+const log = (line: string) => process.stderr.write(`[editor e2e] ${line}\n`);
+
+let home: string;
+let workspace: string;
+let codeServer: RunningCodeServer | undefined;
+let browser: Browser | undefined;
+let page: Page;
+let workbench: Workbench;
+const timings: Record<string, number> = {};
+
+async function timed<T>(name: string, step: () => T | Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await step();
+  } finally {
+    timings[name] = Date.now() - started;
+    log(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
+
+async function screenshot(name: string): Promise<void> {
+  if (page === undefined) return;
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: join(artifacts, `${name}.png`) }).catch((error) => log(`screenshot ${name} failed: ${String(error)}`));
+}
+
+/** Runs a step of a test; on failure, a screenshot named after it goes to the artifacts folder. */
+async function step(name: string, body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+    await screenshot(name);
+  } catch (error) {
+    await screenshot(`FAILED-${name}`);
+    throw error;
+  }
+}
+
+/** The workspace's text of a file, read back from disk. */
+function onDisk(relativePath: string): string {
+  return readFileSync(join(workspace, relativePath), "utf8");
+}
+
+/** Waits until a file on disk satisfies a condition (after a save). */
+async function waitForDisk(relativePath: string, condition: (text: string) => boolean): Promise<string> {
+  const deadline = Date.now() + uiTimeout;
+  for (;;) {
+    const text = onDisk(relativePath);
+    if (condition(text)) return text;
+    if (Date.now() > deadline) return text;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The text with every identifier token `from` replaced by `to`, as a rename must leave it. */
+function renamedByTokens(text: string, from: string, to: string): string {
+  const hits = tokenize(text).tokens.filter((token) => token.tokenType.name === "Identifier" && token.image === from);
+  let result = text;
+  for (const token of hits.reverse()) result = result.slice(0, token.startOffset) + to + result.slice(token.startOffset + from.length);
+  return result;
+}
+
+beforeAll(async () => {
+  const tools = await timed("editor tools (Node 24, code-server)", () => installEditorTools(log));
+
+  const vsix = join(root, "extension", "vigil.vsix");
+  await timed("build and package the extension", () => {
+    const built = spawnSync("npm", ["run", "package", "-w", "extension"], { cwd: root, encoding: "utf8", timeout: 300_000 });
+    if (built.status !== 0) throw new Error(`npm run package -w extension failed:\n${built.stdout}\n${built.stderr}`);
+  });
+  expect(existsSync(vsix)).toBe(true);
+
+  home = mkdtempSync(join(tmpdir(), "vigil-editor-e2e-"));
+  workspace = join(home, "workspace");
+  cpSync(join(root, "examples"), workspace, { recursive: true, filter: (source) => !source.endsWith(".test.ts") });
+  if (!existsSync(join(workspace, "vigil.config.json"))) {
+    writeFileSync(join(workspace, "vigil.config.json"), `${JSON.stringify({ traces: ["coding-agent/*.jsonl"] }, null, 2)}\n`);
+  }
+  // A policy written without indentation, for Format Document.
+  mkdirSync(join(workspace, "scratch"));
+  const policy = readFileSync(join(workspace, policyPath), "utf8");
+  writeFileSync(join(workspace, messyPath), policy.replace(/^[ \t]+/gm, "").replace(/ = /g, "  =  "));
+
+  const folders = codeServerFolders(home);
+  writeUserSettings(folders, {
+    "chat.disableAIFeatures": true,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "extensions.ignoreRecommendations": true,
+    "update.mode": "none",
+    "telemetry.telemetryLevel": "off",
+    "git.enabled": false,
+    "security.workspace.trust.enabled": false,
+    // Completions come from the language server only, and only when asked for, so that a
+    // suggestion seen is the server's and typing is never completed by surprise.
+    "editor.wordBasedSuggestions": "off",
+    "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
+    "editor.suggestOnTriggerCharacters": false,
+    "editor.acceptSuggestionOnCommitCharacter": false,
+    "editor.autoClosingBrackets": "never",
+    "editor.autoClosingQuotes": "never",
+    "editor.autoIndent": "none",
+    "editor.hover.delay": 200,
+    "editor.minimap.enabled": false,
+    "workbench.colorTheme": "Default Dark Modern",
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "files.autoSave": "off",
+  });
+  const installed = await timed("install the .vsix", () => installExtension(tools, folders, vsix));
+  log(installed.trim());
+
+  const port = await freePort();
+  codeServer = await timed("start code-server", () => startCodeServer(tools, folders, port, workspace));
+
+  const chosen = process.env["VIGIL_CHROMIUM"];
+  if (chosen !== undefined && !existsSync(chosen)) throw new Error(`no browser at ${chosen} (VIGIL_CHROMIUM)`);
+  const executablePath = chosen ?? (await (await import("@sparticuz/chromium")).default.executablePath());
+  browser = await chromium.launch({
+    executablePath,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(uiTimeout);
+  workbench = new Workbench(page);
+  await timed("open the workbench", async () => {
+    await page.goto(`${codeServer!.url}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+    await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor({ state: "visible", timeout: 30_000 });
+  });
+}, 1_200_000);
+
+afterAll(async () => {
+  await browser?.close().catch(() => undefined);
+  await codeServer?.stop();
+  if (home !== undefined) {
+    // VS Code's logs (the extension host's, and the output channels "Vigil" and "Vigil Language
+    // Server") and code-server's own, beside the screenshots.
+    mkdirSync(artifacts, { recursive: true });
+    for (const [from, to] of [[join(home, "user-data", "logs"), "logs"], [join(home, "code-server.log"), "code-server.log"]] as const) {
+      if (existsSync(from)) cpSync(from, join(artifacts, to), { recursive: true });
+    }
+  }
+  if (codeServer !== undefined) {
+    // The whole process group is gone: no extension host or language server is left running.
+    expect(() => process.kill(-codeServer!.process.pid!, 0)).toThrow();
+  }
+  log(`timings (ms): ${JSON.stringify(timings)}`);
+  log(`screenshots in ${artifacts}`);
+  if (home !== undefined) rmSync(home, { recursive: true, force: true });
+}, 60_000);
+
+/** The line (from 1) of the policy's text that contains `needle`, and the column (from 1) where it starts. */
+function find(text: string, needle: string, after = ""): { line: number; column: number } {
+  const lines = text.split("\n");
+  const from = after === "" ? 0 : lines.findIndex((line) => line.includes(after));
+  const index = lines.findIndex((line, number) => number >= from && line.includes(needle));
+  if (index === -1) throw new Error(`\`${needle}\` is not in the text`);
+  return { line: index + 1, column: lines[index]!.indexOf(needle) + 1 };
+}
+
+/** The first blank line after the line containing `after`. */
+function blankLineAfter(text: string, after: string): number {
+  const lines = text.split("\n");
+  const from = lines.findIndex((line) => line.includes(after));
+  return lines.findIndex((line, number) => number > from && line.trim() === "") + 1;
+}
+
+describe("the packaged extension, as VS Code installed it", () => {
+  /** The extension's folder in the instance's extensions folder, outside the repository. */
+  const installedExtension = () => {
+    const extensions = join(home, "extensions");
+    const name = readdirSync(extensions).find((entry) => entry.startsWith("vigil.vigil-vscode-"));
+    if (name === undefined) throw new Error(`no Vigil extension in ${extensions}`);
+    return join(extensions, name);
+  };
+
+  it("ships the bundles, the grammar and z3-solver, and no node_modules of its own", () => {
+    const files = readdirSync(installedExtension(), { recursive: true, encoding: "utf8" }).map((file) => file.replace(/\\/g, "/"));
+    expect(files).toEqual(expect.arrayContaining(["package.json", "language-configuration.json", "syntaxes/vigil.tmLanguage.json", "dist/extension.js", "dist/server.mjs", "dist/node_modules/z3-solver/build/z3-built.wasm"]));
+    expect(files.filter((file) => file.startsWith("node_modules/") || file.startsWith("src/") || file.endsWith(".ts"))).toEqual([]);
+  });
+
+  for (const engine of ["eval", "smt"] as const) {
+    it(`judges a trace with the ${engine} engine from the installed bundle, outside the repository`, async () => {
+      const server = spawn(process.execPath, [join(installedExtension(), "dist", "server.mjs"), "--stdio"], { cwd: home, stdio: ["pipe", "pipe", "pipe"] });
+      const stderr: string[] = [];
+      server.stderr.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
+      const connection = createMessageConnection(new StreamMessageReader(server.stdout), new StreamMessageWriter(server.stdin));
+      connection.onRequest(() => null);
+      connection.listen();
+      try {
+        await connection.sendRequest("initialize", { processId: process.pid, rootUri: pathToFileURL(workspace).href, capabilities: {}, workspaceFolders: [{ uri: pathToFileURL(workspace).href, name: "workspace" }] });
+        await connection.sendNotification("initialized", {});
+        const result = (await Promise.race([
+          connection.sendRequest("vigil/checkTrace", { uri: pathToFileURL(join(workspace, policyPath)).href, trace: join(workspace, "coding-agent", "force-push.jsonl"), engine }),
+          new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within 60 s; server stderr: ${stderr.join("")}`)), 60_000)),
+        ])) as { verdict: string; errors: string[]; statements: { policy: string; name: string; holds: boolean; witnesses: { event: number }[] }[] };
+        const expected = JSON.parse(readFileSync(join(root, "examples", "coding-agent", "expected.json"), "utf8")).traces["force-push.jsonl"];
+        expect(result.errors).toEqual([]);
+        expect(result.verdict).toBe(expected.verdict);
+        const violations = Object.fromEntries(result.statements.filter((statement) => !statement.holds).map((statement) => [`${statement.policy}.${statement.name}`, statement.witnesses.map((witness) => witness.event)]));
+        expect(violations).toEqual(expected.violations);
+      } finally {
+        connection.dispose();
+        server.kill("SIGKILL");
+      }
+    });
+  }
+});
+
+describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () => {
+  let original: string;
+
+  it("opens a policy as a Vigil document and highlights it with the grammar's scopes", async () => {
+    original = onDisk(policyPath);
+    await step("highlighting", async () => {
+      await workbench.openFile(policyPath);
+      await expect.poll(() => page.locator("#status\\.editor\\.mode").textContent(), { timeout: uiTimeout }).toContain("Vigil");
+      const at = find(original, "prec(", "rule read_before_edit");
+      await workbench.goTo(at.line, at.column + 1);
+      // Keywords, forms and names are drawn in different colours (Monaco's mtk classes).
+      await workbench.token("prec").first().waitFor({ state: "visible", timeout: uiTimeout });
+      const classOf = async (text: string) => (await workbench.token(text).first().getAttribute("class")) ?? "";
+      expect(await classOf("prec")).not.toBe(await classOf("read_before_edit"));
+      expect(await classOf("prec")).not.toBe(await classOf("Edit"));
+      // The scopes under the cursor, as "Developer: Inspect Editor Tokens and Scopes" lists them.
+      await workbench.runCommand("Developer: Inspect Editor Tokens and Scopes");
+      const inspector = page.locator(".token-inspect-widget");
+      await expect.poll(() => inspector.textContent(), { timeout: uiTimeout }).toContain("keyword.control.form.vigil");
+      expect(await inspector.textContent()).toContain("source.vigil");
+      await workbench.dismissWidgets();
+    });
+  });
+
+  it("shows a rule's verdicts on the sample traces as code lenses, and opens the trace at a witness", async () => {
+    await step("lenses", async () => {
+      await workbench.openFile(policyPath);
+      const lenses = page.locator(".codelens-decoration");
+      // Every rule of the example is broken by one of its traces (that is what they are for).
+      await expect.poll(() => lenses.allTextContents(), { timeout: serverTimeout }).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^violated at event 5 of force-push\.jsonl$/), expect.stringMatching(/^violated at event \d+ of [\w.-]+\.jsonl \(and 1 more trace\)$/)]),
+      );
+      // A rule that no sample breaks, typed in, gets its lens.
+      await workbench.goTo(blankLineAfter(original, "pattern egress"), 1);
+      await page.keyboard.type('  rule no_delete_of_root: abs(action in {rm} and target in {"/"})');
+      await expect.poll(() => lenses.allTextContents(), { timeout: serverTimeout }).toEqual(expect.arrayContaining([expect.stringMatching(/^holds on \d+ traces$/)]));
+      await screenshot("lenses-typed-rule");
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => workbench.visibleText()).not.toContain("no_delete_of_root");
+      // A violated rule's lens opens the trace with the witness's line selected.
+      const violated = page.locator(".codelens-decoration a", { hasText: "violated at event 5 of force-push.jsonl" }).first();
+      await violated.click();
+      await expect.poll(() => workbench.activeTabName(), { timeout: uiTimeout }).toBe("force-push.jsonl");
+      await expect.poll(() => page.locator("#status\\.editor\\.selection").textContent(), { timeout: uiTimeout }).toMatch(/^Ln 6, Col \d+ \(\d+ selected\)$/);
+    });
+  });
+
+  it("shows a hover with a rule's documentation", async () => {
+    await step("hover", async () => {
+      await workbench.openFile(policyPath);
+      const at = find(original, "read_before_edit");
+      await workbench.goTo(at.line, at.column);
+      await workbench.token("read_before_edit").first().hover();
+      const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "edited only after the agent has read it" });
+      await hover.first().waitFor({ state: "visible", timeout: serverTimeout });
+      expect(await hover.first().textContent()).toContain("read it in this session");
+    });
+  });
+
+  it("completes an action that only the sample traces know", async () => {
+    await step("completion", async () => {
+      await workbench.openFile(policyPath);
+      await workbench.goTo(blankLineAfter(original, "pattern egress"), 1);
+      await page.keyboard.type("  pattern probe = action in {git");
+      await page.keyboard.press("Control+Space");
+      const rows = page.locator(".suggest-widget.visible .monaco-list-row");
+      await expect.poll(() => rows.evaluateAll((elements) => elements.map((element) => element.getAttribute("aria-label") ?? "")), { timeout: serverTimeout }).toEqual(
+        expect.arrayContaining([expect.stringContaining("git add")]),
+      );
+      await screenshot("completion-list");
+      await workbench.dismissWidgets();
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => workbench.visibleText()).not.toContain("pattern probe");
+    });
+  });
+
+  it("underlines an error as it is typed, lists it in Problems, and clears it when undone", async () => {
+    await step("diagnostics", async () => {
+      await workbench.openFile(policyPath);
+      const errors = workbench.editor.locator(".squiggly-error");
+      expect(await errors.count()).toBe(0);
+      const at = find(original, "abs(", "rule no_force_push");
+      await workbench.goTo(at.line, at.column);
+      await page.keyboard.type("zz ");
+      await errors.first().waitFor({ state: "visible", timeout: serverTimeout });
+      const rows = await workbench.problems();
+      const row = rows.filter({ hasText: /V0\d{3}/ }).first();
+      await row.waitFor({ state: "visible", timeout: serverTimeout });
+      await screenshot("diagnostics-problems");
+      await workbench.focusEditor();
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => errors.count(), { timeout: serverTimeout }).toBe(0);
+    });
+  });
+
+  it("applies a quick fix", async () => {
+    await step("quick-fix", async () => {
+      await workbench.openFile(policyPath);
+      const line = blankLineAfter(original, "pattern egress");
+      await workbench.goTo(line, 1);
+      await page.keyboard.type("  pattern bare = module in {pytest}");
+      await workbench.editor.locator(".squiggly-error").first().waitFor({ state: "visible", timeout: serverTimeout });
+      await workbench.goTo(line, "  pattern bare = module in {p".length);
+      await page.keyboard.press("Control+.");
+      const fix = page.locator(".action-widget .monaco-list-row", { hasText: 'write `"pytest"`' }).first();
+      await fix.waitFor({ state: "visible", timeout: serverTimeout });
+      await fix.click();
+      await expect.poll(() => workbench.visibleText(), { timeout: uiTimeout }).toContain('pattern bare = module in {"pytest"}');
+      await expect.poll(() => workbench.editor.locator(".squiggly-error").count(), { timeout: serverTimeout }).toBe(0);
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => workbench.visibleText()).not.toContain("pattern bare");
+    });
+  });
+
+  it("checks the policy against a trace and puts each violated rule in Problems", async () => {
+    await step("check-against-trace", async () => {
+      await workbench.openFile(policyPath);
+      await workbench.openFile("coding-agent/force-push.jsonl");
+      await workbench.runCommand("Vigil: Check against trace…");
+      const rows = await workbench.problems();
+      const violated = rows.filter({ hasText: "violated on force-push.jsonl" });
+      await expect.poll(() => violated.count(), { timeout: serverTimeout }).toBe(3);
+      const texts = (await violated.allTextContents()).join("\n");
+      for (const rule of ["no_force_push", "read_before_edit", "tests_before_commit"]) expect(texts).toContain(rule);
+    });
+  });
+
+  it("shows the signature the policy is checked against", async () => {
+    await step("signature", async () => {
+      await workbench.openFile(policyPath);
+      await workbench.runCommand("Vigil: Show signature");
+      await expect.poll(() => workbench.activeTabName(), { timeout: serverTimeout }).toBe("coding-agent.vigil.signature.json");
+      await expect.poll(() => page.locator("#status\\.editor\\.mode").textContent(), { timeout: uiTimeout }).toContain("JSON");
+      // An action that only the traces know is in it: found with the editor's Find.
+      await workbench.focusEditor();
+      await page.keyboard.press("Control+F");
+      await page.keyboard.type('"git add"');
+      await expect.poll(() => page.locator(".find-widget .matchesCount").textContent(), { timeout: uiTimeout }).toMatch(/^1 of \d+$/);
+      await workbench.dismissWidgets();
+      // It is read-only.
+      await workbench.focusEditor();
+      const before = await workbench.visibleText();
+      await page.keyboard.type("xyz");
+      await page.waitForTimeout(300);
+      expect(await workbench.visibleText()).toBe(before);
+    });
+  });
+
+  it("renames a pattern at its declaration and every reference", async () => {
+    await step("rename", async () => {
+      await workbench.openFile(policyPath);
+      const at = find(original, "egress =", "pattern egress");
+      await workbench.goTo(at.line, at.column + 1);
+      await page.keyboard.press("F2");
+      const input = page.locator(".rename-box input, .rename-input").first();
+      await input.waitFor({ state: "visible", timeout: serverTimeout });
+      await input.fill("network_egress");
+      await page.keyboard.press("Enter");
+      await expect.poll(() => workbench.visibleText(), { timeout: serverTimeout }).toContain("pattern network_egress =");
+      await page.keyboard.press("Control+S");
+      const expected = renamedByTokens(original, "egress", "network_egress");
+      expect(expected).not.toBe(original);
+      expect(await waitForDisk(policyPath, (text) => text === expected)).toBe(expected);
+    });
+  });
+
+  it("formats a badly indented document as vigilc fmt does", async () => {
+    await step("format", async () => {
+      const messy = onDisk(messyPath);
+      const formatted = format(messy).text;
+      expect(formatted).toBeDefined();
+      expect(formatted).not.toBe(messy);
+      await workbench.openFile(messyPath);
+      await workbench.runCommand("Format Document");
+      await expect.poll(() => workbench.visibleText(), { timeout: serverTimeout }).toContain("  pattern secret_file =\n    path ~");
+      await page.keyboard.press("Control+S");
+      expect(await waitForDisk(messyPath, (text) => text === formatted)).toBe(formatted);
+    });
+  });
+});
