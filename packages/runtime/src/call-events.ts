@@ -73,7 +73,8 @@ export function userMessageEvent(text: string): CallEvent {
  * which is what a trace observes as the output:
  * - a string, or a list of content blocks, is the content itself;
  * - an MCP result (`{content: [...]}`) is its content blocks;
- * - a shell result (`{stdout, stderr}`) is its standard output, then its standard error;
+ * - a shell result (`{stdout, stderr}`) is its standard output, then its standard error (for a
+ *   command sent to the background, the start of what Claude Code tells the model: its task's id);
  * - a file read (`{file: {content}}`) is the file's content;
  * - anything else is its JSON text.
  */
@@ -85,7 +86,11 @@ export function toolResponseContent(response: unknown): JsonValue | undefined {
   const stdout = response["stdout"];
   const stderr = response["stderr"];
   if (typeof stdout === "string" || typeof stderr === "string") {
-    return [typeof stdout === "string" ? stdout : "", typeof stderr === "string" ? stderr : ""].filter((part) => part !== "").join("\n");
+    const text = [typeof stdout === "string" ? stdout : "", typeof stderr === "string" ? stderr : ""].filter((part) => part !== "").join("\n");
+    // A command sent to the background has no output yet; the model is told its task's id (and
+    // where its output goes, which the response does not say).
+    const background = response["backgroundTaskId"];
+    return text === "" && typeof background === "string" ? `Command running in background with ID: ${background}.` : text;
   }
   const file = response["file"];
   if (isJsonObject(file) && typeof file["content"] === "string") return file["content"];

@@ -1,0 +1,101 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readRecording } from "@vigil/trace";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runClaudeCodeHook, Store } from "../src/index.js";
+
+/**
+ * Real Claude Code sessions (stream-json transcripts of Claude Code 2.1.19, kept outside the
+ * repository and read in place) played through the hook as Claude Code would have called it:
+ * each `tool_use` as a PreToolUse event, each `tool_result` as a PostToolUse event whose
+ * `tool_response` is the transcript's structured copy of the result (`tool_use_result`). The
+ * events the hook records must be the events `vigilc check` reads from the transcript: the same
+ * actions and arguments, the same grounding of every Bash command, the same statuses.
+ */
+
+const transcripts = join(import.meta.dirname, "..", "..", "..", "..", "shared", "data", "claude-code");
+const files = existsSync(transcripts) ? readdirSync(transcripts).filter((file) => file.endsWith(".jsonl")) : [];
+
+let scratch = "";
+let policy = "";
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), "vigil-transcripts-"));
+  policy = join(scratch, "permissive.vigil");
+  writeFileSync(policy, "policy p {\n  /// Nothing real is called this.\n  rule r: abs(action in {no_such_tool})\n}\n");
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Block {
+  readonly type: string;
+  readonly id?: string;
+  readonly name?: string;
+  readonly input?: unknown;
+  readonly tool_use_id?: string;
+  readonly is_error?: boolean;
+}
+
+describe.skipIf(files.length === 0)("real Claude Code transcripts through the hook", () => {
+  it.each(files)("%s: the hook records the events the trace adapter reads", async (file) => {
+    const text = readFileSync(join(transcripts, file), "utf8");
+    const database = join(scratch, `${file}.db`);
+    const session = file;
+    const names = new Map<string, { name: string; input: unknown }>();
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      const record = JSON.parse(line) as { type?: string; message?: { content?: unknown }; tool_use_result?: unknown };
+      const content = Array.isArray(record.message?.content) ? (record.message.content as Block[]) : [];
+      for (const block of content) {
+        let event: Record<string, unknown> | undefined;
+        if (block.type === "tool_use" && block.id !== undefined && block.name !== undefined) {
+          names.set(block.id, { name: block.name, input: block.input });
+          event = { hook_event_name: "PreToolUse", tool_name: block.name, tool_input: block.input, tool_use_id: block.id };
+        } else if (block.type === "tool_result" && block.tool_use_id !== undefined) {
+          const call = names.get(block.tool_use_id)!;
+          event =
+            block.is_error === true
+              ? { hook_event_name: "PostToolUseFailure", tool_name: call.name, tool_input: call.input, tool_use_id: block.tool_use_id, error: String(record.tool_use_result).replace(/^Error: /, "") }
+              : { hook_event_name: "PostToolUse", tool_name: call.name, tool_input: call.input, tool_use_id: block.tool_use_id, tool_response: record.tool_use_result };
+        }
+        if (event === undefined) continue;
+        const answer = await runClaudeCodeHook(JSON.stringify({ session_id: session, transcript_path: join(transcripts, file), cwd: "/root", permission_mode: "default", ...event }), {
+          policyFiles: [policy],
+          db: database,
+        });
+        expect(answer.exitCode).toBe(0);
+      }
+    }
+
+    const read = readRecording(text, { file, format: "claude-code" });
+    expect(read.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    // Per call, in order: the call's own event and the events grounded from it.
+    const expected = new Map<string, { action: string; args: unknown; status: string | undefined }[]>();
+    for (const event of read.trace.events) {
+      if (event.status === undefined) continue; // a call the run was cut off before it answered
+      const id = event.source!.id!;
+      expected.set(id, [...(expected.get(id) ?? []), { action: event.action, args: event.args, status: event.status }]);
+    }
+    const store = Store.open(database, { mustExist: true });
+    try {
+      const rows = store.db.prepare("SELECT call_id, action, args, status FROM events WHERE run_id = ? ORDER BY position").all(session) as {
+        call_id: string;
+        action: string;
+        args: string;
+        status: string;
+      }[];
+      const recorded = new Map<string, { action: string; args: unknown; status: string | undefined }[]>();
+      for (const row of rows) recorded.set(row.call_id, [...(recorded.get(row.call_id) ?? []), { action: row.action, args: JSON.parse(row.args) as unknown, status: row.status }]);
+      expect(recorded).toEqual(expected);
+      // A Bash command's output is its standard output, as the transcript's tool_result holds it
+      // (for a command sent to the background, the start of it: the response has no file name).
+      const bash = read.trace.events.filter((e) => e.action === "Bash" && e.status === "ok" && e.output !== undefined);
+      for (const event of bash) {
+        const row = store.db.prepare("SELECT output FROM events WHERE run_id = ? AND call_id = ? AND action = 'Bash'").get(session, event.source!.id) as { output: string | null };
+        if (event.output!.startsWith("Command running in background")) expect(event.output!.startsWith(row.output ?? "")).toBe(true);
+        else expect(row.output ?? "").toBe(event.output);
+      }
+    } finally {
+      store.close();
+    }
+  });
+});
