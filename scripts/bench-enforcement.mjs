@@ -1,0 +1,173 @@
+// Enforcement in the call path, end to end (docs/performance.md, "Enforcement"):
+//   1. one `vigilc hook claude-code` invocation as Claude Code makes it (a new process: start,
+//      load, read the event, decide or record, persist, answer), PreToolUse and PostToolUse;
+//   2. the same through a running sidecar (`--server`): the hook's process only passes the event on;
+//   3. the sidecar's HTTP round trip (decide, record) on a kept-alive connection;
+//   4. the MCP gateway's round trip for a tools/call, against the same call made to the server directly.
+// Calls per measurement: VIGIL_BENCH_CALLS (default 1,000). Run after `tsc -b`.
+import { spawn } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { request, Agent } from "node:http";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const root = join(import.meta.dirname, "..");
+const vigilc = join(root, "packages", "cli", "bin", "vigilc.js");
+const policy = join(root, "examples", "coding-agent", "coding-agent.vigil");
+const filesystemServer = join(root, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+const calls = Number(process.env.VIGIL_BENCH_CALLS ?? 1000);
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "vigil-bench-enforcement-")));
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+function summary(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) };
+}
+function row(name, samples) {
+  const s = summary(samples);
+  console.log(`| ${name} | ${s.n.toLocaleString("en")} | ${s.p50.toFixed(1)} ms | ${s.p95.toFixed(1)} ms | ${s.p99.toFixed(1)} ms |`);
+  return s;
+}
+
+/** Runs a process with `input` on stdin; resolves with its wall time in ms (rejects on a non-zero exit). */
+function timed(args, input, options = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { cwd: scratch, stdio: ["pipe", "ignore", "pipe"], ...options });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
+    const limit = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("close", (code) => {
+      clearTimeout(limit);
+      if (code === 0) resolvePromise(performance.now() - started);
+      else reject(new Error(`exit ${code}: ${stderr}`));
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** The events of a session of `calls` tool calls, Pre and Post in turn, over a few tools. */
+function* session(id) {
+  const tools = [
+    (i) => ["Read", { file_path: `/repo/src/file${i % 50}.ts` }, { type: "text", file: { filePath: `/repo/src/file${i % 50}.ts`, content: "export {};\n" } }],
+    (i) => ["Bash", { command: `npm test -- --grep case${i % 7} && git status`, description: "Run a test" }, { stdout: "1 passing", stderr: "", interrupted: false, isImage: false }],
+    (i) => ["Edit", { file_path: `/repo/src/file${i % 50}.ts`, old_string: "a", new_string: "b" }, { filePath: `/repo/src/file${i % 50}.ts` }],
+    (i) => ["Grep", { pattern: `TODO${i % 9}`, path: "/repo" }, { mode: "content", numFiles: 1 }],
+  ];
+  for (let i = 0; ; i++) {
+    const [tool, input, response] = tools[i % tools.length](i);
+    const base = { session_id: id, transcript_path: `/home/dev/.claude/projects/repo/${id}.jsonl`, cwd: "/repo", permission_mode: "default", tool_name: tool, tool_input: input, tool_use_id: `toolu_${i}` };
+    yield ["PreToolUse", JSON.stringify({ ...base, hook_event_name: "PreToolUse" })];
+    yield ["PostToolUse", JSON.stringify({ ...base, hook_event_name: "PostToolUse", tool_response: response })];
+  }
+}
+
+async function benchHook(label, args, sessionId) {
+  const samples = { PreToolUse: [], PostToolUse: [] };
+  const events = session(sessionId);
+  // The first event compiles the policy into the database; it is not counted.
+  await timed(args, events.next().value[1]);
+  events.next();
+  for (let i = 0; i < calls; i++) {
+    const [kind, input] = events.next().value;
+    samples[kind].push(await timed(args, input));
+  }
+  const all = [...samples.PreToolUse, ...samples.PostToolUse];
+  row(`${label}: PreToolUse (decide)`, samples.PreToolUse);
+  row(`${label}: PostToolUse (record)`, samples.PostToolUse);
+  return row(`${label}: every event`, all);
+}
+
+function startSidecar(database) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [vigilc, "serve", "--policy", policy, "--port", "0", "--db", database], { cwd: scratch, stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match !== null) resolvePromise({ child, url: match[1] });
+    });
+    child.on("close", (code) => reject(new Error(`vigilc serve exited (${code})`)));
+  });
+}
+
+function post(agent, url, path, body) {
+  return new Promise((resolvePromise, reject) => {
+    const text = JSON.stringify(body);
+    const outgoing = request(new URL(path, url), { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text) } }, (response) => {
+      let data = "";
+      response.setEncoding("utf8").on("data", (chunk) => (data += chunk));
+      response.on("end", () => (response.statusCode === 200 ? resolvePromise(JSON.parse(data)) : reject(new Error(`${response.statusCode}: ${data}`))));
+    });
+    outgoing.on("error", reject);
+    outgoing.end(text);
+  });
+}
+
+async function benchSidecar(url) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const decide = [];
+  const record = [];
+  for (let i = 0; i < calls; i++) {
+    const call = i % 2 === 0 ? { id: `c${i}`, action: "Read", args: { file_path: `/repo/src/file${i % 50}.ts` } } : { id: `c${i}`, action: "Bash", args: { command: `npm test -- --grep case${i % 7}` } };
+    let started = performance.now();
+    await post(agent, url, "/v1/runs/bench/decide", call);
+    decide.push(performance.now() - started);
+    started = performance.now();
+    await post(agent, url, "/v1/runs/bench/record", { id: call.id, status: "ok", output: "done" });
+    record.push(performance.now() - started);
+  }
+  agent.destroy();
+  row("sidecar: decide", decide);
+  row("sidecar: record", record);
+}
+
+async function benchGateway(database) {
+  const served = join(scratch, "served");
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(served, { recursive: true });
+  writeFileSync(join(served, "notes.txt"), "notes\n");
+  const measure = async (command, args) => {
+    const transport = new StdioClientTransport({ command, args, cwd: scratch, stderr: "ignore" });
+    const client = new Client({ name: "bench", version: "1.0.0" });
+    await client.connect(transport);
+    const samples = [];
+    for (let i = 0; i < calls + 20; i++) {
+      const started = performance.now();
+      await client.callTool({ name: "read_text_file", arguments: { path: join(served, "notes.txt") } });
+      if (i >= 20) samples.push(performance.now() - started);
+    }
+    await client.close();
+    return samples;
+  };
+  const direct = await measure(process.execPath, [filesystemServer, served]);
+  const gated = await measure(process.execPath, [vigilc, "mcp-gateway", "--policy", policy, "--db", database, "--", process.execPath, filesystemServer, served]);
+  row("MCP tools/call, straight to the server", direct);
+  row("MCP tools/call, through vigilc mcp-gateway", gated);
+}
+
+try {
+  console.log(`# Enforcement benchmarks: ${calls.toLocaleString("en")} calls per measurement; load average at start ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
+  console.log("| what | calls | p50 | p95 | p99 |");
+  console.log("|---|---|---|---|---|");
+  // What no hook can beat: starting Node and running nothing.
+  const bare = [];
+  for (let i = 0; i < Math.min(calls, 200); i++) bare.push(await timed(["-e", "0"], ""));
+  row("`node -e 0` (the floor of any hook process)", bare);
+  await benchHook("hook, direct", [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(scratch, "hook.db")], "direct");
+  const sidecar = await startSidecar(join(scratch, "sidecar.db"));
+  try {
+    await benchHook("hook, through the sidecar", [vigilc, "hook", "claude-code", "--server", sidecar.url], "served");
+    await benchSidecar(sidecar.url);
+  } finally {
+    sidecar.child.kill("SIGTERM");
+  }
+  await benchGateway(join(scratch, "gateway.db"));
+  console.log(`load average at end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
