@@ -432,7 +432,11 @@ export class TraceReader {
       this.groundedEvents += grounded.events.length - recorded.length;
       events = base === 0 ? grounded.events : grounded.events.map((event) => renumbered(event, event.position + base, base));
     } else {
-      events = recorded.map((event, index) => (event.position === base + index + 1 ? event : renumbered(event, base + index + 1, 0)));
+      // The batch is this step's own list: a position is corrected in place, where it differs.
+      events = recorded;
+      for (let index = 0; index < events.length; index++) {
+        if (events[index]!.position !== base + index + 1) events[index] = renumbered(events[index]!, base + index + 1, 0);
+      }
     }
     this.delivered += events.length;
     const only = this.onlyPositions;
