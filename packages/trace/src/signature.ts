@@ -43,7 +43,8 @@ export function signatureOf(events: Iterable<TraceEvent>): Signature {
  */
 export class SignatureBuilder {
   private readonly actions = new Set<string>();
-  private readonly keys = new Map<string, { segments: string[]; values: Map<string, JsonValue>; open: boolean }>();
+  /** Per key: its values, whether they are open, and whether they are collected at all (`valuesOf`). */
+  private readonly keys = new Map<string, { segments: string[]; values: Map<string, JsonValue>; open: boolean; collected: boolean }>();
   private outputCount = 0;
 
   /**
@@ -70,29 +71,34 @@ export class SignatureBuilder {
   private recordScalar(name: string, value: JsonValue): void {
     let info = this.keys.get(name);
     if (info === undefined) {
-      info = { segments: [name], values: new Map(), open: false };
+      info = { segments: [name], values: new Map(), open: false, collected: this.collects(name) };
       this.keys.set(name, info);
     }
-    if (this.options.valuesOf !== undefined && !this.options.valuesOf.has(name)) info.open = true;
-    else this.recordValue(info, value);
+    if (info.collected) this.recordValue(info, value);
+    else info.open = true;
   }
 
   private record(segments: string[], value: JsonValue): void {
     const id = keyPathId(segments);
     let info = this.keys.get(id);
     if (info === undefined) {
-      info = { segments: [...segments], values: new Map(), open: false };
+      info = { segments: [...segments], values: new Map(), open: false, collected: this.collects(id) };
       this.keys.set(id, info);
     }
     if (Array.isArray(value)) {
       for (const element of value) this.record(segments, element);
       return;
     }
-    if (this.options.valuesOf !== undefined && !this.options.valuesOf.has(id)) info.open = true;
-    else this.recordValue(info, value);
+    if (info.collected) this.recordValue(info, value);
+    else info.open = true;
     if (isJsonObject(value)) {
       for (const [name, inner] of Object.entries(value)) this.record([...segments, name], inner);
     }
+  }
+
+  /** Whether the values of a key (by keyPathId) are collected; decided once, when the key is first seen. */
+  private collects(id: string): boolean {
+    return this.options.valuesOf === undefined || this.options.valuesOf.has(id);
   }
 
   private recordValue(info: { values: Map<string, JsonValue>; open: boolean }, value: JsonValue): void {
