@@ -18,5 +18,6 @@ export interface EditorTools {
 
 export declare function editorToolsDirectory(): string;
 export declare function ensureEditorTools(log?: (line: string) => void): EditorTools;
+export declare function environmentOutsideNpm(base?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
 export declare function environmentWithNode24(tools: EditorTools, base?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
 export declare function installedVersions(): { codeServerVersion: string; nodeVersion: string; seconds: number } | undefined;

@@ -47,9 +47,9 @@ export function ensureEditorTools(log = (line) => process.stderr.write(`${line}\
 
   log(`installing node@${nodeVersion} into ${tools.nodePrefix}`);
   mkdirSync(tools.nodePrefix, { recursive: true });
-  run("npm", ["install", "--no-save", "--no-package-lock", "--prefix", tools.nodePrefix, `node@${nodeVersion}`], process.env);
+  run("npm", ["install", "--no-save", "--no-package-lock", "--prefix", tools.nodePrefix, `node@${nodeVersion}`], environmentOutsideNpm());
   if (!existsSync(tools.node)) throw new Error(`node@${nodeVersion} installed no executable at ${tools.node}`);
-  const reported = run(tools.node, ["--version"], process.env).trim();
+  const reported = run(tools.node, ["--version"], environmentOutsideNpm()).trim();
   if (reported !== `v${nodeVersion}`) throw new Error(`${tools.node} reports ${reported}, expected v${nodeVersion}`);
 
   log(`installing code-server@${codeServerVersion} into ${tools.codeServerPrefix} (with Node ${nodeVersion})`);
@@ -87,10 +87,23 @@ function toolsIn(directory) {
   };
 }
 
+/**
+ * The environment without what npm sets for the scripts it runs (`npx vitest`, `npm test`): a
+ * nested npm would otherwise run install scripts with the Node that started the test
+ * (npm_node_execpath) and build against its headers. The registry, cache, proxy and certificate
+ * settings stay.
+ */
+export function environmentOutsideNpm(base = process.env) {
+  const kept = /^npm_config_(cache|registry|cafile|ca|proxy|https_proxy|noproxy|strict_ssl)$/i;
+  return Object.fromEntries(
+    Object.entries(base).filter(([name]) => !(name === "NODE" || name === "INIT_CWD" || (/^npm_/i.test(name) && !kept.test(name)))),
+  );
+}
+
 /** The environment under which code-server is installed and run: Node 24 first on PATH, its headers for node-gyp. */
 export function environmentWithNode24(tools, base = process.env) {
   return {
-    ...base,
+    ...environmentOutsideNpm(base),
     PATH: [join(tools.nodeHeaders, "bin"), base["PATH"] ?? ""].join(delimiter),
     npm_config_nodedir: tools.nodeHeaders,
     // code-server's install must not fetch a browser for any test tooling it pulls in.
