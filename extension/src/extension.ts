@@ -20,11 +20,15 @@ interface Session {
   client: LanguageClient | undefined;
 }
 
+/** The running session, so that deactivate can stop the server before VS Code moves on. */
+let current: Session | undefined;
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const reports = vscode.window.createOutputChannel("Vigil");
   const serverLog = vscode.window.createOutputChannel("Vigil Language Server", { log: true });
   const status = new ServerStatusItem(serverLog);
   const session: Session = { client: undefined };
+  current = session;
   const watchers = new TraceWatchers((changes) => session.client?.sendNotification("workspace/didChangeWatchedFiles", { changes }));
   context.subscriptions.push(reports, serverLog, status, watchers);
 
@@ -61,15 +65,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (event.affectsConfiguration("vigil.server.path")) void restart();
       if (event.affectsConfiguration("vigil.sampleTraces")) void watchers.refresh();
     }),
-    { dispose: () => void session.client?.dispose(2_000) },
   );
   await watchers.refresh();
   await start();
 }
 
-export function deactivate(): Promise<void> | undefined {
-  // The client is disposed with the extension's subscriptions.
-  return undefined;
+export async function deactivate(): Promise<void> {
+  const client = current?.client;
+  current = undefined;
+  // Stops the server with the LSP's shutdown and exit, killing it if it does not exit in time.
+  if (client !== undefined) await client.dispose(2_000).catch(() => undefined);
 }
 
 /**

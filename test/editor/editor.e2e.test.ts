@@ -280,6 +280,9 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
       await expect.poll(() => lenses.allTextContents(), { timeout: serverTimeout }).toEqual(
         expect.arrayContaining([expect.stringMatching(/^violated at event 5 of force-push\.jsonl$/), expect.stringMatching(/^violated at event \d+ of [\w.-]+\.jsonl \(and 1 more trace\)$/)]),
       );
+      // The status bar says what the policy is checked against (the server's vigil/status).
+      const status = page.locator(".statusbar-item", { hasText: /Vigil: \d+ sample traces?/ });
+      await status.first().waitFor({ state: "visible", timeout: serverTimeout });
       // A rule that no sample breaks, typed in, gets its lens.
       await workbench.goTo(blankLineAfter(original, "pattern egress"), 1);
       await page.keyboard.type('  rule no_delete_of_root: abs(action in {rm} and target in {"/"})');
