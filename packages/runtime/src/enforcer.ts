@@ -180,8 +180,9 @@ export class Enforcer {
   }
 
   /**
-   * Records what a call did. The call is the decided one of the same id, if there is one (its
-   * events as decided); otherwise the result names the call (`action`, `args`).
+   * Records what a call did. The call is the decided one of the same id; without an id, the latest
+   * decided call still waiting (of the result's `action`, if it names one); a result of a call
+   * never decided names it (`action`, `args`).
    */
   record(runId: string, result: ToolCallResult): EnforcedRecord {
     return this.transaction(runId, (run) => {
@@ -190,9 +191,10 @@ export class Enforcer {
           ? (this.store.db.prepare("SELECT action, events, state FROM calls WHERE run_id = ? AND call_id = ?").get(runId, result.id) as
               | { action: string; events: string; state: string }
               | undefined)
-          : (this.store.db.prepare("SELECT call_id, action, events, state FROM calls WHERE run_id = ? AND state = 'pending' ORDER BY audit_seq DESC LIMIT 1").get(runId) as
-              | { call_id: string; action: string; events: string; state: string }
-              | undefined);
+          : // Without an id: the latest decided call still waiting (of the same tool, when the result names one).
+            (this.store.db
+              .prepare("SELECT call_id, action, events, state FROM calls WHERE run_id = ? AND state = 'pending' AND (? IS NULL OR action = ?) ORDER BY audit_seq DESC LIMIT 1")
+              .get(runId, result.action ?? null, result.action ?? null) as { call_id: string; action: string; events: string; state: string } | undefined);
       const callId = result.id ?? (decided as { call_id?: string } | undefined)?.call_id ?? this.freshCallId(runId);
       const action = result.action ?? decided?.action;
       if (action === undefined) {

@@ -177,6 +177,15 @@ describe("decide and record, with the state and the audit log in one database", 
     expect(guard.standing("r").events).toBe(1);
   });
 
+  it("a result without an id answers the latest waiting call of its tool", async () => {
+    const guard = await enforcer(dashcamPolicy);
+    guard.decide("r", { id: "a", action: "index_frames", args: { dir: "a" } });
+    guard.decide("r", { id: "b", action: "estimate_M", args: { frames: "b" } });
+    expect(guard.record("r", { action: "index_frames", status: "ok" }).callId).toBe("a");
+    expect(guard.record("r", { status: "ok" }).callId).toBe("b");
+    expect(guard.standing("r")).toMatchObject({ events: 2, pendingCalls: 0 });
+  });
+
   it("records the user's messages as user_message events a rule can speak of", async () => {
     const copy = join(scratch, "m.vigil");
     writeFileSync(copy, 'policy p {\n  /// Deploy only when the user asked for it.\n  rule r: prec(action in {deploy}, action in {user_message} and text ~ "*deploy*")\n}\n');
