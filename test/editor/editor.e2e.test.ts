@@ -7,7 +7,7 @@ import { format } from "@vigil/syntax";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
-import { tokenize } from "../../packages/syntax/src/tokens.js";
+import { tokenize } from "@vigil/syntax";
 import { codeServerFolders, freePort, installEditorTools, installExtension, startCodeServer, writeUserSettings, type RunningCodeServer } from "./support/code-server.js";
 import { serverTimeout, uiTimeout, Workbench } from "./support/workbench.js";
 

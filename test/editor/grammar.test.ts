@@ -6,7 +6,7 @@ import type { IToken, TokenType } from "chevrotain";
 import oniguruma from "vscode-oniguruma";
 import textmate from "vscode-textmate";
 import { beforeAll, describe, expect, it } from "vitest";
-import { allTokens, tokenize } from "../../packages/syntax/src/tokens.js";
+import { allTokens, tokenize } from "@vigil/syntax";
 
 /**
  * The editor's TextMate grammar (extension/syntaxes/vigil.tmLanguage.json) kept in step with the

@@ -1,6 +1,14 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
-import { Z3_lbool, type Z3_ast, type Z3_context, type Z3_solver } from "z3-solver";
+import type { Z3_ast, Z3_context, Z3_lbool, Z3_solver } from "z3-solver";
+
+/**
+ * Z3's three-valued answers (the values of z3-solver's `Z3_lbool` enum), as constants: importing
+ * the enum would load z3-solver with this module, which loads it only on first use.
+ */
+const Z3_L_FALSE = -1 as Z3_lbool;
+const Z3_L_UNDEF = 0 as Z3_lbool;
+const Z3_L_TRUE = 1 as Z3_lbool;
 import { lowerStatement, type LowerOptions } from "./lower-smt.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 
@@ -131,8 +139,8 @@ export class SmtDecider {
     };
     for (let round = 0; ; round++) {
       const result = await session.check(solver, remaining.map((c) => c.literal));
-      if (result === Z3_lbool.Z3_L_TRUE) return done();
-      if (result === Z3_lbool.Z3_L_UNDEF) return this.unknown(session, solver, witnesses);
+      if (result === Z3_L_TRUE) return done();
+      if (result === Z3_L_UNDEF) return this.unknown(session, solver, witnesses);
       const core = session.unsatCore(solver);
       if (core.length === 0) {
         // The facts alone are inconsistent: that would be a bug in the fact base, never a verdict.
@@ -161,8 +169,8 @@ export class SmtDecider {
    */
   private async findRemaining(session: Session, solver: Z3_solver, remaining: readonly TrackedCondition[]): Promise<number[] | string> {
     const facts = await session.check(solver, []);
-    if (facts === Z3_lbool.Z3_L_UNDEF) return this.reason(session, solver);
-    if (facts !== Z3_lbool.Z3_L_TRUE) return "internal error: the fact base is inconsistent";
+    if (facts === Z3_L_UNDEF) return this.reason(session, solver);
+    if (facts !== Z3_L_TRUE) return "internal error: the fact base is inconsistent";
     const falsified = session.falseInModel(
       solver,
       remaining.map((c) => c.condition),
@@ -171,12 +179,12 @@ export class SmtDecider {
     const others = remaining.filter((_, index) => !falsified[index]);
     if (refuted.length > 0) {
       const anyHolds = await session.checkWith(solver, session.or(refuted.map((c) => c.condition)));
-      if (anyHolds === Z3_lbool.Z3_L_UNDEF) return this.reason(session, solver);
-      if (anyHolds !== Z3_lbool.Z3_L_FALSE) return "internal error: a condition false in one model of the facts holds in another";
+      if (anyHolds === Z3_L_UNDEF) return this.reason(session, solver);
+      if (anyHolds !== Z3_L_FALSE) return "internal error: a condition false in one model of the facts holds in another";
     }
     const rest = await session.check(solver, others.map((c) => c.literal));
-    if (rest === Z3_lbool.Z3_L_UNDEF) return this.reason(session, solver);
-    if (rest !== Z3_lbool.Z3_L_TRUE) return "internal error: the conditions true in a model of the facts are not satisfiable together";
+    if (rest === Z3_L_UNDEF) return this.reason(session, solver);
+    if (rest !== Z3_L_TRUE) return "internal error: the conditions true in a model of the facts are not satisfiable together";
     return refuted.map((c) => c.position);
   }
 
@@ -276,7 +284,7 @@ class Session {
       return terms.map((term) => {
         const value = this.run(() => this.z3.model_eval(this.context, model, term, true));
         if (value === null) throw new Error("the model cannot evaluate a condition");
-        return this.z3.get_bool_value(this.context, value) === Z3_lbool.Z3_L_FALSE;
+        return this.z3.get_bool_value(this.context, value) === Z3_L_FALSE;
       });
     } finally {
       this.z3.model_dec_ref(this.context, model);
