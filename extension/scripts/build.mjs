@@ -6,7 +6,8 @@
 //                       dependency bundled, an ES module run by the client with VS Code's Node
 //   dist/node_modules/  z3-solver and its dependencies, copied as published: the solver is a
 //                       WebAssembly module with threads that loads its files from its own folder,
-//                       so it cannot be bundled; the SMT engine of "Check against trace…" uses it
+//                       so it cannot be bundled; the SMT engine of "Check against trace…" uses it.
+//                       And mvdan-sh, the shell parser, which grounding loads on first use.
 //
 // The workspace packages are bundled from their TypeScript sources (the "@vigil/source" export
 // condition), so the bundle never depends on a stale build of a package.
@@ -51,12 +52,14 @@ await build({
   // packages bundled into it (the LSP library) require Node's built-in modules, which an ES module
   // does through a require of its own.
   format: "esm",
-  external: ["z3-solver"],
+  external: ["z3-solver", "mvdan-sh"],
   banner: { js: 'import { createRequire as __vigilCreateRequire } from "node:module"; const require = __vigilCreateRequire(import.meta.url);' },
 });
 
-// z3-solver and the packages it requires at run time, as npm installed them.
+// z3-solver and the packages it requires at run time, as npm installed them; and mvdan-sh, which
+// shell grounding loads on first use (through a require of its own, which a bundler does not follow).
 copyWithDependencies("z3-solver", root);
+copyWithDependencies("mvdan-sh", root);
 
 /** Copies a package into dist/node_modules, then each of its dependencies, resolved from where it is installed. */
 function copyWithDependencies(name, fromDirectory, copied = new Set()) {

@@ -1,4 +1,5 @@
-import sh from "mvdan-sh";
+import { createRequire } from "node:module";
+import type MvdanSh from "mvdan-sh";
 
 /**
  * Shell command lines as data, parsed with mvdan/sh (a complete POSIX/Bash parser): every simple
@@ -86,8 +87,17 @@ function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
-const { syntax } = sh;
-let parser: ReturnType<typeof syntax.NewParser> | undefined;
+/**
+ * mvdan/sh (a Go program compiled to 1.5 MB of JavaScript) is loaded when the first command line
+ * is parsed, not when this module is imported: loading it takes a few hundred milliseconds, which a
+ * process that never grounds a shell call (a hook deciding a file read) should not pay.
+ */
+let loaded: typeof MvdanSh.syntax | undefined;
+function shellSyntax(): typeof MvdanSh.syntax {
+  loaded ??= (createRequire(import.meta.url)("mvdan-sh") as typeof MvdanSh).syntax;
+  return loaded;
+}
+let parser: ReturnType<typeof MvdanSh.syntax.NewParser> | undefined;
 
 // The AST nodes are GopherJS objects; these are the fields used here.
 interface Word {
@@ -138,6 +148,7 @@ export function parseCommandLine(source: string): ParsedCommandLine {
 }
 
 function parseWithinBounds(source: string): ParsedCommandLine {
+  const syntax = shellSyntax();
   parser ??= syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash));
   let file;
   try {
@@ -256,7 +267,7 @@ const expansionParts = new Set(["ParamExp", "CmdSubst", "ArithmExp", "ProcSubst"
  * brace expansions; `state.expanded` is set when the part is an expansion.
  */
 function partText(part: Part, source: string, inDoubleQuotes: boolean, state: WordState): string {
-  const type = syntax.NodeType(part as never);
+  const type = shellSyntax().NodeType(part as never);
   switch (type) {
     case "Lit": {
       const value = part.Value ?? "";
