@@ -7,7 +7,8 @@
 //   dist/node_modules/  z3-solver and its dependencies, copied as published: the solver is a
 //                       WebAssembly module with threads that loads its files from its own folder,
 //                       so it cannot be bundled; the SMT engine of "Check against trace…" uses it.
-//                       And mvdan-sh, the shell parser, which grounding loads on first use.
+//                       And mvdan-sh (the shell parser) and zod, which the trace reader loads on
+//                       first use.
 //
 // The workspace packages are bundled from their TypeScript sources (the "@vigil/source" export
 // condition), so the bundle never depends on a stale build of a package.
@@ -52,14 +53,16 @@ await build({
   // packages bundled into it (the LSP library) require Node's built-in modules, which an ES module
   // does through a require of its own.
   format: "esm",
-  external: ["z3-solver", "mvdan-sh"],
+  external: ["z3-solver", "mvdan-sh", "zod"],
   banner: { js: 'import { createRequire as __vigilCreateRequire } from "node:module"; const require = __vigilCreateRequire(import.meta.url);' },
 });
 
-// z3-solver and the packages it requires at run time, as npm installed them; and mvdan-sh, which
-// shell grounding loads on first use (through a require of its own, which a bundler does not follow).
+// z3-solver and the packages it requires at run time, as npm installed them; and mvdan-sh and zod,
+// which the trace reader loads on first use (through a require of its own, which a bundler does not
+// follow), so that a process that never needs them does not pay for loading them.
 copyWithDependencies("z3-solver", root);
 copyWithDependencies("mvdan-sh", root);
+copyWithDependencies("zod", root);
 
 /** Copies a package into dist/node_modules, then each of its dependencies, resolved from where it is installed. */
 function copyWithDependencies(name, fromDirectory, copied = new Set()) {

@@ -1,5 +1,6 @@
 import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
-import { z } from "zod";
+import { createRequire } from "node:module";
+import type { z } from "zod";
 import { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, observeOutput, type EventSource, type TraceEvent } from "../event.js";
 import type { JsonValue } from "../value.js";
 import type { DiagnosticSink } from "./calls.js";
@@ -10,14 +11,22 @@ import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP,
  * The canonical event record: `{"action": …, "args": {…}, "status": "ok"|"error", "output": …}`.
  * `args`, `status` and `output` are optional; `status` defaults to ok. A non-string output is kept
  * as its JSON text. The schema is what a record is checked against when the fast check below
- * fails: it says what is wrong, field by field.
+ * fails: it says what is wrong, field by field. It is built, and zod loaded (tens of
+ * milliseconds), only when a record first fails the fast check: a well-formed trace never needs it.
  */
-const canonicalEventSchema = z.looseObject({
-  action: z.string().min(1, "must be a non-empty string"),
-  args: z.record(z.string(), z.json()).optional(),
-  status: z.enum(["ok", "error"]).optional(),
-  output: z.json().optional(),
-});
+function canonicalEventSchema() {
+  if (schema === undefined) {
+    const { z: zod } = createRequire(import.meta.url)("zod") as typeof import("zod");
+    schema = zod.looseObject({
+      action: zod.string().min(1, "must be a non-empty string"),
+      args: zod.record(zod.string(), zod.json()).optional(),
+      status: zod.enum(["ok", "error"]).optional(),
+      output: zod.json().optional(),
+    });
+  }
+  return schema;
+}
+let schema: z.ZodType | undefined;
 
 const knownFields = new Set(["action", "args", "status", "output"]);
 
@@ -158,7 +167,7 @@ function malformed(value: unknown, place: RecordPlace, reading: CanonicalReading
       }
     }
   }
-  const parsed = canonicalEventSchema.safeParse(value);
+  const parsed = canonicalEventSchema().safeParse(value);
   if (parsed.success) return undefined;
   for (const issue of parsed.error.issues) {
     const field = issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
