@@ -80,3 +80,7 @@ function copyWithDependencies(name, fromDirectory, copied = new Set()) {
 }
 
 cpSync(join(extension, "schemas", "vigil.config.schema.json"), join(dist, "vigil.config.schema.json"));
+// The explanation of every diagnostic code, which the server links each diagnostic's code to
+// (it looks for docs/language.md beside itself).
+mkdirSync(join(dist, "docs"), { recursive: true });
+cpSync(join(root, "docs", "language.md"), join(dist, "docs", "language.md"));
