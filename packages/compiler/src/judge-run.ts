@@ -7,8 +7,9 @@ import {
   isHandle,
   openRegularFile,
   readRecording,
-  readRegularFileInPieces,
+  readRegularFilePieces,
   SignatureBuilder,
+  type ReadingPlace,
   type ReadRecordingOptions,
   type Signature,
   type TraceEvent,
@@ -109,6 +110,12 @@ const RECENT_EVENTS = 1024;
 const ABORT_CHECK_INTERVAL = 4096;
 
 /**
+ * How many events apart the places are where a second reading can start (see `ResumePoint`): a
+ * second reading reads at most about this many events before the first it wants.
+ */
+const RESUME_INTERVAL = 8192;
+
+/**
  * Judges one run against a compiled policy. Never throws on bad input; the policy must be `ok`.
  *
  * A file is read piece by piece and each event goes through the forward engine as soon as it is
@@ -157,6 +164,8 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     }
   };
   const reading = { file: source.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) };
+  // Where the file can be read again from, for the witness events read again at the end.
+  const resumePoints: ResumePoint[] = [];
 
   let read: { readonly format?: TraceFormat; readonly detected: boolean; readonly calls: number; readonly groundedEvents: number; readonly diagnostics: readonly Diagnostic[] };
   if (source.text !== undefined) {
@@ -165,7 +174,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     take(whole.trace.events);
     read = whole;
   } else {
-    const streamed = await readFileEvents(source.file, reading, take, { stop: () => run?.exhausted === true, ...(signal !== undefined ? { signal } : {}) });
+    const streamed = await readFileEvents(source.file, reading, take, { stop: () => run?.exhausted === true, resumePoints, ...(signal !== undefined ? { signal } : {}) });
     if ("code" in streamed) {
       return { file: source.file, detected: false, calls: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
     }
@@ -217,7 +226,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
   }
   if (missing.size > 0) {
-    for (const [position, event] of await readEventsAt(source.file, reading, missing, signal)) {
+    for (const [position, event] of await readEventsAgain(source.file, reading, missing, resumePoints, signal)) {
       if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
       if (missingEvents.has(position)) witnessEvents.set(position, event);
     }
@@ -271,12 +280,22 @@ export async function readRunSignature(source: RunSource, options: Pick<JudgeRun
   };
 }
 
-/** How a file is read: when to stop, which events only, and the signal that cancels the reading. */
+/** A line of a file where a second reading can start: the reader's place there, and the line's first byte. */
+interface ResumePoint {
+  readonly place: ReadingPlace;
+  readonly byte: number;
+}
+
+/** How a file is read: when to stop, which events only, from where, and the signal that cancels the reading. */
 interface FileReading {
   /** Whether to stop reading (the run is past its budget, or every event wanted is found); the rest is not read. */
   readonly stop?: () => boolean;
   /** Only the events at these positions, of a run read before without errors (see `createRecordingReader`). */
   readonly only?: ReadonlySet<number>;
+  /** With `only`: start at this line of the file instead of its beginning. */
+  readonly from?: ResumePoint;
+  /** Where to note the places a second reading could start from, every `RESUME_INTERVAL` events. */
+  readonly resumePoints?: ResumePoint[];
   readonly signal?: AbortSignal;
 }
 
@@ -285,16 +304,21 @@ async function readFileEvents(
   file: string,
   options: ReadRecordingOptions,
   take: (events: readonly TraceEvent[]) => void,
-  { stop, only, signal }: FileReading = {},
+  { stop, only, from, resumePoints, signal }: FileReading = {},
 ): Promise<Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] }> {
   const handle = await openRegularFile(file);
   if (!isHandle(handle)) return handle;
-  const reader = createRecordingReader(options, only);
+  const reader = createRecordingReader(options, only !== undefined ? { positions: only, ...(from !== undefined ? { from: from.place } : {}) } : undefined);
   let stopped = false;
   try {
-    for await (const piece of readRegularFileInPieces(handle)) {
+    for await (const piece of readRegularFilePieces(handle, { start: from?.byte ?? 0 })) {
       signal?.throwIfAborted();
-      take(reader.push(piece));
+      take(reader.push(piece.text));
+      if (resumePoints !== undefined && piece.nextLineByte !== undefined) {
+        const place = reader.resumePoint();
+        const last = resumePoints.at(-1)?.place.position ?? 1;
+        if (place !== undefined && place.position - last >= RESUME_INTERVAL) resumePoints.push({ place, byte: piece.nextLineByte });
+      }
       if (stop?.() === true) {
         stopped = true;
         break;
@@ -325,11 +349,44 @@ async function readFileEvents(
  * before it are counted, not parsed (the run was read without errors: one event per line).
  */
 export async function readEventsAt(file: string, options: ReadRecordingOptions, positions: ReadonlySet<number>, signal?: AbortSignal): Promise<Map<number, TraceEvent>> {
+  return readEventsAgain(file, options, positions, [], signal);
+}
+
+/**
+ * `readEventsAt`, reading only around the positions wanted when the first reading noted where it
+ * could start again: positions close together are one stretch, read from the last resume point
+ * before it up to its last position. Should a stretch not give every event it wants (the file
+ * changed since), the file is read again from its beginning.
+ */
+async function readEventsAgain(
+  file: string,
+  options: ReadRecordingOptions,
+  positions: ReadonlySet<number>,
+  resumePoints: readonly ResumePoint[],
+  signal?: AbortSignal,
+): Promise<Map<number, TraceEvent>> {
   const found = new Map<number, TraceEvent>();
-  if (positions.size === 0) return found;
   const take = (events: readonly TraceEvent[]): void => {
     for (const event of events) if (positions.has(event.position)) found.set(event.position, event);
   };
-  await readFileEvents(file, options, take, { only: positions, stop: () => found.size === positions.size, ...(signal !== undefined ? { signal } : {}) });
+  const cancel = signal !== undefined ? { signal } : {};
+  if (resumePoints.length > 0) {
+    const sorted = [...positions].sort((a, b) => a - b);
+    let resumed = true;
+    for (let first = 0; first < sorted.length && resumed; ) {
+      // A stretch: positions less than a resume interval apart.
+      let end = first + 1;
+      while (end < sorted.length && sorted[end]! - sorted[end - 1]! < RESUME_INTERVAL) end++;
+      const stretch = new Set(sorted.slice(first, end));
+      const last = sorted[end - 1]!;
+      const from = resumePoints.findLast((point) => point.place.position <= sorted[first]!);
+      const read = await readFileEvents(file, options, take, { only: stretch, stop: () => found.has(last), ...(from !== undefined ? { from } : {}), ...cancel });
+      resumed = !("code" in read) && !read.diagnostics.some((d) => d.severity === "error") && [...stretch].every((position) => found.has(position));
+      first = end;
+    }
+    if (resumed) return found;
+    found.clear();
+  }
+  if (positions.size > 0) await readFileEvents(file, options, take, { only: positions, stop: () => found.size === positions.size, ...cancel });
   return found;
 }

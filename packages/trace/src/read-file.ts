@@ -1,5 +1,6 @@
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 
 /**
@@ -60,13 +61,44 @@ export const PIECE_BYTES = 1 << 16;
  * can hold.
  */
 export async function* readRegularFileInPieces(handle: FileHandle, pieceBytes = PIECE_BYTES): AsyncGenerator<string> {
-  let first = true;
-  for await (const piece of handle.createReadStream({ encoding: "utf8", highWaterMark: pieceBytes, autoClose: false })) {
-    const text = piece as string;
-    if (first && text.charCodeAt(0) === 0xfeff) yield text.slice(1);
-    else yield text;
+  for await (const piece of readRegularFilePieces(handle, { pieceBytes })) yield piece.text;
+}
+
+/** A piece of a file's text, and where the file could be read again from after it. */
+export interface FilePiece {
+  readonly text: string;
+  /**
+   * When the text read so far ends at a line end: the byte of the file where the next line starts,
+   * from which a reading of the rest can start (see `RecordingReader.resumePoint`).
+   */
+  readonly nextLineByte?: number;
+}
+
+/**
+ * The text of a regular file piece by piece, from byte `start` (a line's first byte; the beginning
+ * by default), with the byte where the next line starts after each piece that ends at a line end.
+ * Each block read is cut after its last line break: a UTF-8 decoder holds nothing after a `\n`, so
+ * the text up to there is exactly the text of the bytes up to there, whatever the bytes before.
+ */
+export async function* readRegularFilePieces(handle: FileHandle, { pieceBytes = PIECE_BYTES, start = 0 }: { pieceBytes?: number; start?: number } = {}): AsyncGenerator<FilePiece> {
+  const decoder = new StringDecoder("utf8");
+  let byte = start;
+  let first = start === 0;
+  for await (const block of handle.createReadStream({ highWaterMark: pieceBytes, start, autoClose: false })) {
+    const bytes = block as Buffer;
+    const lastLineBreak = bytes.lastIndexOf(10);
+    let text = decoder.write(lastLineBreak < 0 ? bytes : bytes.subarray(0, lastLineBreak + 1));
+    if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     first = false;
+    if (lastLineBreak < 0) yield { text };
+    else {
+      yield { text, nextLineByte: byte + lastLineBreak + 1 };
+      if (lastLineBreak + 1 < bytes.length) yield { text: decoder.write(bytes.subarray(lastLineBreak + 1)) };
+    }
+    byte += bytes.length;
   }
+  const rest = decoder.end();
+  if (rest !== "") yield { text: first && rest.charCodeAt(0) === 0xfeff ? rest.slice(1) : rest };
 }
 
 export function isHandle(value: FileHandle | Diagnostic): value is FileHandle {

@@ -1,7 +1,9 @@
 import type { Diagnostic } from "@vigil/diagnostics";
 import type { Trace, TraceEvent } from "./event.js";
 import type { ReadAnyTraceOptions, TraceFormat } from "./formats/index.js";
-import { TraceReader } from "./formats/reader.js";
+import { TraceReader, type ReadingPlace } from "./formats/reader.js";
+
+export type { ReadingPlace } from "./formats/reader.js";
 
 export interface ReadRecordingOptions extends ReadAnyTraceOptions {
   /**
@@ -56,6 +58,23 @@ export interface RecordingReader {
   readonly calls: number;
   /** How many events grounding added (so far). */
   readonly groundedEvents: number;
+  /**
+   * Where a reading of the same recording could start again, between the text pushed so far and
+   * the rest (`createRecordingReader`'s `from`): in canonical JSON Lines that is not grounded, at
+   * the next line when the text pushed so far ends at a line end. Undefined otherwise.
+   */
+  resumePoint(): ReadingPlace | undefined;
+}
+
+/** A second reading of a run read before without errors: only the events at some positions, maybe from a line on. */
+export interface Rereading {
+  /** The positions of the events wanted; the reader hands out only those. */
+  readonly positions: ReadonlySet<number>;
+  /**
+   * Where the text pushed starts: a `resumePoint` of the first reading, for a text that starts at
+   * that line (a file read from the byte where that line starts). The beginning by default.
+   */
+  readonly from?: ReadingPlace;
 }
 
 /**
@@ -63,13 +82,17 @@ export interface RecordingReader {
  * piece's completed events are grounded when they are handed out, unless an error has been found
  * by then (a run with errors is not judged).
  *
- * With `onlyPositions`, the reader hands out only the events at those positions, of a run that was
- * read before without errors: a second reading for the few events a report shows. Canonical JSON
- * Lines (not grounded) has one event per non-blank line in such a run, so the other lines are
- * counted and not parsed; other recordings are read whole and the other events dropped.
+ * With `rereading`, the reader hands out only the events at some positions, of a run that was read
+ * before without errors: a second reading for the few events a report shows. Canonical JSON Lines
+ * (not grounded) has one event per non-blank line in such a run, so the other lines are counted
+ * and not parsed, and the reading may start at a line the first reading gave as a `resumePoint`;
+ * other recordings are read whole and the other events dropped.
  */
-export function createRecordingReader(options: ReadRecordingOptions = {}, onlyPositions?: ReadonlySet<number>): RecordingReader {
-  return new TraceReader(onlyPositions !== undefined ? { ...options, onlyPositions } : options);
+export function createRecordingReader(options: ReadRecordingOptions = {}, rereading?: Rereading): RecordingReader {
+  if (rereading === undefined) return new TraceReader(options);
+  if (rereading.from === undefined) return new TraceReader({ ...options, onlyPositions: rereading.positions });
+  // Only canonical JSON Lines read without grounding has resume points: the rest is read as such.
+  return new TraceReader({ ...options, format: "jsonl", ground: false, checkRequestedFormat: false, onlyPositions: rereading.positions, startingAt: rereading.from });
 }
 
 /**

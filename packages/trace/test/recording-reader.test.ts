@@ -182,7 +182,7 @@ describe("createRecordingReader", () => {
 describe("createRecordingReader for some positions only", () => {
   /** The events at `positions` of `text` pushed in pieces, by a reader that hands out only those. */
   function readAt(text: string, positions: ReadonlySet<number>, options: ReadRecordingOptions = {}, pieces = 7) {
-    const reader = createRecordingReader(options, positions);
+    const reader = createRecordingReader(options, { positions });
     const events: TraceEvent[] = [];
     for (const piece of cut(text, randomCuts(text.length, pieces, 11))) events.push(...reader.push(piece));
     events.push(...reader.end());
@@ -218,5 +218,44 @@ describe("createRecordingReader for some positions only", () => {
       [4, 3],
     ]);
     expect(read.diagnostics).toEqual([]);
+  });
+
+  it("notes where a reading of canonical JSON Lines can start again, and a reading from there gives what the whole reading gives", () => {
+    // Blank lines, a CRLF and characters beyond the BMP: offsets count UTF-16 code units.
+    const text = [lines[0], "", ...lines.slice(1, 20), "   ", `${lines[20]}\r`, '{"action":"😀","args":{"k":"é😀"}}', ...lines.slice(21)].join("\n") + "\n";
+    const whole = readRecording(text).trace.events;
+    const reader = createRecordingReader();
+    const points: { at: number; place: NonNullable<ReturnType<typeof reader.resumePoint>> }[] = [];
+    let at = 0;
+    // Cut after every fourth line break, and anywhere else.
+    const lineEnds = [...text.matchAll(/\n/g)].map((match) => match.index + 1).filter((_, index) => index % 4 === 0);
+    const cuts = [...new Set([...lineEnds, ...randomCuts(text.length, 40, 5)])].filter((offset) => offset < text.length).sort((a, b) => a - b);
+    for (const piece of cut(text, cuts)) {
+      reader.push(piece);
+      at += piece.length;
+      const place = reader.resumePoint();
+      // Only between lines: the text so far ends at a line end.
+      if (place !== undefined) points.push({ at, place });
+      else expect(text[at - 1]).not.toBe("\n");
+    }
+    expect(points.length).toBeGreaterThan(3);
+    for (const { at, place } of points) {
+      expect(place.offset).toBe(at);
+      const positions = new Set(whole.filter((event) => event.position >= place.position).map((event) => event.position));
+      const again = createRecordingReader({}, { positions, from: place });
+      const events = [...again.push(text.slice(at)), ...again.end()];
+      expect(events).toEqual(whole.filter((event) => event.position >= place.position));
+      expect(again.diagnostics).toEqual([]);
+    }
+  });
+
+  it.each<[string, string, ReadRecordingOptions]>([
+    ["grounded canonical JSON Lines", run, { ground: true }],
+    ["a canonical JSON array", `[${lines.join(",\n")}]\n`, {}],
+    ["a Claude Code transcript", `${claudeSession}\n`, {}],
+  ])("notes no place to start again in %s (records there are not read line by line on their own)", (_, text, options) => {
+    const reader = createRecordingReader(options);
+    reader.push(text);
+    expect(reader.resumePoint()).toBeUndefined();
   });
 });

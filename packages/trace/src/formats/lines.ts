@@ -15,7 +15,23 @@ export class LineSplitter {
   /** The length of the text pushed so far. */
   private consumed = 0;
 
-  constructor(private readonly each: (text: string, line: number, offset: number) => void) {}
+  /**
+   * @param start where the text pushed starts in the whole text (a reading that starts again at a
+   *   line of a file read before): its line and offset. The beginning by default.
+   */
+  constructor(
+    private readonly each: (text: string, line: number, offset: number) => void,
+    start: { readonly line: number; readonly offset: number } = { line: 1, offset: 0 },
+  ) {
+    this.restLine = start.line;
+    this.restOffset = start.offset;
+    this.consumed = start.offset;
+  }
+
+  /** The line and offset of the next line, when the text pushed so far ends at a line end. */
+  get nextLine(): { line: number; offset: number } | undefined {
+    return this.restOffset === this.consumed ? { line: this.restLine, offset: this.restOffset } : undefined;
+  }
 
   push(chunk: string): void {
     let newline = chunk.indexOf("\n");

@@ -44,6 +44,18 @@ export interface TraceReaderOptions {
    * and grounding number events across records) and the other events are dropped.
    */
   readonly onlyPositions?: ReadonlySet<number>;
+  /**
+   * Where the text pushed starts, for a reading that starts again in the middle of canonical JSON
+   * Lines read before (see `resumePoint`): the format is then `jsonl`, not grounded.
+   */
+  readonly startingAt?: ReadingPlace;
+}
+
+/** A line of a canonical JSON Lines text where a reading can start: its number, offset, and the position of its event. */
+export interface ReadingPlace {
+  readonly line: number;
+  readonly offset: number;
+  readonly position: number;
 }
 
 /** How many diagnostics a reader keeps; the rest are counted in one closing diagnostic. */
@@ -96,6 +108,7 @@ export class TraceReader {
   private readonly checkRequestedFormat: boolean;
   private readonly groundOption: boolean | undefined;
   private readonly onlyPositions: ReadonlySet<number> | undefined;
+  private readonly startingAt: ReadingPlace | undefined;
   /** Whether lines at unwanted positions are skipped unread (see `onlyPositions`). */
   private skipUnwanted = false;
   private readonly sink: KeptDiagnostics;
@@ -135,8 +148,14 @@ export class TraceReader {
     this.checkRequestedFormat = options.checkRequestedFormat ?? true;
     this.groundOption = options.ground;
     this.onlyPositions = options.onlyPositions;
+    this.startingAt = options.startingAt;
     this.sink = new KeptDiagnostics(this.file);
     this.canonical = canonicalReading(this.file, this.sink);
+    if (this.startingAt !== undefined) {
+      // The events before the starting line were read before: numbering goes on from them.
+      this.canonicalEvents = this.startingAt.position - 1;
+      this.delivered = this.startingAt.position - 1;
+    }
   }
 
   get diagnostics(): readonly Diagnostic[] {
@@ -149,6 +168,18 @@ export class TraceReader {
 
   get detected(): boolean {
     return this.requested === "auto";
+  }
+
+  /**
+   * Where a reading of the same text could start again, between the text pushed so far and the
+   * rest: in canonical JSON Lines that is not grounded, every line is read on its own and numbered
+   * from the events before it, so a reading can start at a line given its number, its offset and
+   * the position of the next event. Undefined for other recordings, and while a line is unfinished.
+   */
+  resumePoint(): ReadingPlace | undefined {
+    if (this.decided?.format !== "jsonl" || this.decided.layout !== "lines" || this.ground || this.ended) return undefined;
+    const next = this.splitter!.nextLine;
+    return next === undefined ? undefined : { ...next, position: this.canonicalEvents + 1 };
   }
 
   /** Reads the next piece of the text; returns the events completed so far. */
@@ -207,7 +238,7 @@ export class TraceReader {
     if (format === "mcp") this.mcp = new McpLog(this.pairing!, this.context());
     if (decision.layout !== "lines") return;
     this.skipUnwanted = this.onlyPositions !== undefined && format === "jsonl" && !this.ground;
-    this.splitter = new LineSplitter(format === "jsonl" ? this.canonicalLine : format === "mcp" ? this.mcpLine : this.claudeCodeLine);
+    this.splitter = new LineSplitter(format === "jsonl" ? this.canonicalLine : format === "mcp" ? this.mcpLine : this.claudeCodeLine, this.startingAt);
     const held = this.held;
     this.held = "";
     this.splitter.push(held);
