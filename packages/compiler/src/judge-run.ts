@@ -1,3 +1,4 @@
+import type { FileHandle } from "node:fs/promises";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { keysComparedWithSets } from "@vigil/checker";
 import { TraceRun } from "@vigil/engine";
@@ -299,15 +300,28 @@ interface FileReading {
   readonly signal?: AbortSignal;
 }
 
+/** How a file was read: as `readRecording` says, or why it could not be read. */
+type FileRead = Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] };
+
 /** Reads a regular file piece by piece, handing each completed event to `take`. */
-async function readFileEvents(
+async function readFileEvents(file: string, options: ReadRecordingOptions, take: (events: readonly TraceEvent[]) => void, reading: FileReading = {}): Promise<FileRead> {
+  const handle = await openRegularFile(file);
+  if (!isHandle(handle)) return handle;
+  try {
+    return await readOpenFileEvents(handle, file, options, take, reading);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `readFileEvents` on a file already open, which stays open (to read several stretches of it). */
+async function readOpenFileEvents(
+  handle: FileHandle,
   file: string,
   options: ReadRecordingOptions,
   take: (events: readonly TraceEvent[]) => void,
-  { stop, only, from, resumePoints, signal }: FileReading = {},
-): Promise<Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] }> {
-  const handle = await openRegularFile(file);
-  if (!isHandle(handle)) return handle;
+  { stop, only, from, resumePoints, signal }: FileReading,
+): Promise<FileRead> {
   const reader = createRecordingReader(options, only !== undefined ? { positions: only, ...(from !== undefined ? { from: from.place } : {}) } : undefined);
   let stopped = false;
   try {
@@ -328,8 +342,6 @@ async function readFileEvents(
     // A cancelled reading rejects with the signal's reason; only a failure to read is a diagnostic.
     signal?.throwIfAborted();
     return diagnostic("T0004", `cannot read the trace \`${file}\`: ${(error as Error).message}`, { file });
-  } finally {
-    await handle.close();
   }
   // A reading stopped early is not ended: its last line is cut off, which is no fault of the file.
   if (!stopped) take(reader.end());
@@ -370,19 +382,24 @@ async function readEventsAgain(
     for (const event of events) if (positions.has(event.position)) found.set(event.position, event);
   };
   const cancel = signal !== undefined ? { signal } : {};
-  if (resumePoints.length > 0) {
+  const handle = resumePoints.length > 0 ? await openRegularFile(file) : undefined;
+  if (handle !== undefined && isHandle(handle)) {
     const sorted = [...positions].sort((a, b) => a - b);
     let resumed = true;
-    for (let first = 0; first < sorted.length && resumed; ) {
-      // A stretch: positions less than a resume interval apart.
-      let end = first + 1;
-      while (end < sorted.length && sorted[end]! - sorted[end - 1]! < RESUME_INTERVAL) end++;
-      const stretch = new Set(sorted.slice(first, end));
-      const last = sorted[end - 1]!;
-      const from = resumePoints.findLast((point) => point.place.position <= sorted[first]!);
-      const read = await readFileEvents(file, options, take, { only: stretch, stop: () => found.has(last), ...(from !== undefined ? { from } : {}), ...cancel });
-      resumed = !("code" in read) && !read.diagnostics.some((d) => d.severity === "error") && [...stretch].every((position) => found.has(position));
-      first = end;
+    try {
+      for (let first = 0; first < sorted.length && resumed; ) {
+        // A stretch: positions less than a resume interval apart.
+        let end = first + 1;
+        while (end < sorted.length && sorted[end]! - sorted[end - 1]! < RESUME_INTERVAL) end++;
+        const stretch = new Set(sorted.slice(first, end));
+        const last = sorted[end - 1]!;
+        const from = resumePoints.findLast((point) => point.place.position <= sorted[first]!);
+        const read = await readOpenFileEvents(handle, file, options, take, { only: stretch, stop: () => found.has(last), ...(from !== undefined ? { from } : {}), ...cancel });
+        resumed = !("code" in read) && !read.diagnostics.some((d) => d.severity === "error") && [...stretch].every((position) => found.has(position));
+        first = end;
+      }
+    } finally {
+      await handle.close();
     }
     if (resumed) return found;
     found.clear();

@@ -79,23 +79,41 @@ export interface FilePiece {
  * by default), with the byte where the next line starts after each piece that ends at a line end.
  * Each block read is cut after its last line break: a UTF-8 decoder holds nothing after a `\n`, so
  * the text up to there is exactly the text of the bytes up to there, whatever the bytes before.
+ *
+ * Blocks are read at explicit positions (not through a stream, which takes the handle with it when
+ * it ends early), so a handle can be read again from another byte; the next block is read while
+ * the current one is decoded and handed out.
  */
 export async function* readRegularFilePieces(handle: FileHandle, { pieceBytes = PIECE_BYTES, start = 0 }: { pieceBytes?: number; start?: number } = {}): AsyncGenerator<FilePiece> {
   const decoder = new StringDecoder("utf8");
+  const blocks = [Buffer.allocUnsafe(pieceBytes), Buffer.allocUnsafe(pieceBytes)];
   let byte = start;
   let first = start === 0;
-  for await (const block of handle.createReadStream({ highWaterMark: pieceBytes, start, autoClose: false })) {
-    const bytes = block as Buffer;
-    const lastLineBreak = bytes.lastIndexOf(10);
-    let text = decoder.write(lastLineBreak < 0 ? bytes : bytes.subarray(0, lastLineBreak + 1));
-    if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    first = false;
-    if (lastLineBreak < 0) yield { text };
-    else {
-      yield { text, nextLineByte: byte + lastLineBreak + 1 };
-      if (lastLineBreak + 1 < bytes.length) yield { text: decoder.write(bytes.subarray(lastLineBreak + 1)) };
+  let current = 0;
+  let reading = handle.read(blocks[current]!, 0, pieceBytes, byte);
+  try {
+    for (;;) {
+      const { bytesRead } = await reading;
+      if (bytesRead === 0) break;
+      const bytes = blocks[current]!.subarray(0, bytesRead);
+      // The other block is free: the decoder copies what it keeps of this one.
+      current = 1 - current;
+      reading = handle.read(blocks[current]!, 0, pieceBytes, byte + bytesRead);
+      const lastLineBreak = bytes.lastIndexOf(10);
+      let text = decoder.write(lastLineBreak < 0 ? bytes : bytes.subarray(0, lastLineBreak + 1));
+      if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      first = false;
+      if (lastLineBreak < 0) yield { text };
+      else {
+        const rest = lastLineBreak + 1 < bytes.length ? decoder.write(bytes.subarray(lastLineBreak + 1)) : "";
+        yield { text, nextLineByte: byte + lastLineBreak + 1 };
+        if (rest !== "") yield { text: rest };
+      }
+      byte += bytesRead;
     }
-    byte += bytes.length;
+  } finally {
+    // A reading stopped early still has a block on its way; the handle is closed only after it.
+    await reading.catch(() => undefined);
   }
   const rest = decoder.end();
   if (rest !== "") yield { text: first && rest.charCodeAt(0) === 0xfeff ? rest.slice(1) : rest };
