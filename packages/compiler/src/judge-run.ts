@@ -386,6 +386,8 @@ async function readEventsAgain(
   if (handle !== undefined && isHandle(handle)) {
     const sorted = [...positions].sort((a, b) => a - b);
     let resumed = true;
+    // The resume point of each stretch: the last at or before its first position (both ascend).
+    let point = -1;
     try {
       for (let first = 0; first < sorted.length && resumed; ) {
         // A stretch: positions less than a resume interval apart.
@@ -393,7 +395,8 @@ async function readEventsAgain(
         while (end < sorted.length && sorted[end]! - sorted[end - 1]! < RESUME_INTERVAL) end++;
         const stretch = new Set(sorted.slice(first, end));
         const last = sorted[end - 1]!;
-        const from = resumePoints.findLast((point) => point.place.position <= sorted[first]!);
+        while (point + 1 < resumePoints.length && resumePoints[point + 1]!.place.position <= sorted[first]!) point++;
+        const from = resumePoints[point];
         const read = await readOpenFileEvents(handle, file, options, take, { only: stretch, stop: () => found.has(last), ...(from !== undefined ? { from } : {}), ...cancel });
         resumed = !("code" in read) && !read.diagnostics.some((d) => d.severity === "error") && [...stretch].every((position) => found.has(position));
         first = end;
