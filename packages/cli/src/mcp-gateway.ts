@@ -1,6 +1,5 @@
-import { join, resolve } from "node:path";
 import type { CliIo } from "./cli.js";
-import { printableLine } from "./render.js";
+import { openEnforcement } from "./enforcement.js";
 
 /**
  * `vigilc mcp-gateway --policy FILE… [--db PATH] [--run ID] -- <server command…>`: an MCP server on
@@ -13,26 +12,11 @@ export async function mcpGatewayCommand(command: readonly string[], options: { p
     io.stderr("error: name the MCP server to run after `--`: vigilc mcp-gateway --policy FILE -- node server.js …\n");
     return 2;
   }
-  const { Enforcer, loadPolicy, PolicyError, runMcpGateway, Store, StoreError } = await import("@vigil/runtime");
-  const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
-  const key = process.env["VIGIL_AUDIT_KEY"];
-  let store;
+  const opened = await openEnforcement(options, io);
+  if (opened === 2) return 2;
+  const { store, enforcer } = opened;
+  const { runMcpGateway } = await import("@vigil/runtime");
   try {
-    store = Store.open(database, key !== undefined && key !== "" ? { key } : {});
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    io.stderr(`error: ${printableLine(error.message)}\n`);
-    return 2;
-  }
-  try {
-    let policy;
-    try {
-      policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);
-    } catch (error) {
-      if (!(error instanceof PolicyError)) throw error;
-      io.stderr(`error: ${printableLine(error.message)}\n`);
-      return 2;
-    }
     const runId = options.run ?? `mcp-${new Date().toISOString()}-${process.pid}`;
     // SIGTERM or SIGINT ends the session as the client closing it does.
     const stop = new AbortController();
@@ -40,7 +24,7 @@ export async function mcpGatewayCommand(command: readonly string[], options: { p
     process.once("SIGINT", () => stop.abort());
     await runMcpGateway({
       signal: stop.signal,
-      enforcer: new Enforcer(store, policy),
+      enforcer,
       runId,
       command: command[0]!,
       args: command.slice(1),

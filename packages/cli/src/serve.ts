@@ -1,5 +1,5 @@
-import { join, resolve } from "node:path";
 import type { CliIo } from "./cli.js";
+import { openEnforcement } from "./enforcement.js";
 import { printableLine } from "./render.js";
 
 /**
@@ -9,34 +9,19 @@ import { printableLine } from "./render.js";
  * cannot be listened on.
  */
 export async function serveCommand(options: { policy: string[]; port: number; db?: string }, io: CliIo): Promise<number> {
-  const { Enforcer, loadPolicy, PolicyError, startSidecar, Store, StoreError } = await import("@vigil/runtime");
-  const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
-  const key = process.env["VIGIL_AUDIT_KEY"];
-  let store;
+  const opened = await openEnforcement(options, io);
+  if (opened === 2) return 2;
+  const { store, enforcer, database, rules } = opened;
+  const { startSidecar } = await import("@vigil/runtime");
   try {
-    store = Store.open(database, key !== undefined && key !== "" ? { key } : {});
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    io.stderr(`error: ${printableLine(error.message)}\n`);
-    return 2;
-  }
-  try {
-    let policy;
-    try {
-      policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);
-    } catch (error) {
-      if (!(error instanceof PolicyError)) throw error;
-      io.stderr(`error: ${printableLine(error.message)}\n`);
-      return 2;
-    }
     let sidecar;
     try {
-      sidecar = await startSidecar({ enforcer: new Enforcer(store, policy), port: options.port });
+      sidecar = await startSidecar({ enforcer, port: options.port });
     } catch (error) {
       io.stderr(`error: cannot listen on 127.0.0.1:${options.port}: ${(error as Error).message}\n`);
       return 2;
     }
-    io.stdout(`vigil sidecar listening on ${sidecar.url} (${policy.statements.length} rules of ${options.policy.map(printableLine).join(", ")}; database ${printableLine(database)})\n`);
+    io.stdout(`vigil sidecar listening on ${sidecar.url} (${rules} rules of ${options.policy.map(printableLine).join(", ")}; database ${printableLine(database)})\n`);
     const signal = await new Promise<NodeJS.Signals>((resolvePromise) => {
       process.once("SIGTERM", () => resolvePromise("SIGTERM"));
       process.once("SIGINT", () => resolvePromise("SIGINT"));

@@ -1,0 +1,41 @@
+import { join, resolve } from "node:path";
+import type { Enforcer, Store } from "@vigil/runtime";
+import type { CliIo } from "./cli.js";
+import { printableLine } from "./render.js";
+
+/** An enforcement database opened and a policy loaded into it, for `serve` and `mcp-gateway`. */
+export interface OpenedEnforcement {
+  readonly store: Store;
+  readonly enforcer: Enforcer;
+  readonly database: string;
+  readonly rules: number;
+}
+
+/**
+ * Opens the database (`--db`, or `.vigil/audit.db` under the working directory; keyed by
+ * `VIGIL_AUDIT_KEY` when set) and loads the policy into it. A database or a policy that cannot be
+ * read is reported on standard error and gives the exit code 2; any other failure is a bug and
+ * is thrown. The caller closes `store`.
+ */
+export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo): Promise<OpenedEnforcement | 2> {
+  const { Enforcer, loadPolicy, PolicyError, Store, StoreError } = await import("@vigil/runtime");
+  const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
+  const key = process.env["VIGIL_AUDIT_KEY"];
+  let store: Store;
+  try {
+    store = Store.open(database, key !== undefined && key !== "" ? { key } : {});
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`error: ${printableLine(error.message)}\n`);
+    return 2;
+  }
+  try {
+    const policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);
+    return { store, enforcer: new Enforcer(store, policy), database, rules: policy.statements.length };
+  } catch (error) {
+    store.close();
+    if (!(error instanceof PolicyError)) throw error;
+    io.stderr(`error: ${printableLine(error.message)}\n`);
+    return 2;
+  }
+}
