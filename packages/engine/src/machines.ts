@@ -253,7 +253,10 @@ class BoundedResponseMachine implements StatementMachine {
   }
 
   private answered(entry: { position: number; bindings: readonly string[] }, respondedNow: readonly string[]): boolean {
-    return entry.bindings.every((binding) => (this.latestResponse.get(binding) ?? 0) > entry.position || respondedNow.includes(binding));
+    for (const binding of entry.bindings) {
+      if (!((this.latestResponse.get(binding) ?? 0) > entry.position || respondedNow.includes(binding))) return false;
+    }
+    return true;
   }
 
   probe(event: TraceEvent): number[] {
@@ -523,12 +526,19 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
         case "leaf":
           values[index] = node.predicate(event);
           break;
-        case "and":
-          values[index] = node.operands.every((operand) => values[operand]);
+        // Loops, not every/some: this runs per node and per event, and a closure each time is garbage.
+        case "and": {
+          let all = true;
+          for (let k = 0; k < node.operands.length && all; k++) all = values[node.operands[k]!]!;
+          values[index] = all;
           break;
-        case "or":
-          values[index] = node.operands.some((operand) => values[operand]);
+        }
+        case "or": {
+          let any = false;
+          for (let k = 0; k < node.operands.length && !any; k++) any = values[node.operands[k]!]!;
+          values[index] = any;
           break;
+        }
         case "not":
           values[index] = !values[node.operand];
           break;
