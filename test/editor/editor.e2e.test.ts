@@ -302,10 +302,19 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
     await step("hover", async () => {
       await workbench.openFile(policyPath);
       const at = find(original, "read_before_edit");
-      await workbench.goTo(at.line, at.column);
-      await workbench.token("read_before_edit").first().hover();
       const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "edited only after the agent has read it" });
-      await hover.first().waitFor({ state: "visible", timeout: serverTimeout });
+      // The hover is asked for at the cursor (Show or Focus Hover, Ctrl+K Ctrl+I), not with the
+      // mouse: lenses arriving while the mouse moves shift the lines under it. Asked again until the
+      // server has answered, within the bounded wait.
+      const deadline = Date.now() + serverTimeout;
+      for (;;) {
+        await workbench.goTo(at.line, at.column + 1);
+        await page.keyboard.press("Control+K");
+        await page.keyboard.press("Control+I");
+        const shown = await hover.first().waitFor({ state: "visible", timeout: 3_000 }).then(() => true, () => false);
+        if (shown || Date.now() > deadline) break;
+      }
+      await hover.first().waitFor({ state: "visible", timeout: 1_000 });
       expect(await hover.first().textContent()).toContain("read it in this session");
     });
   });
