@@ -3,12 +3,12 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { format } from "@vigil/syntax";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
-import { tokenize } from "@vigil/syntax";
+import { format, tokenize } from "@vigil/syntax";
 import { codeServerFolders, freePort, installEditorTools, installExtension, startCodeServer, writeUserSettings, type RunningCodeServer } from "./support/code-server.js";
+import { launchChromium } from "../support/chromium.js";
 import { serverTimeout, uiTimeout, Workbench } from "./support/workbench.js";
 
 /**
@@ -142,13 +142,7 @@ beforeAll(async () => {
   const port = await freePort();
   codeServer = await timed("start code-server", () => startCodeServer(tools, folders, port, workspace));
 
-  const chosen = process.env["VIGIL_CHROMIUM"];
-  if (chosen !== undefined && !existsSync(chosen)) throw new Error(`no browser at ${chosen} (VIGIL_CHROMIUM)`);
-  const executablePath = chosen ?? (await (await import("@sparticuz/chromium")).default.executablePath());
-  browser = await chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.setDefaultTimeout(uiTimeout);
   workbench = new Workbench(page);

@@ -1,5 +1,6 @@
 import type { ReplayReport } from "@vigil/runtime";
 import type { CliIo } from "./cli.js";
+import { openStore } from "./enforcement.js";
 import { printableLine } from "./render.js";
 
 /**
@@ -13,22 +14,11 @@ const EXIT_OK = 0;
 const EXIT_FOUND = 1;
 const EXIT_INPUT_ERROR = 2;
 
-function auditKey(): string | undefined {
-  const key = process.env["VIGIL_AUDIT_KEY"];
-  return key !== undefined && key !== "" ? key : undefined;
-}
 
 export async function auditVerifyCommand(database: string, options: { format: "human" | "json" }, io: CliIo): Promise<number> {
-  const { checkState, Store, StoreError, verifyAudit } = await import("@vigil/runtime");
-  const key = auditKey();
-  let store;
-  try {
-    store = Store.open(database, { mustExist: true, ...(key !== undefined ? { key } : {}) });
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    io.stderr(`error: ${printableLine(error.message)}\n`);
-    return EXIT_INPUT_ERROR;
-  }
+  const { checkState, verifyAudit } = await import("@vigil/runtime");
+  const store = await openStore(database, io, { mustExist: true });
+  if (store === 2) return EXIT_INPUT_ERROR;
   try {
     const chain = verifyAudit(store);
     const state = checkState(store);
@@ -51,16 +41,9 @@ export async function auditVerifyCommand(database: string, options: { format: "h
 }
 
 export async function replayCommand(options: { audit: string; policy: string[]; run?: string; format: "human" | "json" }, io: CliIo): Promise<number> {
-  const { loadPolicy, PolicyError, replayAudit, Store, StoreError, verifyAudit } = await import("@vigil/runtime");
-  const key = auditKey();
-  let store;
-  try {
-    store = Store.open(options.audit, { mustExist: true, ...(key !== undefined ? { key } : {}) });
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    io.stderr(`error: ${printableLine(error.message)}\n`);
-    return EXIT_INPUT_ERROR;
-  }
+  const { loadPolicy, PolicyError, replayAudit, verifyAudit } = await import("@vigil/runtime");
+  const store = await openStore(options.audit, io, { mustExist: true });
+  if (store === 2) return EXIT_INPUT_ERROR;
   try {
     const chain = verifyAudit(store);
     if (!chain.ok) {

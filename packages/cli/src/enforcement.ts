@@ -12,23 +12,31 @@ export interface OpenedEnforcement {
 }
 
 /**
- * Opens the database (`--db`, or `.vigil/audit.db` under the working directory; keyed by
- * `VIGIL_AUDIT_KEY` when set) and loads the policy into it. A database or a policy that cannot be
- * read is reported on standard error and gives the exit code 2; any other failure is a bug and
- * is thrown. The caller closes `store`.
+ * Opens an enforcement database, keyed by `VIGIL_AUDIT_KEY` when set. One that cannot be opened
+ * (or does not exist, with `mustExist`) is reported on standard error and gives the exit code 2.
  */
-export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo): Promise<OpenedEnforcement | 2> {
-  const { Enforcer, loadPolicy, PolicyError, Store, StoreError } = await import("@vigil/runtime");
-  const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
+export async function openStore(database: string, io: CliIo, options: { mustExist?: boolean } = {}): Promise<Store | 2> {
+  const { Store, StoreError } = await import("@vigil/runtime");
   const key = process.env["VIGIL_AUDIT_KEY"];
-  let store: Store;
   try {
-    store = Store.open(database, key !== undefined && key !== "" ? { key } : {});
+    return Store.open(database, { ...(options.mustExist === true ? { mustExist: true } : {}), ...(key !== undefined && key !== "" ? { key } : {}) });
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     io.stderr(`error: ${printableLine(error.message)}\n`);
     return 2;
   }
+}
+
+/**
+ * Opens the database (`--db`, or `.vigil/audit.db` under the working directory) and loads the
+ * policy into it. A database or a policy that cannot be read is reported on standard error and
+ * gives the exit code 2; any other failure is a bug and is thrown. The caller closes `store`.
+ */
+export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo): Promise<OpenedEnforcement | 2> {
+  const { Enforcer, loadPolicy, PolicyError } = await import("@vigil/runtime");
+  const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
+  const store = await openStore(database, io);
+  if (store === 2) return 2;
   try {
     const policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);
     return { store, enforcer: new Enforcer(store, policy), database, rules: policy.statements.length };

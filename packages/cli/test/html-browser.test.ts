@@ -1,10 +1,10 @@
-import { existsSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../../../test/support/chromium.js";
 import { examples, fixtures, root, vigilc } from "./support/run-vigilc.js";
 
 /**
@@ -17,16 +17,7 @@ const agentdojo = join(root, "..", "shared", "data", "agentdojo");
 
 let browser: Browser;
 beforeAll(async () => {
-  // The browser comes with the development dependencies (@sparticuz/chromium ships its binary in
-  // the package and unpacks it on first use), so the tests need nothing installed by hand;
-  // VIGIL_CHROMIUM names another one.
-  const chosen = process.env["VIGIL_CHROMIUM"];
-  if (chosen !== undefined && !existsSync(chosen)) throw new Error(`no browser at ${chosen} (VIGIL_CHROMIUM)`);
-  const executablePath = chosen ?? (await (await import("@sparticuz/chromium")).default.executablePath());
-  browser = await chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -19,4 +19,4 @@ export type {
   StatementStanding,
   Violation,
 } from "./monitor.js";
-export { Monitor } from "./monitor.js";
+export { Monitor, violationOf } from "./monitor.js";

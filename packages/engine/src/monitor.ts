@@ -330,7 +330,8 @@ function eventOf(call: { readonly action: string; readonly args: { readonly [key
   return { position, action: call.action, args: call.args, ...(call.id !== undefined ? { source: { id: call.id } } : {}) };
 }
 
-function violationOf(statement: CheckedStatement, witnesses: readonly number[]): Violation {
+/** A statement's violation as the monitor reports it: the rule, its text, response and remediation, and its witnesses. */
+export function violationOf(statement: CheckedStatement, witnesses: readonly number[]): Violation {
   return {
     policy: statement.policy,
     name: statement.name,

@@ -1,5 +1,5 @@
 import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
-import { matchesPattern, Monitor } from "@vigil/engine";
+import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
 import { callEvents, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
@@ -279,16 +279,7 @@ export class Enforcer {
         const before = new Set(standing[index]!.witnesses);
         const fresh = verdict.witnesses.filter((w) => !before.has(w));
         if (fresh.length === 0) return;
-        const statement = this.policy.statements[index]!;
-        open.push({
-          policy: statement.policy,
-          name: statement.name,
-          form: statement.form,
-          ...(statement.doc !== undefined ? { text: statement.doc } : {}),
-          response: statement.response,
-          ...(statement.remediation !== undefined ? { remediation: statement.remediation } : {}),
-          witnesses: fresh,
-        });
+        open.push(violationOf(this.policy.statements[index]!, fresh));
       });
       const block = open.length > 0 && !active;
       const involved = this.involvedEvents(run, open, [], run.monitor.length + 1);
