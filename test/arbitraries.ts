@@ -10,7 +10,7 @@ const actions = ["a", "b", "c", "d"];
 const keys = ["k", "m", "n.p"];
 const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null];
 const wildcards = ["x*", "?", "[12]", "*", "x?", "[!x]*"];
-const outputs = ["ok done", "error: x", "", "crash!"];
+const outputs = ["ok done", "error: x", "", "crash!", '{"id": "xy", "n": {"p": 1}}', '{"id": 1}', '{"id": ["x", "1"]}', "[1]", '{"id": "x", "truncated'];
 
 const scalar = fc.constantFrom(...scalars);
 const value: fc.Arbitrary<JsonValue> = fc.oneof(
@@ -62,7 +62,13 @@ const spell = {
 const valueText = (v: JsonValue): string => JSON.stringify(v);
 const keyText = fc.constantFrom(...keys, '"k"');
 
+const regexes = ["/x/", "/^x/i", "/X$/i", "/x.y/s", "/\\d/", "/(x|1)+/", "/[a-c]/", "/^$/", "/do[^n]/", "/\\bx\\b/"];
+const outputKeyText = fc.constantFrom("output.id", "output.n.p", 'output."id"');
+
 const atomText: fc.Arbitrary<string> = fc.oneof(
+  fc.record({ key: fc.oneof(keyText, fc.constant("output"), outputKeyText), regex: fc.constantFrom(...regexes) }).map(({ key, regex }) => `${key} matches ${regex}`),
+  fc.record({ key: outputKeyText, values: fc.subarray(scalars, { minLength: 1, maxLength: 3 }) }).map(({ key, values }) => `${key} in {${values.map(valueText).join(", ")}}`),
+  fc.record({ key: outputKeyText, pattern: fc.constantFrom(...wildcards) }).map(({ key, pattern }) => `${key} ~ ${JSON.stringify(pattern)}`),
   fc.subarray([...actions, "q"], { minLength: 1, maxLength: 3 }).map((as) => `action in {${as.join(", ")}}`),
   fc.record({ key: keyText, values: fc.subarray(scalars, { minLength: 1, maxLength: 3 }) }).map(({ key, values }) => `${key} in {${values.map(valueText).join(", ")}}`),
   fc.record({ key: keyText, pattern: fc.constantFrom(...wildcards) }).map(({ key, pattern }) => `${key} ~ ${JSON.stringify(pattern)}`),
@@ -100,11 +106,35 @@ const bodyText = (names: readonly string[]): fc.Arbitrary<string> =>
 
 const variableSets = fc.constantFrom<string[]>([], [], ["x"], ["x"], ["x", "y"]);
 
-/** `(ψ) and KEY = $x and KEY' = $y`: a pattern with every variable bound once, at the top. */
-const bound = (names: readonly string[], variables: readonly string[]): fc.Arbitrary<string> =>
+/** A use of a variable that binds it: at a key, in the output, or in every branch of an `or`. */
+const bindingUse = (names: readonly string[], variable: string): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...keys).map((key) => `${key} = $${variable}`) },
+    { weight: 1, arbitrary: fc.constantFrom("output.id", "output.n.p", "output").map((key) => `${key} = $${variable}`) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(patternText(names), fc.constantFrom(...keys), fc.constantFrom(...keys, "output.id"))
+        .map(([guard, left, right]) => `((${guard} and ${left} = $${variable}) or ${right} = $${variable})`),
+    },
+  );
+
+/** A use of a variable in a pattern that need not bind it: also `contains`. */
+const anyUse = (names: readonly string[], variable: string): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 3, arbitrary: bindingUse(names, variable) },
+    { weight: 2, arbitrary: fc.constantFrom(...keys, "output", "output.id").map((key) => `${key} contains $${variable}`) },
+    { weight: 1, arbitrary: fc.constantFrom(...keys).map((key) => `(${key} contains $${variable} or output = $${variable})`) },
+  );
+
+/**
+ * `(ψ) and USE($x) and USE($y)`: a pattern with every variable used once. The first pattern of a
+ * form (`binds`) only binds; the others may also test with `contains`.
+ */
+const bound = (names: readonly string[], variables: readonly string[], role: "binds" | "uses" = "binds"): fc.Arbitrary<string> =>
   fc
-    .tuple(patternText(names), fc.array(fc.constantFrom(...keys), { minLength: variables.length, maxLength: variables.length }))
-    .map(([pattern, boundKeys]) => [`(${pattern})`, ...variables.map((variable, i) => `${boundKeys[i]} = $${variable}`)].join(" and "));
+    .tuple(patternText(names), fc.tuple(...variables.map((variable) => (role === "binds" ? bindingUse(names, variable) : anyUse(names, variable)))))
+    .map(([pattern, uses]) => [`(${pattern})`, ...uses].join(" and "));
 
 const statementText = (names: readonly string[]): fc.Arbitrary<string> =>
   fc.oneof(
@@ -112,12 +142,12 @@ const statementText = (names: readonly string[]): fc.Arbitrary<string> =>
     fc.tuple(spell.always, bodyText(names)).map(([always, body]) => `${always}${body}`),
     variableSets.chain((variables) =>
       fc
-        .tuple(fc.constantFrom("prec", "resp", "rslv", "bresp"), bound(names, variables), bound(names, variables), fc.integer({ min: 1, max: 4 }))
+        .tuple(fc.constantFrom("prec", "resp", "rslv", "bresp"), bound(names, variables), bound(names, variables, "uses"), fc.integer({ min: 1, max: 4 }))
         .map(([form, first, second, bound]) => `${form}${form === "bresp" ? `[${bound}]` : ""}(${first}, ${second})`),
     ),
     variableSets.chain((variables) =>
       fc
-        .tuple(bound(names, variables), bound(names, variables), bound(names, variables), patternText(names), fc.constantFrom("resolve", "bad", "both"))
+        .tuple(bound(names, variables), bound(names, variables, "uses"), bound(names, variables, "uses"), patternText(names), fc.constantFrom("resolve", "bad", "both"))
         .map(([trigger, resolve, bad, plain, uses]) =>
           // The checker requires the other two patterns to use all the trigger's variables or none,
           // and at least one of them to use them.

@@ -1,11 +1,14 @@
-import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
-import { valueKey, valuesAtPath, type TraceEvent } from "@vigil/trace";
+import type { CheckedPattern, CheckedStatement, Formula, Subject } from "@vigil/checker";
+import { stableStringify, valueKey, valuesAtPath, type JsonValue, type TraceEvent } from "@vigil/trace";
 
 /**
  * The reference the engines are tested against: Figure 5 of the Vigil paper read literally, with
- * the documented list extension (docs/semantics.md). Every quantifier is a loop over the events, so
+ * the documented extensions (docs/semantics.md). Every quantifier is a loop over the events, so
  * this is quadratic or cubic in the trace, and it shares no code with the engines beyond reading a
- * key path's values. It returns the witnesses: every event e with R_φ(e) false, ascending.
+ * key path's values. Regular expressions are run by JavaScript's own `RegExp` (the inputs here are
+ * small). A pattern with variables is a relation ψ(e, ν), and "the bindings of e" are the ν drawn
+ * from e's values at the places the pattern binds for which ψ(e, ν) holds. It returns the
+ * witnesses: every event e with R_φ(e) false, ascending.
  */
 export function figure5Witnesses(statement: CheckedStatement, events: readonly TraceEvent[]): number[] {
   const witnesses: number[] = [];
@@ -71,58 +74,93 @@ function bodyAt(formula: Formula, events: readonly TraceEvent[], i: number): boo
   }
 }
 
-/** ψ(e): the foot's first row. */
-function holds(formula: Formula, e: TraceEvent): boolean {
+type Binding = ReadonlyMap<string, JsonValue>;
+
+/** ψ(e, b): the foot's first row; `b` gives the variables their values (none for a pattern without). */
+function holds(formula: Formula, e: TraceEvent, b: Binding = new Map()): boolean {
   switch (formula.kind) {
     case "action": // a(e) ∈ α
       return formula.actions.includes(e.action);
     case "keyIn": // e[k] ∈ S, for some value under k
-      return valuesAtPath(e.args, formula.key).some((v) => formula.values.some((w) => w.key === valueKey(v)));
+      return at(e, formula.subject, formula.key).some((v) => formula.values.some((w) => w.key === valueKey(v)));
     case "keyMatch": // e[k] ≈ p
-      return valuesAtPath(e.args, formula.key).some((v) => globMatches(formula.pattern, v));
-    case "keyBind": // k ∈ dom(e)
-      return valuesAtPath(e.args, formula.key).length > 0;
+      return at(e, formula.subject, formula.key).some((v) => globMatches(formula.pattern, v));
+    case "keyRegex": // some text of e[k] contains a match of r
+      return at(e, formula.subject, formula.key).some((v) => {
+        const t = text(v);
+        return t !== undefined && new RegExp(formula.source, formula.flags).test(t);
+      });
+    case "keyBind": // b(x) ∈ e[k]
+      return at(e, formula.subject, formula.key).some((v) => b.has(formula.variable) && valueKey(v) === valueKey(b.get(formula.variable)!));
+    case "keyContains": {
+      // some text of e[k] contains b(x) as text: a string itself, another value its JSON text
+      if (!b.has(formula.variable)) return false;
+      const wanted = b.get(formula.variable)!;
+      const needle = typeof wanted === "string" ? wanted : stableStringify(wanted);
+      return at(e, formula.subject, formula.key).some((v) => text(v)?.includes(needle) === true);
+    }
     case "status": // s(e) = ⊤ / ⊥; an event without a result has neither
       return e.status === formula.status;
-    case "outputMatch": // o(e) ≈ p
-      return e.output !== undefined && globMatches(formula.pattern, e.output);
     case "and":
-      return formula.operands.every((operand) => holds(operand, e));
+      return formula.operands.every((operand) => holds(operand, e, b));
     case "or":
-      return formula.operands.some((operand) => holds(operand, e));
+      return formula.operands.some((operand) => holds(operand, e, b));
     case "not":
-      return !holds(formula.operand, e);
+      return !holds(formula.operand, e, b);
     case "once":
     case "eventually":
       throw new Error("a temporal operator in a pattern");
   }
 }
 
-type Binding = ReadonlyMap<string, string>;
+/** The values of e at a key path: in its arguments, or in its output (the text; or the JSON object it holds). */
+function at(e: TraceEvent, subject: Subject, key: readonly string[]): JsonValue[] {
+  if (subject === "args") return valuesAtPath(e.args, key);
+  if (e.output === undefined) return [];
+  if (key.length === 0) return [e.output];
+  let parsed: unknown;
+  try {
+    parsed = e.outputTruncated === true ? undefined : JSON.parse(e.output);
+  } catch {
+    return [];
+  }
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? valuesAtPath(parsed as Record<string, JsonValue>, key) : [];
+}
+
+/** The text a value offers to `matches` and `contains`: a string, or a number's or boolean's JSON text. */
+function text(v: JsonValue): string | undefined {
+  return typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? JSON.stringify(v) : undefined;
+}
 
 /** ψ(e) ⇒ ∧ over the bindings b of the pattern at e: body(b). Without variables, the one empty binding. */
 function forEachBinding(pattern: CheckedPattern, variables: readonly string[], e: TraceEvent, body: (b: Binding) => boolean): boolean {
-  if (!holds(pattern.formula, e)) return true;
+  if (pattern.variables.length === 0) return !holds(pattern.formula, e) || body(new Map());
   return bindingsAt(pattern, variables, e).every(body);
 }
 
-/** ψ'(e') ∧ e'[k'] = b: the event matches the pattern with a binding that agrees with b. */
-function matchesWith(pattern: CheckedPattern, variables: readonly string[], e: TraceEvent, b: Binding): boolean {
-  if (!holds(pattern.formula, e)) return false;
-  if (pattern.bindings.size === 0) return true;
-  return bindingsAt(pattern, variables, e).some((own) => [...own].every(([variable, value]) => b.get(variable) === value));
+/** ψ'(e', b): the event matches the pattern under the binding b. */
+function matchesWith(pattern: CheckedPattern, _variables: readonly string[], e: TraceEvent, b: Binding): boolean {
+  return holds(pattern.formula, e, pattern.variables.length === 0 ? new Map() : b);
 }
 
-/** Every assignment of the pattern's variables to values the event has under the bound keys. */
+/**
+ * The bindings of a pattern at e: every assignment of its variables to values e has at the places
+ * the pattern binds them (`k = $x`, under any branch), kept when ψ(e, ν) holds.
+ */
 function bindingsAt(pattern: CheckedPattern, variables: readonly string[], e: TraceEvent): Binding[] {
-  let result: Map<string, string>[] = [new Map()];
+  let result: Map<string, JsonValue>[] = [new Map()];
   for (const variable of variables) {
-    const key = pattern.bindings.get(variable);
-    if (key === undefined) continue;
-    const values = valuesAtPath(e.args, key).map(valueKey);
+    if (!pattern.variables.includes(variable)) continue;
+    const values: JsonValue[] = [];
+    const visit = (node: Formula): void => {
+      if (node.kind === "keyBind" && node.variable === variable) values.push(...at(e, node.subject, node.key));
+      if (node.kind === "and" || node.kind === "or") node.operands.forEach(visit);
+      if (node.kind === "not") visit(node.operand);
+    };
+    visit(pattern.formula);
     result = result.flatMap((partial) => values.map((value) => new Map([...partial, [variable, value]])));
   }
-  return result;
+  return result.filter((b) => holds(pattern.formula, e, b));
 }
 
 /**

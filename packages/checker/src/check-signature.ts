@@ -47,7 +47,11 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
       return;
     case "KeyIn":
     case "KeyMatch":
-    case "KeyBind": {
+    case "KeyBind":
+    case "KeyRegex":
+    case "KeyContains": {
+      // An output's fields are not part of the signature (outputs are text): nothing to compare.
+      if (expr.key.output !== undefined) return;
       const info = signature.keys.get(keyPathId(expr.key.segments.map((s) => s.name)));
       if (info === undefined) {
         reportUnknownKey(expr.key, keyNames, diagnostics, signature.origin === "schemas", budget);
@@ -148,7 +152,7 @@ export function keysComparedWithSets(file: SourceFile): Set<string> {
   for (const policy of file.policies) {
     for (const item of policy.items) {
       walkExpressions(declarationExpressions(item), (expr) => {
-        if (expr.kind === "KeyIn") keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
+        if (expr.kind === "KeyIn" && expr.key.output === undefined) keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
       });
     }
   }

@@ -11,6 +11,7 @@ import {
 import type { Signature } from "@vigil/trace";
 import { checkAgainstSignature } from "./check-signature.js";
 import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedStatement, Formula } from "./ir.js";
+import { variableAtoms } from "./ir.js";
 import { lowerExpr, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
 import { resolveFile, type PolicyScope, type SymbolTable } from "./resolve.js";
 
@@ -188,14 +189,15 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
 
   if (statement.form === "always") {
     const body = lowerExpr(statement.operands[0]!, context, { temporal: true });
-    if (body === undefined || !checkBindingPositions(body, statement.operands[0]!, "always", diagnostics)) return undefined;
+    if (body === undefined || checkVariables(body, statement.operands[0]!, "always", diagnostics) === undefined) return undefined;
     return { ...common, form: "always", variables: [], body };
   }
 
   const operands: (CheckedPattern | undefined)[] = statement.operands.map((operand) => {
     const formula = lowerExpr(operand, context, { temporal: false });
-    if (formula === undefined || !checkBindingPositions(formula, operand, statement.form, diagnostics)) return undefined;
-    return { formula, bindings: collectBindings(formula, operand, diagnostics), span: operand.span };
+    if (formula === undefined) return undefined;
+    const variables = checkVariables(formula, operand, statement.form, diagnostics);
+    return variables === undefined ? undefined : { formula, variables, span: operand.span };
   });
   if (operands.some((p) => p === undefined)) return undefined;
   const patterns = operands as CheckedPattern[];
@@ -203,12 +205,15 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
   if (statement.form === "abs") {
     return { ...common, form: "abs", variables: [], pattern: patterns[0]! };
   }
+  // The first pattern (the trigger of `until`) says which values to check: it must bind them.
+  if (!checkBinds(patterns[0]!, statement.form, diagnostics)) return undefined;
 
-  const variables = [...new Set(patterns.flatMap((p) => [...p.bindings.keys()]))].sort();
+  const variables = [...new Set(patterns.flatMap((p) => p.variables))].sort();
+  const uses = (pattern: CheckedPattern, variable: string) => pattern.variables.includes(variable);
   if (statement.form === "until") {
     const [trigger, resolve, bad] = patterns as [CheckedPattern, CheckedPattern, CheckedPattern];
     for (const variable of variables) {
-      if (!trigger.bindings.has(variable)) {
+      if (!uses(trigger, variable)) {
         diagnostics.push(
           diagnostic("V1012", `the variable \`$${variable}\` of \`until\` is not bound by its trigger (the first pattern)`, {
             span: trigger.span,
@@ -218,17 +223,17 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
       }
     }
     for (const [label, pattern] of [["resolution", resolve], ["bad pattern", bad]] as const) {
-      const uses = variables.filter((v) => pattern.bindings.has(v));
-      if (uses.length > 0 && uses.length < variables.length) {
+      const used = variables.filter((v) => uses(pattern, v));
+      if (used.length > 0 && used.length < variables.length) {
         diagnostics.push(
-          diagnostic("V1012", `the ${label} of \`until\` uses ${uses.map((v) => `\`$${v}\``).join(", ")} but not every variable of the trigger`, {
+          diagnostic("V1012", `the ${label} of \`until\` uses ${used.map((v) => `\`$${v}\``).join(", ")} but not every variable of the trigger`, {
             span: pattern.span,
             help: "a pattern of `until` uses either all of the trigger's variables or none",
           }),
         );
       }
     }
-    if (variables.length > 0 && !resolve.bindings.size && !bad.bindings.size) {
+    if (variables.length > 0 && resolve.variables.length === 0 && bad.variables.length === 0) {
       diagnostics.push(
         diagnostic("V1012", "the variables of the trigger of `until` are used by neither the resolution nor the bad pattern", {
           span: trigger.span,
@@ -240,14 +245,14 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
 
   const [first, second] = patterns as [CheckedPattern, CheckedPattern];
   for (const variable of variables) {
-    const inFirst = first.bindings.has(variable);
-    const inSecond = second.bindings.has(variable);
+    const inFirst = uses(first, variable);
+    const inSecond = uses(second, variable);
     if (!inFirst || !inSecond) {
       const missing = inFirst ? statement.operands[1]! : statement.operands[0]!;
       diagnostics.push(
         diagnostic("V1006", `the variable \`$${variable}\` must be used once in each of the two patterns of \`${statement.form}\`, but the ${inFirst ? "second" : "first"} pattern does not use it`, {
           span: missing.span,
-          help: `a variable ties a value of one pattern to a value of the other; bind it in both (e.g. \`key = $${variable}\`)`,
+          help: `a variable ties a value of one pattern to a value of the other; bind it in the first (\`key = $${variable}\`) and use it in the second (\`key = $${variable}\` or \`key contains $${variable}\`)`,
         }),
       );
     }
@@ -259,63 +264,102 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
 }
 
 /**
- * The variables a pattern binds, each to its key. A variable bound twice in one pattern breaks
- * the discipline "exactly once in each of the two patterns" (V1006). Variables under `not`/`or`
- * were already reported by the lowering.
+ * The variable discipline of one pattern, which makes the bindings of an event well defined: a
+ * variable is used (`k = $x` or `k contains $x`) at most once in a conjunction, in every branch of
+ * an `or` or in none, and never under `not` (nor `implies`, which is a `not`), nor in `abs` or
+ * `always`, which have no second pattern to tie a value to. Returns the variables used, sorted, or
+ * undefined after reporting a breach.
  */
-function collectBindings(formula: Formula, operand: Expr, diagnostics: Diagnostic[]): Map<string, readonly string[]> {
-  const bindings = new Map<string, readonly string[]>();
+function checkVariables(formula: Formula, operand: Expr, form: Statement["form"], diagnostics: Diagnostic[]): string[] | undefined {
+  const before = diagnostics.length;
+  const unary = form === "abs" || form === "always";
   const reported = new Set<string>();
-  const visit = (node: Formula): void => {
-    if (node.kind === "keyBind") {
-      if (bindings.has(node.variable) && !reported.has(node.variable)) {
-        reported.add(node.variable);
-        diagnostics.push(
-          diagnostic("V1006", `the variable \`$${node.variable}\` is used more than once in the pattern \`${printExpr(operand)}\``, {
-            span: operand.span,
-            help: "a variable is used exactly once in each of the two patterns of a binary form",
-          }),
-        );
-      }
-      bindings.set(node.variable, node.key);
-    } else if (node.kind === "and") node.operands.forEach(visit);
+  const report = (variable: string, made: () => Diagnostic) => {
+    if (reported.has(variable)) return;
+    reported.add(variable);
+    diagnostics.push(made());
   };
-  visit(formula);
-  return bindings;
+  /** The variables a node uses. */
+  const visit = (node: Formula, negated: boolean): Set<string> => {
+    switch (node.kind) {
+      case "keyBind":
+      case "keyContains":
+        if (unary) {
+          report(node.variable, () =>
+            diagnostic("V1007", `the variable \`$${node.variable}\` cannot be used in \`${form}\`: it has no second pattern to tie the value to`, {
+              span: operand.span,
+              help: "variables relate the patterns of `prec`, `resp`, `bresp`, `rslv` or `until`; use `key in {…}` to name a value",
+            }),
+          );
+        } else if (negated) {
+          report(node.variable, () =>
+            diagnostic("V1007", `the variable \`$${node.variable}\` is used under \`not\` or \`implies\`, where it binds no value`, {
+              span: operand.span,
+              help: "use variables outside `not`: `… and key = $x`",
+            }),
+          );
+        }
+        return new Set([node.variable]);
+      case "and": {
+        const used = new Set<string>();
+        for (const child of node.operands) {
+          for (const variable of visit(child, negated)) {
+            if (used.has(variable)) {
+              report(variable, () =>
+                diagnostic("V1006", `the variable \`$${variable}\` is used more than once in the pattern \`${printExpr(operand)}\``, {
+                  span: operand.span,
+                  help: "a variable is used exactly once in each of the two patterns of a binary form (once in each branch of an `or`)",
+                }),
+              );
+            }
+            used.add(variable);
+          }
+        }
+        return used;
+      }
+      case "or": {
+        const branches = node.operands.map((child) => visit(child, negated));
+        const used = new Set(branches.flatMap((branch) => [...branch]));
+        for (const variable of used) {
+          if (branches.every((branch) => branch.has(variable))) continue;
+          report(variable, () =>
+            diagnostic("V1007", `the variable \`$${variable}\` is used in some branches of this \`or\` but not in all`, {
+              span: node.span,
+              help: "every branch of an `or` uses each of its variables exactly once, so that whichever branch holds gives the variable a value",
+            }),
+          );
+        }
+        return used;
+      }
+      case "not":
+      case "once":
+      case "eventually":
+        return visit(node.operand, true);
+      default:
+        return new Set();
+    }
+  };
+  const used = visit(formula, false);
+  return diagnostics.length > before ? undefined : [...used].sort();
 }
 
 /**
- * Variables may only stand where they bind a value: in a positive conjunct of a pattern of a binary
- * form or of `until`. In `abs` and `always` there is no second pattern to tie the value to, and
- * under `not`, `or` or a temporal operator the binding would have no single meaning.
+ * In the first pattern of a binary form (the trigger of `until`), every use of a variable binds it
+ * (`k = $x`): those values are the ones the statement checks. `k contains $x` only tests a value,
+ * so it belongs in the other patterns.
  */
-function checkBindingPositions(formula: Formula, operand: Expr, form: Statement["form"], diagnostics: Diagnostic[]): boolean {
-  const unary = form === "abs" || form === "always";
-  const misplaced = new Set<string>();
-  const visit = (node: Formula, positive: boolean): void => {
-    if (node.kind === "keyBind") {
-      if (unary || !positive) misplaced.add(node.variable);
-    } else if (node.kind === "and") node.operands.forEach((o) => visit(o, positive));
-    else if (node.kind === "or") node.operands.forEach((o) => visit(o, false));
-    else if (node.kind === "not" || node.kind === "once" || node.kind === "eventually") visit(node.operand, false);
-  };
-  visit(formula, true);
-  for (const name of misplaced) {
+function checkBinds(pattern: CheckedPattern, form: Statement["form"], diagnostics: Diagnostic[]): boolean {
+  const tests = variableAtoms(pattern.formula).filter((atom) => atom.kind === "keyContains");
+  for (const atom of tests) {
     diagnostics.push(
-      unary
-        ? diagnostic("V1007", `the variable \`$${name}\` cannot be used in \`${form}\`: it has no second pattern to tie the value to`, {
-            span: operand.span,
-            help: "variables relate the patterns of `prec`, `resp`, `bresp`, `rslv` or `until`; use `key in {…}` to name a value",
-          })
-        : diagnostic("V1007", `the variable \`$${name}\` is used under \`not\`, \`or\` or \`implies\`, where it binds no value`, {
-            span: operand.span,
-            help: "bind variables in the top-level conjunction of a pattern: `… and key = $x`",
-          }),
+      diagnostic("V1014", `\`contains $${atom.variable}\` tests a value, but the ${form === "until" ? "trigger" : "first pattern"} of \`${form}\` must bind \`$${atom.variable}\``, {
+        span: atom.span,
+        help: `bind the variable in the ${form === "until" ? "trigger" : "first pattern"} with \`key = $${atom.variable}\`, and test it with \`contains\` in the other pattern`,
+      }),
     );
   }
-  return misplaced.size === 0;
+  return tests.length === 0;
 }
-
 
 function emptySpanAtEnd(span: Span): Span {
   return { start: span.end, end: span.end, line: span.endLine, column: span.endColumn, endLine: span.endLine, endColumn: span.endColumn };

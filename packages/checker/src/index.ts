@@ -11,10 +11,13 @@ export type {
   KeyBindAtom,
   KeyInAtom,
   KeyMatchAtom,
-  OutputMatchAtom,
+  KeyRegexAtom,
+  KeyContainsAtom,
+  Subject,
+  VariableAtom,
   StatusAtom,
 } from "./ir.js";
-export { statementPatterns, walkFormula } from "./ir.js";
+export { statementPatterns, variableAtoms, walkFormula } from "./ir.js";
 export type { StatementOutcome } from "./outcome.js";
 export type { PolicyScope, PolicySymbol, PolicySymbolKind, Resolution, SymbolOccurrence, SymbolTable } from "./resolve.js";
 export { resolveFile } from "./resolve.js";

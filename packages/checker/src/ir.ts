@@ -33,8 +33,9 @@ export type Formula =
   | KeyInAtom
   | KeyMatchAtom
   | KeyBindAtom
+  | KeyRegexAtom
+  | KeyContainsAtom
   | StatusAtom
-  | OutputMatchAtom
   | { readonly kind: "and"; readonly operands: readonly Formula[]; readonly span: Span }
   | { readonly kind: "or"; readonly operands: readonly Formula[]; readonly span: Span }
   | { readonly kind: "not"; readonly operand: Formula; readonly span: Span }
@@ -48,18 +49,27 @@ export interface ActionAtom {
   readonly actions: readonly string[];
 }
 
+/**
+ * Where a key path leads: into the event's arguments e[k], or into its output o(e). In the output,
+ * the empty path is the output's text and a longer one leads into the JSON object the text holds
+ * (no values when it holds none, or when the observation cut it).
+ */
+export type Subject = "args" | "output";
+
 /** e[k] ∈ S: some value under the key path is in the set. */
 export interface KeyInAtom {
   readonly kind: "keyIn";
   readonly span: Span;
+  readonly subject: Subject;
   readonly key: readonly string[];
   readonly values: readonly { readonly key: string; readonly value: JsonValue }[];
 }
 
-/** e[k] ≈ p, evaluated outside the solver. */
+/** e[k] ≈ p, evaluated outside the solver; `output ~ p` (o(e) ≈ p) is the output's empty path. */
 export interface KeyMatchAtom {
   readonly kind: "keyMatch";
   readonly span: Span;
+  readonly subject: Subject;
   readonly key: readonly string[];
   readonly pattern: string;
 }
@@ -71,6 +81,30 @@ export interface KeyMatchAtom {
 export interface KeyBindAtom {
   readonly kind: "keyBind";
   readonly span: Span;
+  readonly subject: Subject;
+  readonly key: readonly string[];
+  readonly variable: string;
+}
+
+/** Some text value under the key contains a match of the regular expression; evaluated outside the solver. */
+export interface KeyRegexAtom {
+  readonly kind: "keyRegex";
+  readonly span: Span;
+  readonly subject: Subject;
+  readonly key: readonly string[];
+  /** The ECMAScript source and flags (`i`, `s`), known to compile to the linear-time engine. */
+  readonly source: string;
+  readonly flags: string;
+}
+
+/**
+ * k contains x: some text value under the key contains the text of the value bound to x. It tests
+ * a value the statement binds elsewhere and binds nothing itself.
+ */
+export interface KeyContainsAtom {
+  readonly kind: "keyContains";
+  readonly span: Span;
+  readonly subject: Subject;
   readonly key: readonly string[];
   readonly variable: string;
 }
@@ -81,18 +115,19 @@ export interface StatusAtom {
   readonly status: "ok" | "error";
 }
 
-/** o(e) ≈ p, evaluated outside the solver. */
-export interface OutputMatchAtom {
-  readonly kind: "outputMatch";
-  readonly span: Span;
-  readonly pattern: string;
-}
+/** The atoms that use a variable: `k = $x` binds it, `k contains $x` tests it. */
+export type VariableAtom = KeyBindAtom | KeyContainsAtom;
 
-/** A pattern operand of a form: its formula and, per variable, the key it binds. */
+/**
+ * A pattern operand of a form: its formula, and the statement's variables it uses. The checker's
+ * discipline: each variable once in every conjunction, once in every branch of an `or` that uses
+ * it, never under `not`; in the first pattern of a binary form (the trigger of `until`) every use
+ * binds (`k = $x`).
+ */
 export interface CheckedPattern {
   readonly formula: Formula;
-  /** Variable name → the key path it is bound to in this pattern (each variable at most once). */
-  readonly bindings: ReadonlyMap<string, readonly string[]>;
+  /** The variables the pattern uses, sorted by name. */
+  readonly variables: readonly string[];
   readonly span: Span;
 }
 
@@ -154,6 +189,15 @@ export function statementPatterns(statement: CheckedStatement): CheckedPattern[]
     case "always":
       return [];
   }
+}
+
+/** The atoms of a formula that use a variable, in source order. */
+export function variableAtoms(formula: Formula): VariableAtom[] {
+  const atoms: VariableAtom[] = [];
+  walkFormula(formula, (node) => {
+    if (node.kind === "keyBind" || node.kind === "keyContains") atoms.push(node);
+  });
+  return atoms;
 }
 
 /** Calls `visit` on every node of a formula, parents before children. */

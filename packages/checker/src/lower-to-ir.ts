@@ -1,7 +1,8 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import type { Expr, PatternDecl, StringLiteral } from "@vigil/syntax";
-import { compileWildcard, valueKey } from "@vigil/trace";
-import type { Formula } from "./ir.js";
+import type { Span } from "@vigil/diagnostics";
+import type { Expr, KeyPath, PatternDecl, RegexLiteral, StringLiteral } from "@vigil/syntax";
+import { compileRegex, compileWildcard, isRegexProblem, valueKey } from "@vigil/trace";
+import type { Formula, Subject } from "./ir.js";
 
 /** What lowering needs to know about the policy it is in. */
 export interface LowerContext {
@@ -180,19 +181,58 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
         seen.add(key);
         values.push({ key, value: literal.value });
       }
-      return { kind: "keyIn", key: expr.key.segments.map((s) => s.name), values, span: expr.span };
+      return { kind: "keyIn", ...place(expr.key), values, span: expr.span };
     }
     case "KeyMatch":
-      return checkWildcard(expr.pattern, diagnostics)
-        ? { kind: "keyMatch", key: expr.key.segments.map((s) => s.name), pattern: expr.pattern.value, span: expr.span }
-        : undefined;
+      return checkWildcard(expr.pattern, diagnostics) ? { kind: "keyMatch", ...place(expr.key), pattern: expr.pattern.value, span: expr.span } : undefined;
     case "OutputMatch":
-      return checkWildcard(expr.pattern, diagnostics) ? { kind: "outputMatch", pattern: expr.pattern.value, span: expr.span } : undefined;
+      // o(e) ≈ p: the output's text, the empty path into the output.
+      return checkWildcard(expr.pattern, diagnostics) ? { kind: "keyMatch", subject: "output", key: [], pattern: expr.pattern.value, span: expr.span } : undefined;
     case "KeyBind":
-      return { kind: "keyBind", key: expr.key.segments.map((s) => s.name), variable: expr.variable.name, span: expr.span };
+      return { kind: "keyBind", ...place(expr.key), variable: expr.variable.name, span: expr.span };
+    case "KeyContains":
+      return { kind: "keyContains", ...place(expr.key), variable: expr.variable.name, span: expr.span };
+    case "KeyRegex":
+      return checkRegex(expr.regex, diagnostics) ? { kind: "keyRegex", ...place(expr.key), source: expr.regex.source, flags: expr.regex.flags, span: expr.span } : undefined;
     case "StatusIs":
       return { kind: "status", status: expr.status, span: expr.span };
   }
+}
+
+/** A key path as the IR has it: the subject it leads into, and the segments' names. */
+function place(path: KeyPath): { subject: Subject; key: string[] } {
+  return { subject: path.output !== undefined ? "output" : "args", key: path.segments.map((s) => s.name) };
+}
+
+/**
+ * A regular expression must compile to the linear-time engine: ECMAScript syntax, flags `i` and
+ * `s`, no construct that needs backtracking. A problem is reported where it is in the literal.
+ */
+function checkRegex(literal: RegexLiteral, diagnostics: Diagnostic[]): boolean {
+  if (!literal.closed) return false; // Reported by the parser (V0002).
+  const compiled = compileRegex(literal.source, literal.flags);
+  if (!isRegexProblem(compiled)) return true;
+  // The literal is on one line: offsets into the source are columns after the opening `/`.
+  const start = literal.span.start + 1 + compiled.offset;
+  const end = Math.min(literal.span.end, start + Math.max(1, compiled.length));
+  diagnostics.push(
+    diagnostic("V1013", `the regular expression ${shorten(literal.raw)} cannot be used: ${compiled.message}`, {
+      span: withinLine(literal.span, start, end),
+      help: compiled.help ?? "regular expressions use ECMAScript syntax with the flags `i` and `s`, and run in linear time: no back-references or lookaround",
+    }),
+  );
+  return false;
+}
+
+function shorten(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
+
+/** The part [start, end) of a span that lies on one line. */
+function withinLine(span: Span, start: number, end: number): Span {
+  const from = Math.max(span.start, Math.min(start, span.end));
+  const to = Math.max(from, Math.min(end, span.end));
+  return { start: from, end: to, line: span.line, column: span.column + (from - span.start), endLine: span.line, endColumn: span.column + (to - span.start) };
 }
 
 function checkWildcard(literal: StringLiteral, diagnostics: Diagnostic[]): boolean {

@@ -142,7 +142,7 @@ function resolvePolicy(
         if (expr.name.recovered === true) return;
         const symbol = patternSymbols.get(expr.name.text);
         if (symbol !== undefined) refer(symbol, expr.name.span);
-      } else if (expr.kind === "KeyBind") {
+      } else if (expr.kind === "KeyBind" || expr.kind === "KeyContains") {
         const name = expr.variable.name;
         const known = variables.get(name);
         if (known !== undefined) refer(known, expr.variable.span);

@@ -59,13 +59,17 @@ function atomTermAt(roots: readonly Expr[], offset: number): TermAt | undefined 
         return action === undefined ? undefined : { kind: "action", name: action.value, span: action.span };
       }
       case "KeyIn": {
+        // A path into the output names no argument of the signature.
+        if (expr.key.output !== undefined) return undefined;
         if (covers(expr.key.span, offset)) return keyTerm(expr.key);
         const value = expr.values.find((v) => covers(v.span, offset));
         return value === undefined ? undefined : { kind: "value", key: pathOf(expr.key), value: value.value, span: value.span };
       }
       case "KeyMatch":
       case "KeyBind":
-        return covers(expr.key.span, offset) ? keyTerm(expr.key) : undefined;
+      case "KeyRegex":
+      case "KeyContains":
+        return expr.key.output === undefined && covers(expr.key.span, offset) ? keyTerm(expr.key) : undefined;
       default:
         return undefined;
     }

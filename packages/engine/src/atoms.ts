@@ -1,5 +1,15 @@
-import type { Formula } from "@vigil/checker";
-import { valueKey, valuesAtPath, wildcardMatches, type JsonValue, type TraceEvent } from "@vigil/trace";
+import type { Formula, Subject } from "@vigil/checker";
+import {
+  boundValueText,
+  compileRegex,
+  isRegexProblem,
+  searchableText,
+  valueKey,
+  valuesAtSubject,
+  wildcardMatches,
+  type JsonValue,
+  type TraceEvent,
+} from "@vigil/trace";
 
 /**
  * One meaning per atom. Whether an atom of Figure 5's foot holds on one event, and which values an
@@ -10,12 +20,18 @@ import { valueKey, valuesAtPath, wildcardMatches, type JsonValue, type TraceEven
  *
  *   (a ∈ α)(e) ≜ a(e) ∈ α        (k ∈ S)(e) ≜ e[k] ∈ S        (k ~ p)(e) ≜ e[k] ≈ p
  *   (s = ⊤)(e) ≜ s(e) = ⊤        (s = ⊥)(e) ≜ s(e) = ⊥        (o ~ p)(e) ≜ o(e) ≈ p
- *   (k = x)(e) ≜ k ∈ dom(e)      as a condition on one event; the form relates the bound values.
+ *   (k matches r)(e) ≜ some text of e[k] contains a match of r
+ *   (k = x)(e, ν) ≜ ν(x) ∈ e[k]  (k contains x)(e, ν) ≜ some text of e[k] contains text(ν(x))
  *
- * A call without a result has no status and no output: `status = ok`, `status = error` and
- * `output ~ p` are false on it.
+ * A key path leads into the arguments or, from `output`, into the output (`valuesAtSubject`). The
+ * atoms with a variable are relations between an event and a binding ν: `holdsWith` decides them,
+ * and `bindings` enumerates the ν a binding pattern gives an event. As a condition on one event
+ * alone, `k = x` holds when e has a value at k.
+ *
+ * A call without a result has no status and no output: `status = ok`, `status = error` and every
+ * condition on the output are false on it.
  */
-export type Atom = Extract<Formula, { kind: "action" | "keyIn" | "keyMatch" | "keyBind" | "status" | "outputMatch" }>;
+export type Atom = Extract<Formula, { kind: "action" | "keyIn" | "keyMatch" | "keyBind" | "keyRegex" | "keyContains" | "status" }>;
 
 /** A compiled one-event predicate. */
 export type EventPredicate = (event: TraceEvent) => boolean;
@@ -55,42 +71,54 @@ function buildAtom(atom: Atom): EventPredicate {
     }
     case "keyIn": {
       const wanted = new Set(atom.values.map((v) => v.key));
-      const key = atom.key;
-      return (event) => someValueAt(event, key, (value) => wanted.has(valueKey(value)));
+      const { subject, key } = atom;
+      return (event) => someValueAt(event, subject, key, (value) => wanted.has(valueKey(value)));
     }
     case "keyMatch": {
-      const { key, pattern } = atom;
-      return (event) => someValueAt(event, key, (value) => wildcardMatches(pattern, value));
+      const { subject, key, pattern } = atom;
+      return (event) => someValueAt(event, subject, key, (value) => wildcardMatches(pattern, value));
+    }
+    case "keyRegex": {
+      const { subject, key } = atom;
+      const regex = compileRegex(atom.source, atom.flags);
+      // The checker admits only expressions that compile; a stale one matches nothing.
+      if (isRegexProblem(regex)) return () => false;
+      return (event) =>
+        someValueAt(event, subject, key, (value) => {
+          const text = searchableText(value);
+          return text !== undefined && regex.test(text);
+        });
     }
     case "keyBind": {
-      const key = atom.key;
-      return (event) => someValueAt(event, key, () => true);
+      const { subject, key } = atom;
+      return (event) => someValueAt(event, subject, key, () => true);
+    }
+    case "keyContains": {
+      // Alone, without a binding: some text is there to search (a binding decides the rest).
+      const { subject, key } = atom;
+      return (event) => someValueAt(event, subject, key, (value) => searchableText(value) !== undefined);
     }
     case "status": {
       const status = atom.status;
       return (event) => event.status === status;
-    }
-    case "outputMatch": {
-      const pattern = atom.pattern;
-      return (event) => event.output !== undefined && wildcardMatches(pattern, event.output);
     }
   }
 }
 
 /**
  * Whether some value under a key path satisfies `test`. The common case, one plain segment holding
- * a scalar, is read directly; every other case goes through {@link valuesAtPath}, the one
+ * a scalar, is read directly; every other case goes through {@link valuesAtSubject}, the one
  * definition of what a key path reaches.
  */
-function someValueAt(event: TraceEvent, key: readonly string[], test: (value: JsonValue) => boolean): boolean {
-  if (key.length === 1) {
+function someValueAt(event: TraceEvent, subject: Subject, key: readonly string[], test: (value: JsonValue) => boolean): boolean {
+  if (subject === "args" && key.length === 1) {
     const args = event.args;
     const name = key[0]!;
     if (!Object.prototype.hasOwnProperty.call(args, name)) return false;
     const value = args[name]!;
     if (typeof value !== "object" || value === null) return test(value);
   }
-  for (const value of valuesAtPath(event.args, key)) if (test(value)) return true;
+  for (const value of valuesAtSubject(event, subject, key)) if (test(value)) return true;
   return false;
 }
 
@@ -153,7 +181,7 @@ export function compilePendingPattern(formula: Formula): PendingPredicate {
 
 function buildPendingPattern(formula: Formula): PendingPredicate {
   if (isAtom(formula)) {
-    if (formula.kind === "outputMatch") return () => Truth.Unknown;
+    if (formula.kind !== "action" && formula.kind !== "status" && formula.subject === "output") return () => Truth.Unknown;
     if (formula.kind === "status") return formula.status === "ok" ? () => Truth.True : () => Truth.False;
     const exact = compileAtom(formula);
     return (event) => (exact(event) ? Truth.True : Truth.False);
@@ -201,8 +229,8 @@ export function matchesPattern(formula: Formula, event: TraceEvent): boolean {
 }
 
 /** The values an event binds under a key path, distinct by the language's equality, as value keys. */
-export function boundValueKeys(event: TraceEvent, key: readonly string[]): string[] {
-  if (key.length === 1) {
+export function boundValueKeys(event: TraceEvent, subject: Subject, key: readonly string[]): string[] {
+  if (subject === "args" && key.length === 1) {
     // The common case: one plain key holding a scalar.
     const args = event.args;
     const name = key[0]!;
@@ -211,7 +239,7 @@ export function boundValueKeys(event: TraceEvent, key: readonly string[]): strin
     if (typeof value !== "object" || value === null) return [valueKey(value)];
   }
   const keys = new Set<string>();
-  for (const value of valuesAtPath(event.args, key)) keys.add(valueKey(value));
+  for (const value of valuesAtSubject(event, subject, key)) keys.add(valueKey(value));
   return [...keys];
 }
 
@@ -223,68 +251,229 @@ const TUPLE_SEPARATOR = "\u0001";
 const NO_BINDINGS: readonly string[] = [];
 const THE_EMPTY_BINDING: readonly string[] = [""];
 
-/**
- * How a pattern is matched: `exact` on a complete event; on a call that has not run, `definitely`
- * (it matches whatever its output) or `possibly` (it matches for some output).
- */
-export type BindingMode = "exact" | "definitely" | "possibly";
 
-/** A pattern operand of a form, with the variables it binds. */
+/**
+ * How a binding pattern is matched: `exact` on a complete event; `definitely` on a call that has not
+ * run (its output unknown), counting only the bindings it gives whatever the output.
+ */
+export type BindingMode = "exact" | "definitely";
+
+/** A pattern operand of a form, with the statement variables it uses. */
 export interface BindingPattern {
   readonly formula: Formula;
-  readonly bindings: ReadonlyMap<string, readonly string[]>;
+  readonly variables: readonly string[];
 }
+
+/** A value key per statement variable (undefined for one the pattern does not use), in the statement's order. */
+type Assignment = readonly (string | undefined)[];
 
 /**
  * A pattern operand prepared for one statement: its predicates compiled once, so that reading an
  * event costs the predicate and nothing else when the event does not match.
+ *
+ * A pattern with variables is a relation ψ(e, ν) between an event and a binding ν of the statement's
+ * variables (a tuple of value keys, one per variable, as one string). Two questions are asked of
+ * it: which ν an event gives (`bindings`, for a pattern whose every variable use binds: the first
+ * pattern of a form, and any other that only binds), and whether ψ(e, ν) holds for a given ν
+ * (`holds`, for any pattern: a `contains` can only be tested).
  */
 export class PatternBinder {
   private readonly exact: EventPredicate;
   private readonly pending: PendingPredicate;
-  /** The bound keys in the order of the statement's variables. */
-  private readonly keys: readonly (readonly string[])[];
+  private readonly variableIndex: ReadonlyMap<string, number>;
+  /** The common shape: variables bound only in the top-level conjunction, read after one predicate. */
+  private readonly topLevelKeys: readonly { readonly subject: Subject; readonly key: readonly string[] }[] | undefined;
+  /** Whether every use of a variable binds it (no `contains`): then `bindings` can enumerate. */
+  readonly generates: boolean;
 
   constructor(
     readonly pattern: BindingPattern,
-    variables: readonly string[],
+    private readonly variables: readonly string[],
   ) {
     this.exact = compilePattern(pattern.formula);
     this.pending = compilePendingPattern(pattern.formula);
-    this.keys = variables.flatMap((variable) => {
-      const key = pattern.bindings.get(variable);
-      return key === undefined ? [] : [key];
-    });
+    this.variableIndex = new Map(variables.map((variable, index) => [variable, index]));
+    this.generates = !usesVariable(pattern.formula, "keyContains");
+    this.topLevelKeys = topLevelBindings(pattern.formula, variables);
   }
 
-  /** Whether the pattern binds any variable. */
+  /** Whether the pattern uses any variable. */
   get binds(): boolean {
-    return this.keys.length > 0;
+    return this.pattern.variables.length > 0;
   }
 
   /**
-   * The bindings an event gives the pattern: one tuple of values (in the order of the statement's
-   * variables) per combination of the values under the bound keys, as a string key. An event that
-   * does not match has none; a pattern without variables has the one empty tuple "" on a match.
-   * On a call that has not run (judged as succeeding, its output unknown), `definitely` counts a
-   * match only if it holds whatever the output, `possibly` if it holds for some output.
+   * The bindings an event gives the pattern: the tuples ν with ψ(e, ν), as string keys. An event that
+   * does not match has none; a pattern without variables has the one empty tuple "" on a match. On
+   * a call that has not run, `definitely` counts the ν for which ψ holds whatever its output.
    */
   bindings(event: TraceEvent, mode: BindingMode = "exact"): readonly string[] {
-    const matches =
-      mode === "exact" ? this.exact(event) : mode === "definitely" ? this.pending(event) === Truth.True : this.pending(event) !== Truth.False;
-    if (!matches) return NO_BINDINGS;
-    if (this.keys.length === 0) return THE_EMPTY_BINDING;
-    if (this.keys.length === 1) return boundValueKeys(event, this.keys[0]!);
-    let tuples: string[] = [""];
-    let first = true;
-    for (const key of this.keys) {
-      const values = boundValueKeys(event, key);
-      const next: string[] = [];
-      for (const prefix of tuples) for (const value of values) next.push(first ? value : prefix + TUPLE_SEPARATOR + value);
-      tuples = next;
-      first = false;
+    const keys = this.topLevelKeys;
+    if (keys !== undefined) {
+      const matches = mode === "exact" ? this.exact(event) : this.pending(event) === Truth.True;
+      if (!matches) return NO_BINDINGS;
+      if (keys.length === 0) return THE_EMPTY_BINDING;
+      if (keys.length === 1) return boundValueKeys(event, keys[0]!.subject, keys[0]!.key);
+      let tuples: string[] = [""];
+      let first = true;
+      for (const { subject, key } of keys) {
+        const values = boundValueKeys(event, subject, key);
+        const next: string[] = [];
+        for (const prefix of tuples) for (const value of values) next.push(first ? value : prefix + TUPLE_SEPARATOR + value);
+        tuples = next;
+        first = false;
+      }
+      return tuples;
     }
-    return tuples;
+    if (!this.generates) throw new Error("internal error: the bindings of a pattern that uses `contains` cannot be enumerated");
+    const assignments = this.generate(this.pattern.formula, event, mode);
+    if (assignments.length === 0) return NO_BINDINGS;
+    const tuples = new Set<string>();
+    // A pattern that uses variables uses all of the statement's (the checker's discipline).
+    for (const assignment of assignments) tuples.add(assignment.join(TUPLE_SEPARATOR));
+    return [...tuples];
+  }
+
+  /** The assignments ν with ψ(e, ν), structurally: products under `and`, unions under `or`. */
+  private generate(formula: Formula, event: TraceEvent, mode: BindingMode): Assignment[] {
+    if (!usesVariable(formula)) {
+      const holds = mode === "exact" ? compilePattern(formula)(event) : compilePendingPattern(formula)(event) === Truth.True;
+      return holds ? [new Array<string | undefined>(this.variables.length).fill(undefined)] : [];
+    }
+    switch (formula.kind) {
+      case "keyBind": {
+        if (mode === "definitely" && formula.subject === "output") return [];
+        const index = this.variableIndex.get(formula.variable)!;
+        return boundValueKeys(event, formula.subject, formula.key).map((value) => {
+          const assignment = new Array<string | undefined>(this.variables.length).fill(undefined);
+          assignment[index] = value;
+          return assignment;
+        });
+      }
+      case "and": {
+        let result: Assignment[] = [new Array<string | undefined>(this.variables.length).fill(undefined)];
+        for (const operand of formula.operands) {
+          const own = this.generate(operand, event, mode);
+          if (own.length === 0) return [];
+          const next: Assignment[] = [];
+          for (const left of result) for (const right of own) next.push(left.map((value, index) => value ?? right[index]));
+          result = next;
+        }
+        return result;
+      }
+      case "or":
+        return formula.operands.flatMap((operand) => this.generate(operand, event, mode));
+      default:
+        throw new Error(`internal error: a variable under \`${formula.kind}\``);
+    }
+  }
+
+  /**
+   * ψ(e, ν) for one binding ν (a tuple key of the statement's variables), in Kleene's three values:
+   * `exact` on a complete event (never unknown), `pending` on a call that has not run, whose output
+   * is unknown.
+   */
+  holds(event: TraceEvent, binding: string, mode: "exact" | "pending" = "exact"): Truth {
+    const values = this.variables.length === 1 ? [binding] : binding.split(TUPLE_SEPARATOR);
+    return this.relation(this.pattern.formula, event, values, mode);
+  }
+
+  /**
+   * Whether ψ(e, ν) may hold for some ν: the pattern with every use of a variable unknown. False
+   * means no binding can make the event match.
+   */
+  mayHoldForSome(event: TraceEvent): boolean {
+    return this.relation(this.pattern.formula, event, undefined, "exact") !== Truth.False;
+  }
+
+  private relation(formula: Formula, event: TraceEvent, values: readonly string[] | undefined, mode: "exact" | "pending"): Truth {
+    if (!usesVariable(formula)) {
+      if (mode === "exact") return compilePattern(formula)(event) ? Truth.True : Truth.False;
+      return compilePendingPattern(formula)(event);
+    }
+    switch (formula.kind) {
+      case "keyBind":
+      case "keyContains": {
+        if (values === undefined || (mode === "pending" && formula.subject === "output")) return Truth.Unknown;
+        const wanted = values[this.variableIndex.get(formula.variable)!]!;
+        if (formula.kind === "keyBind") return boundValueKeys(event, formula.subject, formula.key).includes(wanted) ? Truth.True : Truth.False;
+        const needle = boundValueText(wanted);
+        for (const value of valuesAtSubject(event, formula.subject, formula.key)) {
+          const text = searchableText(value);
+          if (text !== undefined && text.includes(needle)) return Truth.True;
+        }
+        return Truth.False;
+      }
+      case "and":
+      case "or": {
+        const absorbing = formula.kind === "and" ? Truth.False : Truth.True;
+        let result: Truth = formula.kind === "and" ? Truth.True : Truth.False;
+        for (const operand of formula.operands) {
+          const value = this.relation(operand, event, values, mode);
+          if (value === absorbing) return absorbing;
+          if (value === Truth.Unknown) result = Truth.Unknown;
+        }
+        return result;
+      }
+      case "not": {
+        const value = this.relation(formula.operand, event, values, mode);
+        return value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True;
+      }
+      default:
+        throw new Error(`internal error: \`${formula.kind}\` in a pattern`);
+    }
   }
 }
 
+const usesVariableCache = new WeakMap<Formula, { any: boolean; contains: boolean }>();
+
+/** Whether a formula uses a variable at all, or (with `kind`) through a `contains`. */
+function usesVariable(formula: Formula, kind?: "keyContains"): boolean {
+  let known = usesVariableCache.get(formula);
+  if (known === undefined) {
+    known = { any: false, contains: false };
+    switch (formula.kind) {
+      case "keyBind":
+        known.any = true;
+        break;
+      case "keyContains":
+        known.any = known.contains = true;
+        break;
+      case "and":
+      case "or":
+        for (const operand of formula.operands) {
+          known.any ||= usesVariable(operand);
+          known.contains ||= usesVariable(operand, "keyContains");
+        }
+        break;
+      case "not":
+      case "once":
+      case "eventually":
+        known.any = usesVariable(formula.operand);
+        known.contains = usesVariable(formula.operand, "keyContains");
+        break;
+      default:
+        break;
+    }
+    usesVariableCache.set(formula, known);
+  }
+  return kind === undefined ? known.any : known.contains;
+}
+
+/**
+ * The bound places in the statement's order when every variable is bound by `k = $x` in the
+ * pattern's top-level conjunction (the common shape, enumerated without a structural walk), or
+ * undefined otherwise (a variable under `or`, or a `contains`).
+ */
+function topLevelBindings(formula: Formula, variables: readonly string[]): { subject: Subject; key: readonly string[] }[] | undefined {
+  const conjuncts = formula.kind === "and" ? formula.operands : [formula];
+  const places = new Map<string, { subject: Subject; key: readonly string[] }>();
+  for (const conjunct of conjuncts) {
+    if (conjunct.kind === "keyBind") places.set(conjunct.variable, { subject: conjunct.subject, key: conjunct.key });
+    else if (usesVariable(conjunct)) return undefined;
+  }
+  return variables.flatMap((variable) => {
+    const place = places.get(variable);
+    return place === undefined ? [] : [place];
+  });
+}

@@ -110,9 +110,17 @@ class AbsenceMachine extends DecidedAtEachEvent implements StatementMachine {
   }
 }
 
-/** prec(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e') [∧ e'[k'] = e[k]]. Keeps the bindings ψ' has had. */
+/**
+ * prec(ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e') [∧ e'[k'] = e[k]]. Keeps the bindings ψ' has had.
+ * When ψ' tests a variable with `contains`, its bindings cannot be listed: the machine keeps the
+ * earlier events ψ' may hold on, and asks each binding of ψ of them once (a binding found stays
+ * found; one not found remembers how far it looked).
+ */
 class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
   private readonly seen: Set<string>;
+  /** For a testing ψ': the earlier events it may hold on, and per binding how many were searched. */
+  private readonly candidates: TraceEvent[];
+  private readonly searched: Map<string, number>;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
     private readonly first: PatternBinder,
@@ -122,9 +130,25 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
     super();
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.seen = new Set(state === undefined ? [] : (state["seen"] as string[]));
+    this.candidates = state === undefined ? [] : [...((state["candidates"] as TraceEvent[] | undefined) ?? [])];
+    this.searched = new Map(state === undefined ? [] : ((state["searched"] as [string, number][] | undefined) ?? []));
+  }
+  private hadEarlier(binding: string): boolean {
+    if (this.seen.has(binding)) return true;
+    if (this.second.generates) return false;
+    const from = this.searched.get(binding) ?? 0;
+    for (let index = from; index < this.candidates.length; index++) {
+      if (this.second.holds(this.candidates[index]!, binding) === Truth.True) {
+        this.searched.delete(binding);
+        this.seen.add(binding);
+        return true;
+      }
+    }
+    this.searched.set(binding, this.candidates.length);
+    return false;
   }
   private unseen(event: TraceEvent, mode: "exact" | "definitely"): number[] {
-    for (const binding of this.first.bindings(event, mode)) if (!this.seen.has(binding)) return [event.position];
+    for (const binding of this.first.bindings(event, mode)) if (!this.hadEarlier(binding)) return [event.position];
     return NONE;
   }
   probe(event: TraceEvent): number[] {
@@ -132,12 +156,39 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     const witnesses = this.unseen(event, "exact");
-    for (const binding of this.second.bindings(event)) this.seen.add(binding);
+    if (this.second.generates) for (const binding of this.second.bindings(event)) this.seen.add(binding);
+    else if (this.second.mayHoldForSome(event)) this.candidates.push(plainEvent(event));
     return witnesses;
   }
   snapshot(): MachineState {
-    return { form: "prec", seen: [...this.seen] };
+    return this.second.generates
+      ? { form: "prec", seen: [...this.seen] }
+      : { form: "prec", seen: [...this.seen], candidates: this.candidates, searched: [...this.searched] };
   }
+}
+
+/** An event without its source: what a machine keeps of an event it may need again. */
+function plainEvent(event: TraceEvent): TraceEvent {
+  return {
+    position: event.position,
+    action: event.action,
+    args: event.args,
+    ...(event.status !== undefined ? { status: event.status } : {}),
+    ...(event.output !== undefined ? { output: event.output } : {}),
+    ...(event.outputTruncated === true ? { outputTruncated: true } : {}),
+  };
+}
+
+/**
+ * The bindings among `open` for which a pattern holds on an event: the event's own bindings when
+ * the pattern enumerates them, otherwise each open binding tested (a pattern with `contains`).
+ */
+function matchedAmong(pattern: PatternBinder, event: TraceEvent, open: Iterable<string>, mode: "exact" | "definitely" = "exact"): readonly string[] {
+  if (pattern.generates) return pattern.bindings(event, mode);
+  if (!pattern.mayHoldForSome(event)) return NONE_STRINGS;
+  const matched: string[] = [];
+  for (const binding of open) if (pattern.holds(event, binding, mode === "exact" ? "exact" : "pending") === Truth.True) matched.push(binding);
+  return matched;
 }
 
 /**
@@ -212,7 +263,7 @@ class ResponseMachine implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     // Responses first: a trigger is answered only by a strictly later event.
-    for (const binding of this.second.bindings(event)) this.waiting.delete(binding);
+    for (const binding of matchedAmong(this.second, event, this.waiting.bindings())) this.waiting.delete(binding);
     for (const binding of this.first.bindings(event)) this.waiting.add(binding, event.position);
     return NONE;
   }
@@ -252,32 +303,37 @@ class BoundedResponseMachine implements StatementMachine {
     this.latestResponse = new Map(state === undefined ? [] : (state["latestResponse"] as [string, number][]));
   }
 
-  private answered(entry: { position: number; bindings: readonly string[] }, respondedNow: readonly string[]): boolean {
+  private answered(entry: { position: number; bindings: readonly string[] }, respondsNow?: (binding: string) => boolean): boolean {
     for (const binding of entry.bindings) {
-      if (!((this.latestResponse.get(binding) ?? 0) > entry.position || respondedNow.includes(binding))) return false;
+      if (!((this.latestResponse.get(binding) ?? 0) > entry.position || (respondsNow !== undefined && respondsNow(binding)))) return false;
     }
     return true;
   }
 
+  /** The bindings of the triggers whose windows are still open. */
+  private *openBindings(): Iterable<string> {
+    for (let index = this.head; index < this.queue.length; index++) yield* this.queue[index]!.bindings;
+  }
+
   probe(event: TraceEvent): number[] {
     // A call that may answer (for some output) keeps its triggers open: they are not final yet.
-    const responded = this.second.bindings(event, "possibly");
+    const mayRespond = (binding: string) => this.second.holds(event, binding, "pending") !== Truth.False;
     let witnesses = NONE;
     for (let index = this.head; index < this.queue.length; index++) {
       const entry = this.queue[index]!;
       if (entry.position + this.bound > event.position) break;
-      if (!this.answered(entry, responded)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
+      if (!this.answered(entry, mayRespond)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
     }
     return witnesses;
   }
 
   step(event: TraceEvent): number[] {
-    const responded = this.second.bindings(event);
+    const responded = matchedAmong(this.second, event, this.second.generates ? NONE_STRINGS : new Set(this.openBindings()));
     for (const binding of responded) this.latestResponse.set(binding, event.position);
     let witnesses = NONE;
     while (this.head < this.queue.length && this.queue[this.head]!.position + this.bound <= event.position) {
       const entry = this.queue[this.head++]!;
-      if (!this.answered(entry, NONE_STRINGS)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
+      if (!this.answered(entry)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       // Drop the judged entries now and then, so the queue holds only the open windows.
@@ -293,7 +349,7 @@ class BoundedResponseMachine implements StatementMachine {
     const witnesses: number[] = [];
     for (let index = this.head; index < this.queue.length; index++) {
       const entry = this.queue[index]!;
-      if (!this.answered(entry, NONE_STRINGS)) witnesses.push(entry.position);
+      if (!this.answered(entry)) witnesses.push(entry.position);
     }
     return witnesses;
   }
@@ -327,7 +383,7 @@ class ResolutionMachine implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     const triggered = this.first.bindings(event);
-    const resolved = this.second.bindings(event);
+    const resolved = matchedAmong(this.second, event, this.second.generates ? NONE_STRINGS : [...this.latest.keys(), ...triggered]);
     for (const binding of resolved) this.latest.delete(binding);
     for (const binding of triggered) {
       if (resolved.includes(binding)) continue;
@@ -373,9 +429,8 @@ class UntilMachine implements StatementMachine {
 
   /** The bindings whose open intervals `event` breaks: those of ψb, or all when ψb binds nothing. */
   private broken(event: TraceEvent, mode: "exact" | "definitely"): Iterable<string> {
-    const bad = this.bad.bindings(event, mode);
-    if (bad.length === 0) return NONE_STRINGS;
-    return !this.bad.binds ? this.open.bindings() : bad;
+    if (!this.bad.binds) return this.bad.bindings(event, mode).length > 0 ? this.open.bindings() : NONE_STRINGS;
+    return matchedAmong(this.bad, event, this.open.bindings(), mode);
   }
 
   private brokenTriggers(broken: Iterable<string>): number[] {
@@ -395,11 +450,9 @@ class UntilMachine implements StatementMachine {
     const witnesses = this.brokenTriggers(broken);
     for (const binding of broken) this.open.delete(binding);
     for (const position of witnesses) this.reported.add(position);
-    const resolved = this.resolve.bindings(event);
-    if (resolved.length > 0) {
-      if (!this.resolve.binds) this.open.clear();
-      else for (const binding of resolved) this.open.delete(binding);
-    }
+    if (!this.resolve.binds) {
+      if (this.resolve.bindings(event).length > 0) this.open.clear();
+    } else for (const binding of matchedAmong(this.resolve, event, this.open.bindings())) this.open.delete(binding);
     for (const binding of this.trigger.bindings(event)) this.open.add(binding, event.position);
     return witnesses;
   }

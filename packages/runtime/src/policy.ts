@@ -28,7 +28,7 @@ export class PolicyError extends Error {}
  * The version of the stored program's encoding and of the checked IR it encodes. Part of the
  * cache key: a vigilc whose IR differs must not read another's programs.
  */
-const PROGRAM_FORMAT = "vigil-checked-program-1";
+const PROGRAM_FORMAT = "vigil-checked-program-2";
 
 export async function loadPolicy(files: readonly string[], store?: Store): Promise<EnforcedPolicy> {
   if (files.length === 0) throw new PolicyError("no policy was given (--policy FILE)");
@@ -80,14 +80,9 @@ async function compilePolicy(files: readonly string[], texts: readonly string[])
   return statements;
 }
 
-/**
- * The checked statements as JSON text. They are plain data except the variable bindings of each
- * pattern, a Map, which is written as its entries.
- */
+/** The checked statements as JSON text: the checked IR is plain data. */
 export function encodeProgram(statements: readonly CheckedStatement[]): string {
-  return JSON.stringify(
-    statements.map((statement) => mapPatterns(statement, (pattern) => ({ ...pattern, bindings: [...pattern.bindings] as unknown as CheckedPattern["bindings"] }))),
-  );
+  return JSON.stringify(statements);
 }
 
 export function decodeProgram(text: string): CheckedStatement[] {
@@ -95,9 +90,8 @@ export function decodeProgram(text: string): CheckedStatement[] {
   if (!Array.isArray(statements)) throw new Error("a stored program is a list of statements");
   return statements.map((statement) =>
     mapPatterns(statement as CheckedStatement, (pattern) => {
-      const entries = pattern.bindings as unknown as [string, string[]][];
-      if (!Array.isArray(entries)) throw new Error("a stored pattern's bindings are a list of entries");
-      return { ...pattern, bindings: new Map(entries) };
+      if (!Array.isArray(pattern.variables)) throw new Error("a stored pattern lists its variables");
+      return pattern;
     }),
   );
 }

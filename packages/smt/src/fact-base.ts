@@ -1,7 +1,7 @@
-import type { CheckedStatement, Formula } from "@vigil/checker";
+import type { CheckedStatement, Formula, KeyContainsAtom, Subject } from "@vigil/checker";
 import { statementPatterns, walkFormula } from "@vigil/checker";
 import { atomHolds, isAtom, type Atom } from "@vigil/engine";
-import { displayValue, keyPathDisplay, keyPathId, valueKey, valuesAtPath, type JsonValue, type TraceEvent } from "@vigil/trace";
+import { boundValueText, displayValue, keyPathDisplay, keyPathId, searchableText, valueKey, valuesAtSubject, type JsonValue, type TraceEvent } from "@vigil/trace";
 import { comment, quotedSymbol } from "./smt-terms.js";
 
 /**
@@ -21,15 +21,21 @@ export interface FactBase {
   readonly events: readonly TraceEvent[];
   /** Value constructors by {@link valueKey}; only values under keys the statement binds. */
   readonly valueSymbols: ReadonlyMap<string, string>;
-  /** Per bound key (by keyPathId): its function symbols and the longest list seen under it. */
+  /** Per bound key (by {@link placeId}): its function symbols and the longest list seen under it. */
   readonly keys: ReadonlyMap<string, KeyFacts>;
-  /** Per atom: the symbol of its ground outcome. */
+  /** Per atom without a variable: the symbol of its ground outcome. */
   readonly atoms: ReadonlyMap<Atom, string>;
+  /**
+   * Per `k contains $x` atom: the symbol of the relation `(|C| i v)` (e_i's text at k contains the
+   * text of the value v), and per event position the value constructors for which it holds.
+   */
+  readonly contains: ReadonlyMap<KeyContainsAtom, { readonly symbol: string; readonly holding: ReadonlyMap<number, readonly string[]> }>;
   /** SMT-LIB declarations and fact assertions, line by line. */
   readonly lines: readonly string[];
 }
 
 export interface KeyFacts {
+  readonly subject: Subject;
   readonly segments: readonly string[];
   /** `(|k| i j)`: the j-th value of e_i under k. */
   readonly valueFunction: string;
@@ -47,16 +53,18 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
   const formulas: Formula[] = statement.form === "always" ? [statement.body] : patterns.map((p) => p.formula);
   const atoms: Atom[] = [];
   const seenAtoms = new Set<Atom>();
+  const containsAtoms: KeyContainsAtom[] = [];
+  const boundKeys = new Map<string, { readonly subject: Subject; readonly key: readonly string[] }>();
   for (const formula of formulas) {
     walkFormula(formula, (node) => {
-      if (isAtom(node) && !seenAtoms.has(node)) {
-        seenAtoms.add(node);
-        atoms.push(node);
-      }
+      if (!isAtom(node) || seenAtoms.has(node)) return;
+      seenAtoms.add(node);
+      // The atoms with a variable are relations to a binding, lowered with it, not ground facts.
+      if (node.kind === "keyBind") boundKeys.set(placeId(node.subject, node.key), { subject: node.subject, key: node.key });
+      else if (node.kind === "keyContains") containsAtoms.push(node);
+      else atoms.push(node);
     });
   }
-  const boundKeys = new Map<string, readonly string[]>();
-  for (const pattern of patterns) for (const key of pattern.bindings.values()) boundKeys.set(keyPathId(key), key);
 
   const lines: string[] = [];
   const facts: string[] = [];
@@ -76,14 +84,15 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
   const valueComments: string[] = [];
   const keys = new Map<string, KeyFacts>();
   let keyIndex = 0;
-  for (const [id, segments] of boundKeys) {
-    const display = keyPathDisplay(segments);
+  const boundValues: { symbol: string; text: string }[] = [];
+  for (const [id, { subject, key: segments }] of boundKeys) {
+    const display = placeDisplay(subject, segments);
     const valueFunction = quotedSymbol("k", display, keyIndex);
     const countFunction = quotedSymbol("#k", display, keyIndex);
     keyIndex++;
     let maxCount = 0;
     for (const event of events) {
-      const values = valuesAtPath(event.args, segments);
+      const values = valuesAtSubject(event, subject, segments);
       maxCount = Math.max(maxCount, values.length);
       facts.push(`(assert (= (${countFunction} ${event.position}) ${values.length}))`);
       values.forEach((value: JsonValue, j) => {
@@ -92,13 +101,34 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
         if (symbol === undefined) {
           symbol = `v${valueSymbols.size}`;
           valueSymbols.set(key, symbol);
+          boundValues.push({ symbol, text: boundValueText(key) });
           valueComments.push(comment(`${symbol} = ${truncate(displayValue(value))}`));
         }
         facts.push(`(assert (= (${valueFunction} ${event.position} ${j}) ${symbol}))`);
       });
     }
-    keys.set(id, { segments, valueFunction, countFunction, maxCount });
+    keys.set(id, { subject, segments, valueFunction, countFunction, maxCount });
   }
+
+  // `k contains $x`: per event, the bound values whose text its text at k contains, decided here.
+  const contains = new Map<KeyContainsAtom, { symbol: string; holding: Map<number, string[]> }>();
+  const containsLines: string[] = [];
+  containsAtoms.forEach((atom, index) => {
+    const symbol = `|C${index}|`;
+    const holding = new Map<number, string[]>();
+    const cases: string[] = [];
+    for (const event of events) {
+      const texts = valuesAtSubject(event, atom.subject, atom.key).flatMap((value) => searchableText(value) ?? []);
+      if (texts.length === 0) continue;
+      const found = boundValues.filter(({ text }) => texts.some((t) => t.includes(text))).map(({ symbol: value }) => value);
+      if (found.length === 0) continue;
+      holding.set(event.position, found);
+      cases.push(`(and (= i ${event.position}) ${found.length === 1 ? `(= v ${found[0]})` : `(or ${found.map((v) => `(= v ${v})`).join(" ")})`})`);
+    }
+    contains.set(atom, { symbol, holding });
+    containsLines.push(comment(`${truncate(describeAtom(atom))}: the events and bound values for which it holds`));
+    containsLines.push(`(define-fun ${symbol} ((i Int) (v ${VALUE_SORT})) Bool ${cases.length === 0 ? "false" : cases.length === 1 ? cases[0] : `(or ${cases.join(" ")})`})`);
+  });
   const tupleArity = statement.variables.length;
   if (boundKeys.size > 0) {
     lines.push(comment("V: the values under the keys this statement's variables bind"));
@@ -111,17 +141,27 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
       lines.push(`(declare-datatype ${TUPLE_SORT} ((tuple ${fields})))`);
     }
     for (const info of keys.values()) {
-      lines.push(comment(`e[${keyPathDisplay(info.segments)}]: value count and values`));
+      lines.push(comment(`${placeDisplay(info.subject, info.segments)}: value count and values`));
       lines.push(`(declare-fun ${info.countFunction} (Int) Int)`);
       lines.push(`(declare-fun ${info.valueFunction} (Int Int) ${VALUE_SORT})`);
     }
+    for (const line of containsLines) lines.push(line);
   }
 
   lines.push(comment(`⟦τ⟧: the facts of the ${events.length} events`));
   // A loop, not `push(...facts)`: a spread passes every fact as an argument, and the engine's
   // argument limit is far below the facts of a long trace.
   for (const fact of facts) lines.push(fact);
-  return { events, valueSymbols, keys, atoms: atomSymbols, lines };
+  return { events, valueSymbols, keys, atoms: atomSymbols, contains, lines };
+}
+
+/** A bound place's identity: its subject and key path. */
+export function placeId(subject: Subject, key: readonly string[]): string {
+  return `${subject}:${keyPathId(key)}`;
+}
+
+function placeDisplay(subject: Subject, key: readonly string[]): string {
+  return subject === "output" ? (key.length === 0 ? "o(e)" : `o(e).${keyPathDisplay(key)}`) : `e[${keyPathDisplay(key)}]`;
 }
 
 /** An atom as the policy writes it, for the query's comments. */
@@ -130,16 +170,23 @@ function describeAtom(atom: Atom): string {
     case "action":
       return `action in {${atom.actions.join(", ")}}`;
     case "keyIn":
-      return `${keyPathDisplay(atom.key)} in {${atom.values.map((v) => displayValue(v.value)).join(", ")}}`;
+      return `${subjectPath(atom)} in {${atom.values.map((v) => displayValue(v.value)).join(", ")}}`;
     case "keyMatch":
-      return `${keyPathDisplay(atom.key)} ~ ${JSON.stringify(atom.pattern)}`;
+      return `${subjectPath(atom)} ~ ${JSON.stringify(atom.pattern)}`;
+    case "keyRegex":
+      return `${subjectPath(atom)} matches /${atom.source}/${atom.flags}`;
     case "keyBind":
-      return `${keyPathDisplay(atom.key)} = $${atom.variable} (the event has a value under the key)`;
+      return `${subjectPath(atom)} = $${atom.variable}`;
+    case "keyContains":
+      return `${subjectPath(atom)} contains $${atom.variable}`;
     case "status":
       return `status = ${atom.status}`;
-    case "outputMatch":
-      return `output ~ ${JSON.stringify(atom.pattern)}`;
   }
+}
+
+function subjectPath(atom: { readonly subject: Subject; readonly key: readonly string[] }): string {
+  if (atom.subject === "args") return keyPathDisplay(atom.key);
+  return atom.key.length === 0 ? "output" : `output.${keyPathDisplay(atom.key)}`;
 }
 
 function truncate(text: string): string {

@@ -1,6 +1,7 @@
 import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
-import { keyPathId, type TraceEvent } from "@vigil/trace";
-import { buildFactBase, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
+import { walkFormula } from "@vigil/checker";
+import type { TraceEvent } from "@vigil/trace";
+import { buildFactBase, placeId, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
 import { and, andAll, comment, eq, implies, ite, not, or, orAll } from "./smt-terms.js";
 
 /**
@@ -61,10 +62,14 @@ export function lowerStatement(statement: CheckedStatement, events: readonly Tra
   return { body: lines.join("\n") + "\n", conditions: tracked };
 }
 
-/** A way to bind the statement's variables at one event: a guard (the values exist) and the term. */
+/**
+ * A candidate binding of the statement's variables at one event: a guard (the values exist), the
+ * term (a Value, or a Binding tuple), and the term of each variable's value in the statement's order.
+ */
 interface BindingTerm {
   readonly guard: string;
   readonly term: string;
+  readonly parts: readonly string[];
 }
 
 class Lowering {
@@ -114,26 +119,23 @@ class Lowering {
   }
 
   /**
-   * ψ(e_i) ⇒ ∧_{bindings b of e_i} (b exists ⇒ body(i, b)). Without variables there is one binding
-   * that always exists, and this is Figure 5's ψ(e) ⇒ body. With variables, the body's disjuncts
-   * gain the conjunct e'[k'] = e[k] through `b`.
+   * ∧_{bindings b} (ψ(e_i, b) ⇒ body(i, b)). Without variables there is one binding, and this is
+   * Figure 5's ψ(e) ⇒ body. With variables, b ranges over the candidates of e_i (a superset of the
+   * bindings ψ gives it, each guarded by its values existing), and the body's disjuncts gain the
+   * conjunct e'[k'] = e[k] through `b`.
    */
   private guarded(first: CheckedPattern, body: (i: number, binding: BindingTerm | undefined) => string) {
     return this.events.map((event, i) => {
-      const premise = this.pattern(first.formula, i);
-      const bindings = this.bindingTerms(first, i);
-      const conclusion =
-        bindings === undefined ? body(i, undefined) : and(...bindings.map((b) => implies(b.guard, body(i, b))));
-      return { position: event.position, condition: implies(premise, conclusion) };
+      if (first.variables.length === 0) return { position: event.position, condition: implies(this.pattern(first.formula, i), body(i, undefined)) };
+      const conditions = this.candidates(first, i).map((b) => implies(and(b.guard, this.relation(first.formula, i, b)), body(i, b)));
+      return { position: event.position, condition: and(...conditions) };
     });
   }
 
-  /** ψ'(e_j) ∧ e_j[k'] = b: event j matches the pattern with the given binding (if any). */
+  /** ψ'(e_j, b): event j matches the pattern with the given binding (if any). */
   private matchAt(pattern: CheckedPattern, binding: BindingTerm | undefined, j: number): string {
-    const matches = this.pattern(pattern.formula, j);
-    if (binding === undefined || pattern.bindings.size === 0) return matches;
-    const own = this.bindingTerms(pattern, j) ?? [];
-    return and(matches, or(...own.map((b) => and(b.guard, eq(b.term, binding.term)))));
+    if (binding === undefined || pattern.variables.length === 0) return this.pattern(pattern.formula, j);
+    return this.relation(pattern.formula, j, binding);
   }
 
   /** ∨_{e_j ≺ e_i} (or ≻) of ψ'(e_j) [∧ binding], for one pattern or the disjunction of several. */
@@ -143,7 +145,7 @@ class Lowering {
     if (this.encoding === "literal") {
       return orAll(range.map((j) => or(...list.map((p) => this.matchAt(p, binding, j)))));
     }
-    if (binding === undefined || list.every((p) => p.bindings.size === 0)) {
+    if (binding === undefined || list.every((p) => p.variables.length === 0)) {
       return this.runningDisjunction(list, direction)[i]!;
     }
     return `(select ${this.runningSet(list, direction)[i]!} ${binding.term})`;
@@ -157,9 +159,10 @@ class Lowering {
       return orAll(indices(i + 1, Math.min(this.n, i + 1 + bound)).map((j) => this.matchAt(pattern, binding, j)));
     }
     // The nearest later position where ψ' holds is within ℓ exactly when the windowed disjunction is true.
-    const nearest = this.nearestLater(pattern, binding !== undefined && pattern.bindings.size > 0);
+    const perBinding = binding !== undefined && pattern.variables.length > 0;
+    const nearest = this.nearestLater(pattern, perBinding);
     const at = nearest[i]!;
-    const position = binding !== undefined && pattern.bindings.size > 0 ? `(select ${at} ${binding.term})` : at;
+    const position = perBinding ? `(select ${at} ${binding.term})` : at;
     return `(<= ${position} ${i + 1 + bound})`;
   }
 
@@ -238,9 +241,9 @@ class Lowering {
       if (neighbour >= 0 && neighbour < this.n) {
         let step = 0;
         for (const pattern of patterns) {
-          const matches = this.pattern(pattern.formula, neighbour);
-          for (const b of this.bindingTerms(pattern, neighbour) ?? []) {
-            term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(matches, b.guard), `(store ${term} ${b.term} true)`, term));
+          for (const b of this.candidates(pattern, neighbour)) {
+            const matches = this.relation(pattern.formula, neighbour, b);
+            term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(b.guard, matches), `(store ${term} ${b.term} true)`, term));
           }
         }
       }
@@ -270,13 +273,13 @@ class Lowering {
       let term = previous;
       const j = i + 1;
       if (j < this.n) {
-        const matches = this.pattern(pattern.formula, j);
         if (perBinding) {
           let step = 0;
-          for (const b of this.bindingTerms(pattern, j) ?? []) {
-            term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(matches, b.guard), `(store ${term} ${b.term} ${j + 1})`, term));
+          for (const b of this.candidates(pattern, j)) {
+            const matches = this.relation(pattern.formula, j, b);
+            term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(b.guard, matches), `(store ${term} ${b.term} ${j + 1})`, term));
           }
-        } else term = ite(matches, `${j + 1}`, term);
+        } else term = ite(this.pattern(pattern.formula, j), `${j + 1}`, term);
       }
       previous = this.define(`|${name}_${i + 1}|`, sort, term);
       result[i] = previous;
@@ -314,12 +317,10 @@ class Lowering {
         let term = result[j + 1]!;
         let step = 0;
         const named = (next: string) => this.define(`|${name}_${j + 1}.${step++}|`, sort, next);
-        const resolves = this.pattern(resolve.formula, j);
-        if (resolve.bindings.size === 0) term = named(ite(resolves, constant(true), term));
-        else for (const b of this.bindingTerms(resolve, j) ?? []) term = named(ite(and(resolves, b.guard), `(store ${term} ${b.term} true)`, term));
-        const breaks = this.pattern(bad.formula, j);
-        if (bad.bindings.size === 0) term = named(ite(breaks, constant(false), term));
-        else for (const b of this.bindingTerms(bad, j) ?? []) term = named(ite(and(breaks, b.guard), `(store ${term} ${b.term} false)`, term));
+        if (resolve.variables.length === 0) term = named(ite(this.pattern(resolve.formula, j), constant(true), term));
+        else for (const b of this.candidates(resolve, j)) term = named(ite(and(b.guard, this.relation(resolve.formula, j, b)), `(store ${term} ${b.term} true)`, term));
+        if (bad.variables.length === 0) term = named(ite(this.pattern(bad.formula, j), constant(false), term));
+        else for (const b of this.candidates(bad, j)) term = named(ite(and(b.guard, this.relation(bad.formula, j, b)), `(store ${term} ${b.term} false)`, term));
         result[j] = this.define(`|${name}_${j + 1}|`, sort, term);
       }
     }
@@ -341,33 +342,64 @@ class Lowering {
   }
 
   /**
-   * The ways a pattern binds the statement's variables at e_i: one per combination of value
-   * indices under the bound keys (bounded by the longest list under each key), each guarded by
-   * those values existing. Undefined for a pattern without variables.
+   * The candidate bindings of a pattern at e_i: per variable, the values of e_i at every place the
+   * pattern binds it (`k = $x`, one per index below the longest list under k, guarded by the value
+   * existing) and the bound values a `k contains $x` holds for on e_i (ground facts); the product
+   * over the statement's variables. Every binding ν with ψ(e_i, ν) is among them, so a condition
+   * over "the bindings of e_i" is the same over the candidates with ψ(e_i, ν) as a premise.
    */
-  private bindingTerms(pattern: CheckedPattern, i: number): BindingTerm[] | undefined {
-    if (pattern.bindings.size === 0) return undefined;
+  private candidates(pattern: CheckedPattern, i: number): BindingTerm[] {
     const position = this.events[i]!.position;
-    let partial: { guards: string[]; terms: string[] }[] = [{ guards: [], terms: [] }];
+    let partial: { guards: string[]; parts: string[] }[] = [{ guards: [], parts: [] }];
     for (const variable of this.statement.variables) {
-      const key = pattern.bindings.get(variable);
-      if (key === undefined) continue;
-      const facts = this.facts.keys.get(keyPathId(key))!;
+      const options: { guard?: string; term: string }[] = [];
+      walkFormula(pattern.formula, (node) => {
+        if (node.kind === "keyBind" && node.variable === variable) {
+          const facts = this.facts.keys.get(placeId(node.subject, node.key))!;
+          for (let j = 0; j < facts.maxCount; j++) options.push({ guard: `(< ${j} (${facts.countFunction} ${position}))`, term: `(${facts.valueFunction} ${position} ${j})` });
+        } else if (node.kind === "keyContains" && node.variable === variable) {
+          for (const value of this.facts.contains.get(node)!.holding.get(position) ?? []) options.push({ term: value });
+        }
+      });
       const next: typeof partial = [];
       for (const prefix of partial) {
-        for (let j = 0; j < facts.maxCount; j++) {
-          next.push({
-            guards: [...prefix.guards, `(< ${j} (${facts.countFunction} ${position}))`],
-            terms: [...prefix.terms, `(${facts.valueFunction} ${position} ${j})`],
-          });
-        }
+        for (const option of options) next.push({ guards: option.guard === undefined ? prefix.guards : [...prefix.guards, option.guard], parts: [...prefix.parts, option.term] });
       }
       partial = next;
     }
-    return partial.map(({ guards, terms }) => ({
+    return partial.map(({ guards, parts }) => ({
       guard: and(...guards),
-      term: terms.length === 1 ? terms[0]! : `(tuple ${terms.join(" ")})`,
+      term: parts.length === 1 ? parts[0]! : `(tuple ${parts.join(" ")})`,
+      parts,
     }));
+  }
+
+  /**
+   * ψ(e_i, b): the pattern on e_i under a binding. `k = $x` is b's value for x being one of e_i's
+   * values at k; `k contains $x` is the ground relation of the fact base; every other atom is its
+   * ground outcome.
+   */
+  private relation(formula: Formula, i: number, b: BindingTerm): string {
+    const position = this.events[i]!.position;
+    switch (formula.kind) {
+      case "keyBind": {
+        const facts = this.facts.keys.get(placeId(formula.subject, formula.key))!;
+        const value = b.parts[this.statement.variables.indexOf(formula.variable)]!;
+        return orAll(
+          Array.from({ length: facts.maxCount }, (_, j) => and(`(< ${j} (${facts.countFunction} ${position}))`, eq(`(${facts.valueFunction} ${position} ${j})`, value))),
+        );
+      }
+      case "keyContains":
+        return `(${this.facts.contains.get(formula)!.symbol} ${position} ${b.parts[this.statement.variables.indexOf(formula.variable)]!})`;
+      case "and":
+        return and(...formula.operands.map((o) => this.relation(o, i, b)));
+      case "or":
+        return or(...formula.operands.map((o) => this.relation(o, i, b)));
+      case "not":
+        return not(this.relation(formula.operand, i, b));
+      default:
+        return this.pattern(formula, i);
+    }
   }
 
   private readonly temporalCache = new Map<Formula, string[]>();
@@ -423,11 +455,13 @@ class Lowering {
       case "action":
       case "status":
       case "keyIn":
-      case "keyBind":
       case "keyMatch":
-      case "outputMatch":
+      case "keyRegex":
         // An atom is a ground fact of ⟦τ⟧: its outcome on e_i, decided by the engine's atom module.
         return `(${this.facts.atoms.get(formula)!} ${position})`;
+      case "keyBind":
+      case "keyContains":
+        throw new Error("internal error: an atom with a variable is lowered with a binding");
       case "and":
         return and(...formula.operands.map((o) => this.pattern(o, i)));
       case "or":

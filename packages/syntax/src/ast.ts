@@ -175,7 +175,7 @@ export interface MissingExpr {
   readonly recovered: true;
 }
 
-export type Atom = ActionIn | KeyIn | KeyMatch | KeyBind | StatusIs | OutputMatch;
+export type Atom = ActionIn | KeyIn | KeyMatch | KeyBind | KeyRegex | KeyContains | StatusIs | OutputMatch;
 
 /** `action in {a, "b", …}`: a(e) ∈ α. */
 export interface ActionIn {
@@ -208,6 +208,22 @@ export interface KeyBind {
   readonly span: Span;
 }
 
+/** `KEY matches /regex/flags`: some string value under the key contains a match of the regular expression. */
+export interface KeyRegex {
+  readonly kind: "KeyRegex";
+  readonly key: KeyPath;
+  readonly regex: RegexLiteral;
+  readonly span: Span;
+}
+
+/** `KEY contains $x`: some string value under the key contains the value bound to x, as text. */
+export interface KeyContains {
+  readonly kind: "KeyContains";
+  readonly key: KeyPath;
+  readonly variable: Variable;
+  readonly span: Span;
+}
+
 /** `status = ok` / `status = error`. */
 export interface StatusIs {
   readonly kind: "StatusIs";
@@ -225,9 +241,13 @@ export interface OutputMatch {
 /**
  * An argument name, possibly a dotted path into nested objects (`headers.host`). Each segment is
  * an identifier or a quoted string (`"content-type"`, `"a.b"`); a quoted segment is one name even
- * if it contains dots.
+ * if it contains dots. A path written from `output` (`output.reservation_id`) leads into the
+ * call's output read as a JSON object; `output` alone is the output's text.
  */
 export interface KeyPath {
+  /** The span of the leading `output` keyword, when the path is into the output. */
+  readonly output?: Span;
+  /** The segments after `output` (none for `output` alone), or the argument's path. */
   readonly segments: readonly KeySegment[];
   readonly span: Span;
 }
@@ -260,6 +280,18 @@ export interface StringLiteral {
   readonly span: Span;
 }
 
+/** A regular expression `/source/flags` as written; the checker compiles it. */
+export interface RegexLiteral {
+  /** The text between the slashes, escapes as written. */
+  readonly source: string;
+  /** The letters after the closing slash. */
+  readonly flags: string;
+  readonly raw: string;
+  /** False when the line ended before the closing `/` (reported by the parser). */
+  readonly closed: boolean;
+  readonly span: Span;
+}
+
 /** `$x` */
 export interface Variable {
   /** The name without the `$`. */
@@ -269,7 +301,8 @@ export interface Variable {
 
 /** The dotted spelling of a key path, each segment quoted where a bare name would not lex as one. */
 export function keyPathText(path: KeyPath): string {
-  return path.segments.map((segment) => nameText(segment.name)).join(".");
+  const segments = path.segments.map((segment) => nameText(segment.name));
+  return path.output !== undefined ? ["output", ...segments].join(".") : segments.join(".");
 }
 
 /** An action name as the printer writes it: bare when it is a plain identifier, quoted otherwise. */

@@ -13,6 +13,7 @@ import type {
   KeySegment,
   MissingExpr,
   PolicyDecl,
+  RegexLiteral,
   ResponseWord,
   RuleResponse,
   SourceFile,
@@ -397,7 +398,6 @@ class AstBuilder {
     const atom =
       this.actionIn(childNode(node, "actionIn")) ??
       this.statusIs(childNode(node, "statusIs")) ??
-      this.outputMatch(childNode(node, "outputMatch")) ??
       this.keyAtom(childNode(node, "keyAtom"));
     if (atom !== undefined) return atom;
     const patternName = childToken(node, "patternName");
@@ -434,15 +434,6 @@ class AstBuilder {
     return { kind: "StatusIs", status: status.image === "ok" ? "ok" : "error", span: this.span(extent.start, extent.end) };
   }
 
-  private outputMatch(node: CstNode | undefined): Atom | MissingExpr | undefined {
-    if (node === undefined) return undefined;
-    const extent = extentOf(node);
-    if (extent === undefined) return undefined;
-    const patternToken = childToken(node, "StringToken");
-    if (patternToken === undefined) return this.missing(extent.start, extent.end);
-    return { kind: "OutputMatch", pattern: this.stringLiteral(patternToken), span: this.span(extent.start, extent.end) };
-  }
-
   private keyAtom(node: CstNode | undefined): Atom | MissingExpr | undefined {
     if (node === undefined) return undefined;
     const extent = extentOf(node);
@@ -464,18 +455,59 @@ class AstBuilder {
     }
     const patternToken = childToken(node, "StringToken");
     if (childToken(node, "Tilde") !== undefined && patternToken !== undefined) {
+      // `output ~ "p"` keeps its own node: the paper's o(e) ≈ p.
+      if (key.output !== undefined && key.segments.length === 0) return { kind: "OutputMatch", pattern: this.stringLiteral(patternToken), span };
       return { kind: "KeyMatch", key, pattern: this.stringLiteral(patternToken), span };
     }
     const variableToken = childToken(node, "Variable");
     if (childToken(node, "Equals") !== undefined && variableToken !== undefined) {
       return { kind: "KeyBind", key, variable: { name: variableToken.image.slice(1), span: this.tokenSpan(variableToken) }, span };
     }
+    const word = childToken(node, "operatorWord");
+    if (word !== undefined) return this.wordAtom(key, word, childToken(node, "RegexToken"), variableToken, span) ?? this.missing(extent.start, extent.end);
     return this.missing(extent.start, extent.end);
+  }
+
+  /**
+   * `KEY matches /…/` or `KEY contains $x`. The words are contextual (not reserved), so a wrong word
+   * or a word with the other's operand is reported here, with the fix where it is plain.
+   */
+  private wordAtom(key: KeyPath, word: IToken, regexToken: IToken | undefined, variableToken: IToken | undefined, span: Span): Atom | undefined {
+    // Without an operand the parser has already reported what is missing.
+    if (regexToken === undefined && variableToken === undefined) return undefined;
+    const wordSpan = this.tokenSpan(word);
+    const wanted = regexToken !== undefined ? "matches" : "contains";
+    if (word.image === wanted) {
+      if (regexToken !== undefined) return { kind: "KeyRegex", key, regex: this.regexLiteral(regexToken), span };
+      if (variableToken !== undefined) return { kind: "KeyContains", key, variable: { name: variableToken.image.slice(1), span: this.tokenSpan(variableToken) }, span };
+      return undefined;
+    }
+    const operand = regexToken !== undefined ? "a regular expression" : "a variable";
+    const known = word.image === "matches" || word.image === "contains";
+    this.diagnostics.push(
+      diagnostic("V0008", known ? `\`${word.image}\` does not take ${operand}` : `\`${word.image}\` is not an operator; after a key, write \`in\`, \`~\`, \`=\`, \`matches\` or \`contains\``, {
+        span: wordSpan,
+        help:
+          regexToken !== undefined
+            ? "`KEY matches /regex/flags` holds when the value contains a match of the regular expression"
+            : "`KEY contains $x` holds when the value contains the value bound to `$x`, as text",
+        fix: { title: `replace with \`${wanted}\``, edits: [{ span: wordSpan, newText: wanted }] },
+      }),
+    );
+    return undefined;
+  }
+
+  private regexLiteral(token: IToken): RegexLiteral {
+    const raw = token.image;
+    const closed = token.tokenType.name === "RegexLiteral";
+    const close = closed ? raw.lastIndexOf("/") : raw.length;
+    return { source: raw.slice(1, close), flags: closed ? raw.slice(close + 1) : "", raw, closed, span: this.tokenSpan(token) };
   }
 
   private keyPath(node: CstNode | undefined): KeyPath | undefined {
     const extent = extentOf(node);
     if (node === undefined || extent === undefined) return undefined;
+    const output = childToken(node, "OutputKeyword");
     const segments: KeySegment[] = [];
     for (const segmentNode of childNodes(node, "keySegment")) {
       const token = childToken(segmentNode, "name");
@@ -483,6 +515,7 @@ class AstBuilder {
       const quoted = token.tokenType.name !== "Identifier";
       segments.push({ name: quoted ? this.stringValue(token) : token.image, quoted, span: this.tokenSpan(token) });
     }
+    if (output !== undefined) return { output: this.tokenSpan(output), segments, span: this.span(extent.start, extent.end) };
     if (segments.length === 0) return undefined;
     return { segments, span: this.span(extent.start, extent.end) };
   }

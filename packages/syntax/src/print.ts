@@ -131,6 +131,10 @@ function exprLayout(expr: Expr): Layout {
       return `${keyPathText(expr.key)} ~ ${expr.pattern.raw}`;
     case "KeyBind":
       return `${keyPathText(expr.key)} = $${expr.variable.name}`;
+    case "KeyRegex":
+      return `${keyPathText(expr.key)} matches ${expr.regex.raw}`;
+    case "KeyContains":
+      return `${keyPathText(expr.key)} contains $${expr.variable.name}`;
     case "StatusIs":
       return `status = ${expr.status}`;
     case "OutputMatch":

@@ -13,6 +13,8 @@ export type ScannedTokenKind =
   | "variable"
   | "string"
   | "unterminated-string"
+  /** A regular expression `/…/flags`, closed or not. */
+  | "regex"
   | "number"
   | "punctuation"
   | "comment"
@@ -34,6 +36,8 @@ const kindsByTokenName: Readonly<Record<string, ScannedTokenKind>> = {
   Variable: "variable",
   StringLiteral: "string",
   UnterminatedString: "unterminated-string",
+  RegexLiteral: "regex",
+  UnterminatedRegex: "regex",
   NumberLiteral: "number",
   LineComment: "comment",
   DocComment: "doc-comment",

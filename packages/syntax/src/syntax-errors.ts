@@ -27,8 +27,7 @@ const ruleContexts: Readonly<Record<string, string>> = {
   actionIn: "in a set of actions",
   symbol: "in a set of actions",
   statusIs: "in a status condition",
-  outputMatch: "in an output condition",
-  keyAtom: "in an argument condition",
+  keyAtom: "in a condition",
   keyPath: "in an argument name",
   keySegment: "in an argument name",
   valueSet: "in a set of values",
@@ -43,7 +42,7 @@ const ruleExpectations: Readonly<Record<string, string>> = {
   primary: "a condition such as `action in {…}`, a pattern name or `(`",
   symbol: "an action name",
   statusIs: "`ok` or `error`",
-  keyAtom: "`in {…}`, `~ \"wildcard\"` or `= $variable`",
+  keyAtom: "`in {…}`, `~ \"wildcard\"`, `= $variable`, `matches /regex/` or `contains $variable`",
   keySegment: "an argument name",
   value: "a value (a string, a number, `true`, `false` or `null`)",
 };
@@ -119,6 +118,17 @@ export function literalDiagnostics(tokens: readonly IToken[], lines: LineIndex):
         );
         break;
       }
+      case "UnterminatedRegex": {
+        const end = lines.span(tokenEnd(token), tokenEnd(token));
+        diagnostics.push(
+          diagnostic("V0002", "this regular expression is not closed before the end of the line", {
+            span,
+            help: "add the closing `/` (and any flags); a regular expression cannot span lines",
+            fix: { title: "close the regular expression", edits: [{ span: end, newText: "/" }] },
+          }),
+        );
+        break;
+      }
       case "StringLiteral": {
         const decoded = decodeString(token.image, true);
         if (decoded.problem !== undefined) {
@@ -174,6 +184,7 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
         previous !== undefined &&
         isRealToken(previous) &&
         previous.tokenType.name !== "UnterminatedString" &&
+        previous.tokenType.name !== "UnterminatedRegex" &&
         !unreadWithin(unread, tokenEnd(previous), atEnd ? lineEnd(text, tokenEnd(previous)) : found.startOffset)
       ) {
         const at = lines.span(tokenEnd(previous), tokenEnd(previous));

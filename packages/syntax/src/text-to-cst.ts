@@ -27,6 +27,7 @@ import {
   OrKeyword,
   OutputKeyword,
   PatternKeyword,
+  RegexToken,
   RightBrace,
   RightBracket,
   RightParen,
@@ -205,9 +206,9 @@ export class VigilCstParser extends CstParser {
       },
       { ALT: () => this.SUBRULE(this.actionIn) },
       { ALT: () => this.SUBRULE(this.statusIs) },
-      { ALT: () => this.SUBRULE(this.outputMatch) },
-      // The key atoms come before the pattern reference: with two tokens of lookahead, an identifier
-      // followed by `in`, `~`, `=` or `.` starts an atom, and any other identifier names a pattern.
+      // The key atoms come before the pattern reference: with two tokens of lookahead, `output` or an
+      // identifier followed by `in`, `~`, `=`, `.` or a word (`matches`, `contains`) starts an atom,
+      // and any other identifier names a pattern.
       { ALT: () => this.SUBRULE(this.keyAtom) },
       { ALT: () => this.CONSUME(Identifier, { LABEL: "patternName" }) },
       { ALT: () => this.CONSUME(NestingLimit) },
@@ -245,12 +246,6 @@ export class VigilCstParser extends CstParser {
     ]);
   });
 
-  public readonly outputMatch = this.RULE("outputMatch", () => {
-    this.CONSUME(OutputKeyword);
-    this.CONSUME(Tilde);
-    this.CONSUME(StringToken);
-  });
-
   public readonly keyAtom = this.RULE("keyAtom", () => {
     this.SUBRULE(this.keyPath);
     this.OR([
@@ -272,11 +267,20 @@ export class VigilCstParser extends CstParser {
           this.CONSUME(Variable);
         },
       },
+      {
+        // `matches /…/` and `contains $x`: contextual words, so that neither is reserved (an argument
+        // may be called `contains`). Which word goes with which operand is checked on the tree.
+        ALT: () => {
+          this.CONSUME(Identifier, { LABEL: "operatorWord" });
+          this.OR2([{ ALT: () => this.CONSUME(RegexToken) }, { ALT: () => this.CONSUME2(Variable) }]);
+        },
+      },
     ]);
   });
 
+  /** `output`, `output.a.b`, or an argument's key path `a.b`. */
   public readonly keyPath = this.RULE("keyPath", () => {
-    this.SUBRULE(this.keySegment);
+    this.OR([{ ALT: () => this.CONSUME(OutputKeyword) }, { ALT: () => this.SUBRULE(this.keySegment) }]);
     this.MANY(() => {
       this.CONSUME(Dot);
       this.SUBRULE2(this.keySegment);

@@ -27,6 +27,8 @@ export const OperatorKeyword = createToken({ name: "OperatorKeyword", pattern: L
 export const ConstantKeyword = createToken({ name: "ConstantKeyword", pattern: Lexer.NA });
 /** A string literal, closed or not (the parser accepts both so that one missing quote costs one error). */
 export const StringToken = createToken({ name: "StringToken", pattern: Lexer.NA });
+/** A regular-expression literal `/…/flags`, closed or not (like strings). */
+export const RegexToken = createToken({ name: "RegexToken", pattern: Lexer.NA });
 
 export const WhiteSpace = createToken({ name: "WhiteSpace", pattern: /[ \t\r\n\f\v\u00a0\ufeff]+/, group: Lexer.SKIPPED });
 // The doc comment must come before the line comment: Chevrotain takes the first pattern that matches.
@@ -79,6 +81,23 @@ export const Dot = createToken({ name: "Dot", pattern: /\./ });
 export const Variable = createToken({ name: "Variable", pattern: /\$[A-Za-z_][A-Za-z0-9_]*/ });
 
 /**
+ * A regular expression `/…/flags` on one line, as in ECMAScript: a `/` inside `[…]` or escaped does
+ * not close it, and it is never empty (`//` starts a comment, which the lexer tries first). The
+ * flags are any letters; the checker says which it accepts. Its syntax is checked after lexing.
+ */
+export const RegexLiteral = createToken({
+  name: "RegexLiteral",
+  pattern: /\/(?:[^/\\\r\n[]|\\[^\r\n]|\[(?:[^\]\\\r\n]|\\[^\r\n])*\])+\/[A-Za-z0-9_]*/,
+  categories: [RegexToken],
+});
+/** A regular expression the line ends before closing; reported as V0002 and otherwise read as one. */
+export const UnterminatedRegex = createToken({
+  name: "UnterminatedRegex",
+  pattern: /\/(?:[^/\\\r\n[]|\\[^\r\n]?|\[(?:[^\]\\\r\n]|\\[^\r\n]?)*\]?)+/,
+  categories: [RegexToken],
+});
+
+/**
  * A double-quoted string on one line. Escapes are checked (and decoded) after lexing, so that a bad
  * escape is reported precisely instead of breaking the string into stray characters.
  */
@@ -111,6 +130,7 @@ export const allTokens: readonly TokenType[] = [
   OperatorKeyword,
   ConstantKeyword,
   StringToken,
+  RegexToken,
   NestingLimit,
   WhiteSpace,
   DocComment,
@@ -155,6 +175,8 @@ export const allTokens: readonly TokenType[] = [
   Variable,
   StringLiteral,
   UnterminatedString,
+  RegexLiteral,
+  UnterminatedRegex,
   NumberLiteral,
 ];
 
@@ -237,6 +259,9 @@ const tokenDescriptions: Readonly<Record<string, string>> = {
   StringLiteral: "a string",
   UnterminatedString: "a string",
   NumberLiteral: "a number",
+  RegexToken: "a regular expression such as `/yes/i`",
+  RegexLiteral: "a regular expression",
+  UnterminatedRegex: "a regular expression",
   SimpleFormKeyword: "a form (`abs`, `prec`, `resp`, `rslv` or `until`)",
   FormKeyword: "a form",
   EOF: "end of file",

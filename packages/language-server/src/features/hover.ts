@@ -91,10 +91,11 @@ function describeVariable(analysis: Analysis, symbol: PolicySymbol, policy: Poli
     const labels = item.kind === "RuleDecl" ? operandLabels(item) : [`the pattern \`${item.name.text}\``];
     operands.forEach((operand, index) => {
       walkExpressions([operand], (expr) => {
-        if (expr.kind !== "KeyBind" || expr.variable.name !== symbol.name) return;
+        if ((expr.kind !== "KeyBind" && expr.kind !== "KeyContains") || expr.variable.name !== symbol.name) return;
         const line = analysis.positions.positionAt(expr.variable.span.start).line + 1;
         const role = expr.variable.span.start === symbol.nameSpan.start ? "bound" : "used";
-        lines.push(`- ${role} at \`${keyPathText(expr.key)}\` in ${labels[index] ?? `operand ${index + 1}`} (line ${line})`);
+        const how = expr.kind === "KeyContains" ? "tested by `contains` " : "";
+        lines.push(`- ${role} ${how}at \`${keyPathText(expr.key)}\` in ${labels[index] ?? `operand ${index + 1}`} (line ${line})`);
       });
     });
   }

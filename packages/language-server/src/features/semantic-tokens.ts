@@ -8,7 +8,7 @@ import type { Analysis } from "../analysis.js";
  * variable), which no grammar of regular expressions can know.
  */
 
-export const semanticTokenTypes = ["namespace", "type", "function", "variable", "property", "enumMember", "string", "number", "keyword", "operator", "comment"] as const;
+export const semanticTokenTypes = ["namespace", "type", "function", "variable", "property", "enumMember", "string", "number", "keyword", "operator", "comment", "regexp"] as const;
 export const semanticTokenModifiers = ["declaration", "documentation"] as const;
 
 type TokenType = (typeof semanticTokenTypes)[number];
@@ -47,6 +47,9 @@ export function semanticTokens(analysis: Analysis): SemanticTokens {
         break;
       case "number":
         classification = { type: "number" };
+        break;
+      case "regex":
+        classification = { type: "regexp" };
         break;
       case "punctuation":
         classification = token.text === "~" || token.text === "=" ? { type: "operator" } : undefined;
@@ -88,8 +91,10 @@ function classifyNames(analysis: Analysis): Map<number, Classification> {
           case "KeyIn":
           case "KeyMatch":
           case "KeyBind":
+          case "KeyRegex":
+          case "KeyContains":
             for (const segment of expr.key.segments) names.set(segment.span.start, { type: "property" });
-            if (expr.kind === "KeyBind") {
+            if (expr.kind === "KeyBind" || expr.kind === "KeyContains") {
               const first = !variables.has(expr.variable.name);
               variables.add(expr.variable.name);
               names.set(expr.variable.span.start, first ? declared("variable") : { type: "variable" });
