@@ -1,8 +1,8 @@
-import { compile, createMonitor, evaluateStatement, SmtDecider, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
+import { breakingEvents, compile, createMonitor, evaluateStatement, SmtDecider, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { policyText, trace } from "./arbitraries.js";
-import { figure5Witnesses } from "./figure5.js";
+import { figure5UntilBreakers, figure5Witnesses } from "./figure5.js";
 
 /**
  * Differential testing against a reference that is obviously right: Figure 5 read literally
@@ -60,6 +60,12 @@ describe("every engine agrees with Figure 5 read literally", () => {
         expect(evaluateStatement(statement, events)).toEqual(expected);
         expect(await shared.decide(statement, events)).toEqual(expected);
         expect(await literal.decide(statement, events)).toEqual(expected);
+        if (statement.form === "until") {
+          // Reports name the bad event that broke each interval.
+          const breakers = breakingEvents(statement, events);
+          expect([...breakers.keys()]).toEqual(expected.witnesses);
+          expect(breakers).toEqual(figure5UntilBreakers(statement, events));
+        }
       }),
       { numRuns: runs },
     );

@@ -16,6 +16,29 @@ export function figure5Witnesses(statement: CheckedStatement, events: readonly T
   return witnesses;
 }
 
+/**
+ * For `until`: each witness (a trigger) and the event that broke its interval, the first bad event
+ * after it (for some binding of the trigger) with no resolution strictly between.
+ */
+export function figure5UntilBreakers(s: Extract<CheckedStatement, { form: "until" }>, events: readonly TraceEvent[]): Map<number, number> {
+  const breakers = new Map<number, number>();
+  for (let i = 0; i < events.length; i++) {
+    let first: number | undefined;
+    forEachBinding(s.trigger, s.variables, events[i]!, (b) => {
+      for (let k = i + 1; k < events.length; k++) {
+        if (!matchesWith(s.bad, s.variables, events[k]!, b)) continue;
+        let resolved = false;
+        for (let c = i + 1; c < k; c++) if (matchesWith(s.resolve, s.variables, events[c]!, b)) resolved = true;
+        if (!resolved) first = Math.min(first ?? Infinity, events[k]!.position);
+        break;
+      }
+      return true;
+    });
+    if (first !== undefined) breakers.set(events[i]!.position, first);
+  }
+  return breakers;
+}
+
 /** R_φ(e_i), one rule per form. */
 function requirementAt(s: CheckedStatement, events: readonly TraceEvent[], i: number): boolean {
   const e = events[i]!;

@@ -34,7 +34,7 @@ export { diagnosticCodes, hasErrors, LineIndex } from "@vigil/diagnostics";
 export type { CheckedPolicy, CheckedProgram, CheckedStatement, Formula, StatementOutcome } from "@vigil/checker";
 export type { Encoding, SmtDeciderOptions } from "@vigil/smt";
 export { renderSmtLib, SmtDecider } from "@vigil/smt";
-export { evaluateStatement, TraceRun } from "@vigil/engine";
+export { breakingEvents, evaluateStatement, TraceRun } from "@vigil/engine";
 export { format, parse, printExpr } from "@vigil/syntax";
 export type { SourceFile } from "@vigil/syntax";
 export type { JsonValue, ReadRecordingOptions, ReadRecordingResult, Signature, Trace, TraceEvent, TraceFormat } from "@vigil/trace";

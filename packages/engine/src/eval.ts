@@ -32,6 +32,8 @@ const BUDGET_CHECK_INTERVAL = 4096;
 export class TraceRun {
   private readonly machines: StatementMachine[];
   private readonly witnesses: number[][];
+  /** Per statement: each witness reported before the end, and the event whose reading made it one. */
+  private readonly finalAt: Map<number, number>[];
   private readonly undecided: (string | undefined)[];
   private readonly dispatch: Dispatch;
   private readonly deadline: number;
@@ -45,6 +47,7 @@ export class TraceRun {
   ) {
     this.machines = statements.map((statement) => createMachine(statement));
     this.witnesses = statements.map(() => []);
+    this.finalAt = statements.map(() => new Map());
     this.undecided = statements.map(() => undefined);
     this.dispatch = new Dispatch(this.machines);
     this.deadline = budget.timeMs === undefined ? Infinity : performance.now() + budget.timeMs;
@@ -61,8 +64,10 @@ export class TraceRun {
       const found = this.machines[index]!.step(event);
       if (found.length === 0) continue;
       const witnesses = this.witnesses[index]!;
+      const finalAt = this.finalAt[index]!;
       for (const position of found) {
         witnesses.push(position);
+        if (!finalAt.has(position)) finalAt.set(position, event.position);
         this.budget.onWitness?.(index, position);
       }
     }
@@ -90,6 +95,17 @@ export class TraceRun {
     return this.events;
   }
 
+  /**
+   * For the statement at `index`: each witness found before the run ended, and the position of the
+   * event whose reading made it final. For `until` that event is the bad event that broke the
+   * interval the witness (its trigger) opened; for `abs`, `prec` and a past-only `always` it is the
+   * witness itself, for `bresp[ℓ]` the event that closed the window. Witnesses the end of the run
+   * makes final (`resp`, `rslv`) have none.
+   */
+  finalizedBy(index: number): ReadonlyMap<number, number> {
+    return this.finalAt[index]!;
+  }
+
   /** The run has ended: each statement's outcome, in the order of `statements`. */
   finish(): StatementOutcome[] {
     return this.machines.map((machine, index) => {
@@ -108,4 +124,16 @@ export function evaluateStatement(statement: CheckedStatement, events: Iterable<
   const run = new TraceRun([statement]);
   for (const event of events) run.step(event);
   return run.finish()[0]!;
+}
+
+/**
+ * For an `until` statement: each witness (the trigger of a broken interval) and the bad event that
+ * broke it, the first bad event after the trigger with no resolution between. Read off the forward
+ * machine, which reports a trigger when it reads that event.
+ */
+export function breakingEvents(statement: CheckedStatement, events: Iterable<TraceEvent>): ReadonlyMap<number, number> {
+  if (statement.form !== "until") return new Map();
+  const run = new TraceRun([statement]);
+  for (const event of events) run.step(event);
+  return run.finalizedBy(0);
 }

@@ -4,7 +4,7 @@ export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matches
 export type { MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
 export type { EvaluationBudget } from "./eval.js";
-export { DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
+export { breakingEvents, DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
 export type {
   CallResult,
   Decision,
