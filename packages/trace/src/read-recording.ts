@@ -22,8 +22,10 @@ export interface ReadRecordingResult {
   readonly format?: TraceFormat;
   /** Whether the format was detected rather than requested. */
   readonly detected: boolean;
-  /** How many events the recording itself holds, before grounding added any. */
+  /** How many of the recording's own events are tool calls (grounding adds events after some of them). */
   readonly calls: number;
+  /** How many of the recording's own events are messages (with the `messages` option). */
+  readonly messageEvents: number;
   /** How many events grounding added. */
   readonly groundedEvents: number;
 }
@@ -32,7 +34,7 @@ export interface ReadRecordingResult {
  * A recording read piece by piece: records are read one at a time into calls and results, paired
  * by a stateful step and grounded, so a long canonical JSON Lines trace is read in memory bounded
  * by the calls still waiting for a result. Canonical JSON arrays and the document formats
- * (AgentDojo, OpenAI) are one JSON document each, held until `end()`.
+ * (AgentDojo, OpenAI, a τ-bench run) are one JSON document each, held until `end()`.
  */
 export interface RecordingReader {
   /**
@@ -54,8 +56,10 @@ export interface RecordingReader {
   readonly format: TraceFormat | undefined;
   /** Whether the format is detected rather than requested. */
   readonly detected: boolean;
-  /** How many events the recording holds (so far). */
+  /** How many tool calls the recording holds (so far). */
   readonly calls: number;
+  /** How many messages the recording holds (so far), with the `messages` option. */
+  readonly messageEvents: number;
   /** How many events grounding added (so far). */
   readonly groundedEvents: number;
   /**
@@ -110,6 +114,7 @@ export function readRecording(text: string, options: ReadRecordingOptions = {}):
     ...(reader.format !== undefined ? { format: reader.format } : {}),
     detected: reader.detected,
     calls: reader.calls,
+    messageEvents: reader.messageEvents,
     groundedEvents: reader.groundedEvents,
   };
 }

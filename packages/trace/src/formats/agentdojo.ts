@@ -1,7 +1,8 @@
 import type { LineIndex } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { CallPairing, contentText, locate, malformedRecord, type DiagnosticSink } from "./calls.js";
+import { CallPairing, contentText, locate, malformedRecord, messageText, type DiagnosticSink } from "./calls.js";
+import { arrayElementRanges, topLevelValueOffset, type TextRange } from "./json-text.js";
 
 /** A chat document being read: its file, its lines (the document is held whole), and the diagnostics. */
 interface DocumentContext {
@@ -20,23 +21,40 @@ interface DocumentContext {
  * - OpenAI Responses API items (a list, or `{input}` / `{output}`, as the Agents SDK records a
  *   run): `{type: "function_call", call_id, name, arguments}` and its
  *   `{type: "function_call_output", call_id, output}`; the format has no error flag, so a result
- *   is `ok`.
+ *   is `ok`;
+ * - a τ-bench run: `{task_id, trial, …, traj}`, whose `traj` is OpenAI chat messages.
+ *
+ * With `messages`, each message of the user or of the assistant with text is an event too, before
+ * the calls the same message makes: `user_message` or `agent_message` with its `text`, located at
+ * the line where the message starts (`role: "user" | "assistant"`, or a Responses `message` item
+ * of those roles; system, developer and tool messages make none).
  */
 export function readChatMessages(
   document: unknown,
   text: string,
   context: DocumentContext,
-): TraceEvent[] {
-  const messages = chatItems(document) ?? [];
+  options: { readonly messages?: boolean } = {},
+): { events: TraceEvent[]; messages: number } {
+  const place = chatItemsPlace(document);
+  const messages = place?.items ?? [];
   // Calls and results go to the pairing in message order, so a result answers the earliest call of
   // its id still unanswered at that point of the conversation.
   const pairing = new CallPairing(context);
   const find = locator(text);
+  // Where each message starts in the text, found (by one scan) only when a message makes an event.
+  let ranges: TextRange[] | undefined;
+  const messageStart = (index: number): number => (ranges ??= itemRanges(text, place?.key))[index]?.start ?? 0;
   for (const [index, message] of messages.entries()) {
     if (!isJsonObject(message)) continue;
     if (message["type"] === "function_call" || message["type"] === "function_call_output") {
       readResponsesItem(message, index, { pairing, find, text, context });
       continue;
+    }
+    if (options.messages === true && (message["role"] === "user" || message["role"] === "assistant")) {
+      const said = messageText(message["content"]);
+      if (said !== undefined) {
+        pairing.message({ action: message["role"] === "user" ? "user_message" : "agent_message", text: said, ...locate(context.lines, messageStart(index)), raw: message as JsonValue });
+      }
     }
     const toolCalls = message["tool_calls"];
     if (Array.isArray(toolCalls)) {
@@ -71,7 +89,8 @@ export function readChatMessages(
       });
     }
   }
-  return pairing.finish();
+  const events = pairing.finish();
+  return { events, messages: pairing.messages };
 }
 
 /** A Responses API function call or its output. */
@@ -106,6 +125,23 @@ function chatItems(document: unknown): unknown[] | undefined {
     if (Array.isArray(items)) return items;
   }
   return undefined;
+}
+
+/** The items of a chat document being read, and the key of the top-level object holding them (none for a list); a τ-bench run's are its `traj`. */
+function chatItemsPlace(document: unknown): { items: unknown[]; key?: string } | undefined {
+  if (Array.isArray(document)) return { items: document };
+  if (!isJsonObject(document)) return undefined;
+  for (const key of ["messages", "input", "output", "traj"]) {
+    const items = document[key];
+    if (Array.isArray(items)) return { items, key };
+  }
+  return undefined;
+}
+
+/** Where each item of a chat document starts and ends in its text: the top-level list, or the list under `key`. */
+function itemRanges(text: string, key: string | undefined): TextRange[] {
+  const open = key === undefined ? text.search(/\S/) : topLevelValueOffset(text, key);
+  return open !== undefined && open >= 0 && text[open] === "[" ? arrayElementRanges(text, open) : [];
 }
 
 const responsesItemTypes = new Set(["message", "function_call", "function_call_output", "reasoning", "web_search_call", "file_search_call", "computer_call", "computer_call_output"]);

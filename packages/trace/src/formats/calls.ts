@@ -27,6 +27,24 @@ export interface ToolCall {
   readonly source: string;
 }
 
+/**
+ * A message of the conversation, as an event (with the `messages` option of the reader): what the
+ * user said (`user_message`) or what the agent said in text (`agent_message`), with the whole text
+ * as the argument `text`. It has no status and no output: it is no call that ran.
+ */
+export interface ChatMessage {
+  readonly action: MessageAction;
+  readonly text: string;
+  /** The 1-based line where the message is recorded. */
+  readonly line: number;
+  readonly span: Span;
+  /** The message as recorded, kept on the event's source. */
+  readonly raw: JsonValue;
+}
+
+/** The actions of message events. */
+export type MessageAction = "user_message" | "agent_message";
+
 export interface ToolResult {
   readonly callId: string;
   readonly status: "ok" | "error";
@@ -56,6 +74,8 @@ interface PendingCall {
   result?: ToolResult;
   /** True once the call can be emitted: it is answered, or it has no id and can never be. */
   complete: boolean;
+  /** True for a message of the conversation (complete from the start, never answered). */
+  readonly message?: boolean;
 }
 
 /**
@@ -77,12 +97,37 @@ export class CallPairing {
   private positions = 0;
   private truncatedReported = false;
   private argumentsCutReported = false;
+  private messagesOut = 0;
 
   constructor(private readonly context: PairingContext) {}
 
   /** How many events the pairing has numbered so far. */
   get events(): number {
     return this.positions;
+  }
+
+  /** How many of the events handed out so far are messages (the rest are calls). */
+  get messages(): number {
+    return this.messagesOut;
+  }
+
+  /**
+   * A message of the conversation: an event in its place among the calls, complete at once (it
+   * waits only for the calls before it). Its text is observed like any argument.
+   */
+  message(message: ChatMessage): void {
+    const observed = observeArguments({ text: message.text });
+    if (observed.truncated && !this.argumentsCutReported) {
+      this.argumentsCutReported = true;
+      this.context.diagnostics.push(
+        diagnostic("T0014", `the text of the \`${message.action}\` on line ${message.line} is longer than ${ARGUMENT_OBSERVATION_CAP} characters; only its first ${ARGUMENT_OBSERVATION_CAP} are observed`, {
+          ...this.located(message.span),
+          help: "a condition on `text` sees the observed prefix only",
+        }),
+      );
+    }
+    const call: ToolCall = { action: message.action, args: observed.args, line: message.line, span: message.span, raw: message.raw, source: "" };
+    this.queue.push({ call, position: ++this.positions, args: observed.args, ...(observed.truncated ? { argsTruncated: true } : {}), complete: true, message: true });
   }
 
   call(call: ToolCall): void {
@@ -199,6 +244,7 @@ export class CallPairing {
   private toEvent(entry: PendingCall): TraceEvent {
     const { call, result } = entry;
     const file = this.context.file;
+    if (entry.message === true) this.messagesOut++;
     let output: { output: string; truncated: boolean } | undefined;
     if (result?.output !== undefined) {
       output = observeOutput(result.output);
@@ -249,6 +295,29 @@ export function contentText(content: unknown): string | undefined {
   }
   return JSON.stringify(content);
 }
+
+/**
+ * The text of a chat message's content: a string, or the text parts of a list of parts joined
+ * with line breaks (`{type: "text" | "input_text" | "output_text", text}` as OpenAI writes them,
+ * `{type: "text", content}` as AgentDojo does, or plain strings). Parts that are not text (images,
+ * refusals, tool calls and results) and empty parts are left out. Undefined when there is no text, or only an
+ * empty one: such a message makes no event.
+ */
+export function messageText(content: unknown): string | undefined {
+  let text: string | undefined;
+  if (typeof content === "string") text = content;
+  else if (Array.isArray(content)) {
+    const parts: string[] = [];
+    for (const part of content) {
+      const value = typeof part === "string" ? part : isJsonObject(part) && textPartTypes.has(part["type"] as string) ? (typeof part["text"] === "string" ? part["text"] : part["content"]) : undefined;
+      if (typeof value === "string" && value !== "") parts.push(value);
+    }
+    text = parts.join("\n");
+  }
+  return text === undefined || text === "" ? undefined : text;
+}
+
+const textPartTypes = new Set(["text", "input_text", "output_text"]);
 
 /**
  * The records of a JSON Lines text: one per non-blank line, with its parsed value or the parse

@@ -1,6 +1,6 @@
 import type { JsonValue } from "../value.js";
 import { isJsonObject } from "../value.js";
-import { contentText, malformedRecord, type CallPairing, type LineRecord, type RecordContext } from "./calls.js";
+import { contentText, malformedRecord, messageText, type CallPairing, type LineRecord, type RecordContext } from "./calls.js";
 
 /**
  * Claude Code transcripts: both the `--output-format stream-json` stream and the session files
@@ -10,11 +10,20 @@ import { contentText, malformedRecord, type CallPairing, type LineRecord, type R
  * result, summaries, text blocks) hold no calls and are skipped.
  *
  * One line at a time: its calls and results go to the pairing in the order the line holds them.
+ *
+ * With `messages`, what the user says and what the agent says in text are events too: a `user`
+ * line whose content is the user's text (a string, or `text` blocks; a line of `tool_result`
+ * blocks only is no message) is a `user_message`, and the `text` blocks of an `assistant` line
+ * are an `agent_message` (before the line's calls; `thinking` blocks are not messages). Lines
+ * Claude Code wrote itself rather than the user (`isMeta`, `isSynthetic`: a skill's text, a
+ * caveat) and those of a subagent (`isSidechain`, `parent_tool_use_id`: the prompt its parent
+ * gave it) make no message.
  */
-export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, context: RecordContext): void {
+export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, context: RecordContext, messages = false): void {
   const value = record.value;
   if (!isJsonObject(value)) return;
   const message = value["message"];
+  if (messages && isJsonObject(message)) readMessage(value, message, record, pairing);
   if (!isJsonObject(message) || !Array.isArray(message["content"])) return;
   for (const block of message["content"]) {
     if (!isJsonObject(block)) continue;
@@ -48,6 +57,16 @@ export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, c
       });
     }
   }
+}
+
+/** The message of a `user` or `assistant` line, if it is one the user or the main agent said. */
+function readMessage(value: { readonly [key: string]: JsonValue }, message: { readonly [key: string]: JsonValue }, record: LineRecord, pairing: CallPairing): void {
+  const type = value["type"];
+  if (type !== "user" && type !== "assistant") return;
+  if (value["isMeta"] === true || value["isSynthetic"] === true || value["isSidechain"] === true || typeof value["parent_tool_use_id"] === "string") return;
+  const text = messageText(message["content"]);
+  if (text === undefined) return;
+  pairing.message({ action: type === "user" ? "user_message" : "agent_message", text, line: record.line, span: record.span, raw: message as JsonValue });
 }
 
 /** Whether a parsed first line looks like a Claude Code transcript line. */

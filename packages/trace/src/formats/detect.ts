@@ -3,9 +3,10 @@ import { looksLikeAgentDojo, looksLikeChatMessages } from "./agentdojo.js";
 import { eachJsonLine } from "./calls.js";
 import { looksLikeClaudeCode } from "./claude-code.js";
 import { looksLikeMcp } from "./mcp.js";
+import { looksLikeTauBenchFile, looksLikeTauBenchRun } from "./tau-bench.js";
 
 /** The trace formats `vigilc` reads; `auto` picks one from the content. */
-export const traceFormats = ["jsonl", "claude-code", "agentdojo", "openai", "mcp"] as const;
+export const traceFormats = ["jsonl", "claude-code", "agentdojo", "openai", "mcp", "tau-bench"] as const;
 export type TraceFormat = (typeof traceFormats)[number];
 
 export const traceFormatDescriptions: Readonly<Record<TraceFormat, string>> = {
@@ -14,6 +15,7 @@ export const traceFormatDescriptions: Readonly<Record<TraceFormat, string>> = {
   agentdojo: "AgentDojo run files",
   openai: "OpenAI chat messages with tool_calls, or Responses API items",
   mcp: "MCP JSON-RPC logs (tools/call requests and their responses)",
+  "tau-bench": "τ-bench runs: a file of runs ({task_id, trial, traj}) is a corpus of its runs; one run object is one run",
 };
 
 /** What each line-oriented format reads, and how, in words. */
@@ -86,8 +88,9 @@ export function detectTraceFormat(text: string): TraceFormat | undefined {
   // Malformed (a truncated document, say): guess from its beginning, so that the reader of that
   // format reports where it breaks.
   const head = text.slice(0, 4096);
-  if (trimmed.startsWith("[")) return /"role"\s*:/.test(head) ? "openai" : "jsonl";
+  if (trimmed.startsWith("[")) return /^\s*\[\s*\{/.test(head) && /"(?:traj|task_id)"\s*:/.test(head) ? "tau-bench" : /"role"\s*:/.test(head) ? "openai" : "jsonl";
   if (/"suite_name"|"pipeline_name"/.test(head)) return "agentdojo";
+  if (/^\s*\{/.test(head) && /"traj"\s*:\s*\[/.test(head)) return "tau-bench";
   if (/^\s*\{\s*"action"/.test(text)) return "jsonl";
   if (/^\s*\{\s*"type"\s*:\s*"(?:system|assistant|user|result|summary)"/.test(text)) return "claude-code";
   if (/^\s*\{\s*"jsonrpc"\s*:/.test(text)) return "mcp";
@@ -100,6 +103,7 @@ export function detectTraceFormat(text: string): TraceFormat | undefined {
  */
 export function documentFormat(whole: unknown): TraceFormat | undefined | "lines" {
   if (looksLikeAgentDojo(whole)) return "agentdojo";
+  if (looksLikeTauBenchRun(whole) || looksLikeTauBenchFile(whole)) return "tau-bench";
   if (Array.isArray(whole) && whole.length > 0 && isJsonObject(whole[0]) && typeof whole[0]["action"] === "string") return "jsonl";
   if (Array.isArray(whole) && whole.length === 0) return "jsonl";
   if (looksLikeChatMessages(whole)) return "openai";

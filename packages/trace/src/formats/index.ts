@@ -1,6 +1,7 @@
 import type { Diagnostic } from "@vigil/diagnostics";
 import type { Trace } from "../event.js";
 import type { TraceFormat } from "./detect.js";
+import type { TextOrigin } from "./lines.js";
 import { TraceReader } from "./reader.js";
 
 export { detectTraceFormat, traceFormatDescriptions, traceFormats, type TraceFormat } from "./detect.js";
@@ -9,6 +10,13 @@ export interface ReadAnyTraceOptions {
   readonly file?: string;
   /** A format, or `auto` (the default) to detect it from the content. */
   readonly format?: TraceFormat | "auto";
+  /**
+   * Also make an event of each message of the conversation (`user_message`, `agent_message`, with
+   * its `text`), in its place among the calls; see `TraceReaderOptions.messages`.
+   */
+  readonly messages?: boolean;
+  /** Where the text starts in the file it was cut from (a run of a file of runs), so that lines are the file's. */
+  readonly origin?: TextOrigin;
 }
 
 export interface ReadAnyTraceResult {

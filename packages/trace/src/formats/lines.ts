@@ -1,4 +1,4 @@
-import type { Span } from "@vigil/diagnostics";
+import { LineIndex, type Span } from "@vigil/diagnostics";
 
 /**
  * Cuts a text given in pieces into its non-blank lines, keeping the running offset and line
@@ -80,4 +80,52 @@ export function isBlank(text: string): boolean {
  */
 export function lineSpan(line: number, offset: number, from: number, to: number): Span {
   return { start: offset + from, end: offset + to, line, column: from + 1, endLine: line, endColumn: to + 1 };
+}
+
+/**
+ * Where a text starts in the file it was cut from (a run of a file holding several runs): the
+ * offset of its first character in the file, and that character's 1-based line and column.
+ */
+export interface TextOrigin {
+  readonly offset: number;
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * The lines of a text cut from a larger file, numbered as in that file: a span of the text is
+ * given as the span of the same characters in the file (offsets, lines, and columns, which move
+ * only on the text's first line), so that events and diagnostics point at the original file.
+ */
+export class PlacedLineIndex extends LineIndex {
+  constructor(
+    text: string,
+    private readonly origin: TextOrigin,
+  ) {
+    super(text);
+  }
+
+  /** The line and column in the file of an offset of the text. */
+  override position(offset: number): { line: number; column: number } {
+    const { line, column } = super.position(offset);
+    return line === 1 ? { line: this.origin.line, column: column + this.origin.column - 1 } : { line: line + this.origin.line - 1, column };
+  }
+
+  /** The offset in the file of a line and column of the file. */
+  override offset(line: number, column: number): number {
+    const inText = line === this.origin.line ? super.offset(1, column - this.origin.column + 1) : super.offset(line - this.origin.line + 1, column);
+    return inText + this.origin.offset;
+  }
+
+  /** The span in the file of offsets `start` to `end` of the text. */
+  override span(start: number, end: number): Span {
+    const from = this.position(start);
+    const to = this.position(end);
+    return { start: start + this.origin.offset, end: end + this.origin.offset, line: from.line, column: from.column, endLine: to.line, endColumn: to.column };
+  }
+}
+
+/** The lines of a text, numbered from its file's line when it was cut from one. */
+export function lineIndexOf(text: string, origin: TextOrigin | undefined): LineIndex {
+  return origin === undefined ? new LineIndex(text) : new PlacedLineIndex(text, origin);
 }

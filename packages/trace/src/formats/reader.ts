@@ -6,8 +6,9 @@ import { CallPairing, invalidLine, type DiagnosticSink } from "./calls.js";
 import { canonicalEvent, canonicalReading, invalidCanonicalLine, splitJsonArray, type CanonicalReading } from "./canonical.js";
 import { looksLikeClaudeCode, readClaudeCodeRecord } from "./claude-code.js";
 import { detectTraceFormat, documentFormat, formatMismatch, isRecordLine, traceFormats, type TraceFormat } from "./detect.js";
-import { isBlank, LineSplitter, lineSpan } from "./lines.js";
+import { isBlank, lineIndexOf, LineSplitter, lineSpan, type TextOrigin } from "./lines.js";
 import { looksLikeMcp, McpLog } from "./mcp.js";
+import { looksLikeTauBenchRun, runName } from "./tau-bench.js";
 
 /**
  * The one reader of traces: a recording is pushed in pieces, its records are read one at a time
@@ -18,8 +19,8 @@ import { looksLikeMcp, McpLog } from "./mcp.js";
  * Memory: line-oriented formats (canonical JSON Lines, Claude Code, MCP) are read line by line,
  * holding the unfinished last line, the calls still waiting for their result (and the complete
  * ones behind them, since events come out in order), and the ids already answered. A canonical
- * JSON array and the document formats (AgentDojo, OpenAI) are one JSON document: they are held
- * until the input ends. Until the format is decided the text is held too: usually the first line
+ * JSON array and the document formats (AgentDojo, OpenAI, a τ-bench run) are one JSON document:
+ * they are held until the input ends. Until the format is decided the text is held too: usually the first line
  * decides it; a first line that is not JSON, in a text that may be one document spread over many
  * lines, is decided only on the whole text.
  */
@@ -49,6 +50,19 @@ export interface TraceReaderOptions {
    * Lines read before (see `resumePoint`): the format is then `jsonl`, not grounded.
    */
   readonly startingAt?: ReadingPlace;
+  /**
+   * Also make an event of each message of the conversation, in its place among the calls: what
+   * the user says is `user_message` and what the agent says in text is `agent_message`, each with
+   * its whole text as the argument `text`, without status or output. System and developer
+   * messages, and empty ones, make none. Read from chat recordings (OpenAI messages and Responses
+   * items, AgentDojo, Claude Code, τ-bench); canonical events and MCP logs have no messages.
+   */
+  readonly messages?: boolean;
+  /**
+   * Where the text starts in the file it was cut from (a run of a file holding several runs), so
+   * that the lines of events and diagnostics are the file's. The beginning of the file by default.
+   */
+  readonly origin?: TextOrigin;
 }
 
 /** A line of a canonical JSON Lines text where a reading can start: its number, offset, and the position of its event. */
@@ -109,6 +123,8 @@ export class TraceReader {
   private readonly groundOption: boolean | undefined;
   private readonly onlyPositions: ReadonlySet<number> | undefined;
   private readonly startingAt: ReadingPlace | undefined;
+  private readonly messages: boolean;
+  private readonly origin: TextOrigin | undefined;
   /** Whether lines at unwanted positions are skipped unread (see `onlyPositions`). */
   private skipUnwanted = false;
   private readonly sink: KeptDiagnostics;
@@ -137,8 +153,9 @@ export class TraceReader {
   /** Canonical events skipped unread in the current step (see `onlyPositions`). */
   private skipped = 0;
 
-  /** Counts: the recording's events, those grounding added, and all events handed out. */
-  calls = 0;
+  /** Counts: the recording's events, the messages among them, those grounding added, and all events handed out. */
+  private recorded = 0;
+  private documentMessages = 0;
   groundedEvents = 0;
   private delivered = 0;
 
@@ -149,6 +166,8 @@ export class TraceReader {
     this.groundOption = options.ground;
     this.onlyPositions = options.onlyPositions;
     this.startingAt = options.startingAt;
+    this.messages = options.messages === true;
+    this.origin = options.origin;
     this.sink = new KeptDiagnostics(this.file);
     this.canonical = canonicalReading(this.file, this.sink);
     if (this.startingAt !== undefined) {
@@ -168,6 +187,16 @@ export class TraceReader {
 
   get detected(): boolean {
     return this.requested === "auto";
+  }
+
+  /** How many of the recording's events (so far) are tool calls. */
+  get calls(): number {
+    return this.recorded - this.messageEvents;
+  }
+
+  /** How many of the recording's events (so far) are messages (with the `messages` option). */
+  get messageEvents(): number {
+    return this.documentMessages + (this.pairing?.messages ?? 0);
   }
 
   /**
@@ -238,7 +267,8 @@ export class TraceReader {
     if (format === "mcp") this.mcp = new McpLog(this.pairing!, this.context());
     if (decision.layout !== "lines") return;
     this.skipUnwanted = this.onlyPositions !== undefined && format === "jsonl" && !this.ground;
-    this.splitter = new LineSplitter(format === "jsonl" ? this.canonicalLine : format === "mcp" ? this.mcpLine : this.claudeCodeLine, this.startingAt);
+    const start = this.startingAt ?? (this.origin !== undefined ? { line: this.origin.line, offset: this.origin.offset } : undefined);
+    this.splitter = new LineSplitter(format === "jsonl" ? this.canonicalLine : format === "mcp" ? this.mcpLine : this.claudeCodeLine, start);
     const held = this.held;
     this.held = "";
     this.splitter.push(held);
@@ -269,7 +299,7 @@ export class TraceReader {
 
   private readonly claudeCodeLine = (text: string, line: number, offset: number): void => {
     const value = this.parseRecordingLine(text, line, offset);
-    if (value !== invalid) readClaudeCodeRecord({ value, line, span: lineSpan(line, offset, 0, 0), text }, this.pairing!, this.context());
+    if (value !== invalid) readClaudeCodeRecord({ value, line, span: lineSpan(line, offset, 0, 0), text }, this.pairing!, this.context(), this.messages);
   };
 
   private readonly mcpLine = (text: string, line: number, offset: number): void => {
@@ -300,7 +330,7 @@ export class TraceReader {
       this.firstCharacter = text[first];
     }
     const requested = this.requested;
-    if (requested === "agentdojo" || requested === "openai") return { format: requested, layout: "document" };
+    if (requested === "agentdojo" || requested === "openai" || requested === "tau-bench") return { format: requested, layout: "document" };
     if (requested === "jsonl" && (this.firstCharacter === "[" || !this.checkRequestedFormat)) return { format: "jsonl", layout: this.firstCharacter === "[" ? "document" : "lines" };
     this.scanLines();
     if (this.nonBlankLines === 0) return undefined;
@@ -364,7 +394,7 @@ export class TraceReader {
         const detected = detectTraceFormat(text);
         this.sink.push(
           diagnostic("T0008", mismatch, {
-            span: new LineIndex(text.slice(0, 2)).span(0, Math.min(text.length, 1)),
+            span: this.firstCharacterSpan(text),
             ...(this.file !== undefined ? { file: this.file } : {}),
             help:
               detected !== undefined && detected !== this.requested
@@ -382,23 +412,28 @@ export class TraceReader {
     if (format === undefined) {
       this.sink.push(
         diagnostic("T0008", "the trace's format is not recognized", {
-          span: new LineIndex(text.slice(0, 2)).span(0, Math.min(text.length, 1)),
+          span: this.firstCharacterSpan(text),
           ...(this.file !== undefined ? { file: this.file } : {}),
           help: `name it with --trace-format (${traceFormats.join(", ")})`,
         }),
       );
       return { format, layout: "rejected" };
     }
-    if (format === "agentdojo" || format === "openai") return { format, layout: "document" };
+    if (format === "agentdojo" || format === "openai" || format === "tau-bench") return { format, layout: "document" };
     if (format === "jsonl" && text.trimStart().startsWith("[")) return { format, layout: "document" };
     return { format, layout: "lines" };
+  }
+
+  /** The span of a text's first character, where a diagnostic about the whole text points. */
+  private firstCharacterSpan(text: string) {
+    return lineIndexOf(text.slice(0, 2), this.origin).span(0, Math.min(text.length, 1));
   }
 
   /** Reads the held document: a canonical JSON array, or a chat document. */
   private readDocument(): void {
     const text = this.held;
     this.held = "";
-    const lines = new LineIndex(text);
+    const lines = lineIndexOf(text, this.origin);
     const format = this.decided!.format;
     if (format === "jsonl") {
       for (const element of splitJsonArray(text, lines, this.file, this.sink)) {
@@ -411,17 +446,29 @@ export class TraceReader {
     }
     const document = this.parseDocument(text, lines);
     if (document === undefined) return;
-    const recognized = format === "agentdojo" ? looksLikeAgentDojo(document) || looksLikeChatMessages(document) : looksLikeChatMessages(document);
-    if (!recognized) {
+    const start = lines.span(0, Math.min(text.length, 1));
+    if (format === "tau-bench" && Array.isArray(document) && document.length > 0) {
+      // A file of runs is a corpus, not one run: reading its runs as one would judge them as one.
+      const runs = document.length;
       this.sink.push(
-        diagnostic("T0008", `the trace is JSON but not ${format === "agentdojo" ? "an AgentDojo run" : "a list of chat messages"}`, {
-          span: lines.span(0, Math.min(text.length, 1)),
+        diagnostic("T0008", `the trace holds ${runs} τ-bench ${runs === 1 ? "run" : "runs"}, not one run`, {
+          span: start,
           ...(this.file !== undefined ? { file: this.file } : {}),
+          help: `\`vigilc check\` reads such a file as a corpus of its runs; \`--run NAME\` chooses one (named by task and trial, such as \`${runName(document[0], 1)}\`)`,
         }),
       );
       return;
     }
-    this.addToBatch(readChatMessages(document, text, { ...this.context(), lines }));
+    const recognized =
+      format === "agentdojo" ? looksLikeAgentDojo(document) || looksLikeChatMessages(document) : format === "tau-bench" ? looksLikeTauBenchRun(document) : looksLikeChatMessages(document);
+    if (!recognized) {
+      const expected = format === "agentdojo" ? "an AgentDojo run" : format === "tau-bench" ? "a τ-bench run (an object whose `traj` is a list of chat messages)" : "a list of chat messages";
+      this.sink.push(diagnostic("T0008", `the trace is JSON but not ${expected}`, { span: start, ...(this.file !== undefined ? { file: this.file } : {}) }));
+      return;
+    }
+    const read = readChatMessages(document, text, { ...this.context(), lines }, { messages: this.messages });
+    this.documentMessages += read.messages;
+    this.addToBatch(read.events);
   }
 
   private parseDocument(text: string, lines: LineIndex): unknown {
@@ -449,12 +496,12 @@ export class TraceReader {
   private deliver(recorded: TraceEvent[]): TraceEvent[] {
     if (this.skipUnwanted) {
       // Canonical events, not grounded: their positions are already the positions handed out.
-      this.calls += recorded.length + this.skipped;
+      this.recorded += recorded.length + this.skipped;
       this.delivered += recorded.length + this.skipped;
       this.skipped = 0;
       return recorded;
     }
-    this.calls += recorded.length;
+    this.recorded += recorded.length;
     const base = this.delivered;
     let events: TraceEvent[];
     if (this.ground && this.sink.errors === 0 && recorded.length > 0) {
