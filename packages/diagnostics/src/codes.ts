@@ -20,7 +20,7 @@ export const diagnosticCodes = {
   V0005: { severity: "error", summary: "a number literal is not a valid JSON number" },
   V0006: { severity: "error", summary: "an expression is nested too deeply for the parser" },
   V0007: { severity: "error", summary: "a value is written as a bare word; argument values are JSON values" },
-  V0008: { severity: "error", summary: "a rule's response is not `block`, `warn` or `ask`, or its remediation message is misplaced" },
+  V0008: { severity: "error", summary: "a rule's response is not `block`, `warn` or `ask`, its remediation message is misplaced, or the word after a key is not `matches` before a regular expression or `contains` before a variable" },
 
   // Checking (produced by @vigil/checker).
   V1001: { severity: "error", summary: "a name refers to no pattern of the policy" },
