@@ -63,11 +63,17 @@ const scopeOfTokenType: Readonly<Record<string, string>> = {
   Variable: "variable.other.binding.vigil",
   StringLiteral: "string.quoted.double.vigil",
   UnterminatedString: "string.quoted.double.vigil",
+  RegexLiteral: "string.regexp.vigil",
+  UnterminatedRegex: "string.regexp.vigil",
   NumberLiteral: "constant.numeric.vigil",
 };
 
+/** The scope of `matches` and `contains`, operators only before their operand (they are not reserved). */
+const operatorWordScope = "keyword.operator.word.vigil";
+const operandsOfWords = new Set(["Variable", "RegexLiteral", "UnterminatedRegex"]);
+
 /** Token types that never reach the grammar's text: categories, skipped white space, the parser's placeholder. */
-const notHighlighted = new Set(["Keyword", "FormKeyword", "SimpleFormKeyword", "OperatorKeyword", "ConstantKeyword", "StringToken", "NestingLimit", "WhiteSpace", "Identifier"]);
+const notHighlighted = new Set(["Keyword", "FormKeyword", "SimpleFormKeyword", "OperatorKeyword", "ConstantKeyword", "StringToken", "RegexToken", "NestingLimit", "WhiteSpace", "Identifier"]);
 
 /** Scopes a plain name (a pattern, an action, a key) must not get: it is not a keyword. */
 const keywordLike = /^(keyword|storage|constant)\./;
@@ -169,6 +175,11 @@ function disagreements(text: string): string[] {
   const grammarTokens = highlight(text);
   const problems: string[] = [];
   const lexerTokens: IToken[] = [...lexed.tokens, ...(lexed.groups["comments"] ?? [])];
+  // An identifier right before a variable or a regular expression is `matches` or `contains`: no
+  // other name is ever followed by either.
+  const operatorWords = new Set(
+    lexed.tokens.filter((token, index) => token.tokenType.name === "Identifier" && operandsOfWords.has(lexed.tokens[index + 1]?.tokenType.name ?? "")).map((token) => token.startOffset),
+  );
   for (const token of lexerTokens) {
     const start = token.startOffset;
     const end = start + token.image.length;
@@ -180,7 +191,7 @@ function disagreements(text: string): string[] {
     }
     const typeName = token.tokenType.name;
     if (typeName === "Identifier") {
-      const expected = responses.has(start) ? responseScope : declarations.get(start);
+      const expected = responses.has(start) ? responseScope : operatorWords.has(start) ? operatorWordScope : declarations.get(start);
       if (expected !== undefined) {
         if (!scopes.every((list) => list.some((scope) => scope.startsWith(expected)))) problems.push(`${where}: expected ${expected}, got ${JSON.stringify(scopes)}`);
       } else if (scopes.some((list) => list.some((scope) => keywordLike.test(scope)))) {
