@@ -323,6 +323,8 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
         items.snippet("in", "in {${1}}", "the argument has one of the values", CompletionItemKind.Operator, "in {…}");
         items.snippet("~", '~ "${1:*}"', "the argument matches the wildcard", CompletionItemKind.Operator, '~ "…"');
         items.snippet("=", "= \\$${1:x}", "binds the argument's value to a variable", CompletionItemKind.Operator, "= $x");
+        items.snippet("matches", "matches /${1}/${2:i}", "the argument's text contains a match of the regular expression", CompletionItemKind.Operator, "matches /…/");
+        items.snippet("contains", "contains \\$${1:x}", "the argument's text contains the value bound to the variable", CompletionItemKind.Operator, "contains $x");
       }
       for (const connective of ["and", "or", "implies"]) items.plain(connective, keywordDescriptions[connective]!, CompletionItemKind.Keyword);
       if (context.ends === "rule") {
@@ -390,6 +392,7 @@ function operandItems(items: ItemList, options: ItemOptions, signature: Signatur
   items.plain("status = ok", "the call succeeded", CompletionItemKind.Keyword);
   items.plain("status = error", "the call failed", CompletionItemKind.Keyword);
   items.snippet("output ~", 'output ~ "${1:*}"', "the call's output matches the wildcard", CompletionItemKind.Keyword, 'output ~ "…"');
+  items.snippet("output matches", "output matches /${1}/${2:i}", "the call's output contains a match of the regular expression", CompletionItemKind.Keyword, "output matches /…/");
   items.plain("not", keywordDescriptions["not"]!, CompletionItemKind.Keyword);
   if (temporal) {
     items.plain("once", keywordDescriptions["once"]!, CompletionItemKind.Keyword);
