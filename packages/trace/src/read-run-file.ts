@@ -24,8 +24,8 @@ export async function readRunFile(file: string, options: { readonly format?: Tra
   if (!isHandle(handle)) return handle;
   try {
     if (format === "auto") {
-      // UTF-8 takes at most 4 bytes a character: this many bytes hold the characters looked at.
-      const head = Buffer.alloc(RUN_FILE_HEAD * 4);
+      // The first 64 KiB: at most as many characters (a character cut at the end is decoded as U+FFFD).
+      const head = Buffer.allocUnsafe(RUN_FILE_HEAD);
       const { bytesRead } = await handle.read(head, 0, head.length, 0);
       const text = head.subarray(0, bytesRead).toString("utf8");
       if (!mayBeRunFile(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)) return undefined;

@@ -60,7 +60,8 @@ export function readChatMessages(
     if (Array.isArray(toolCalls)) {
       for (const [callIndex, call] of toolCalls.entries()) {
         const id = isJsonObject(call) && typeof call["id"] === "string" ? call["id"] : undefined;
-        const offset = id !== undefined ? find(new RegExp(jsonString(id), "g")) : 0;
+        // The call's own `"id"`, not a later result's `"tool_call_id"` of the same id (ids repeat within a run).
+        const offset = id !== undefined ? find(new RegExp(`"id"\\s*:\\s*${jsonString(id)}`, "g")) : 0;
         const fn = isJsonObject(call) ? call["function"] : undefined;
         // AgentDojo: {function: name, args: {…}}; OpenAI: {function: {name, arguments: "<json>"}}.
         const name = typeof fn === "string" ? fn : isJsonObject(fn) && typeof fn["name"] === "string" ? fn["name"] : undefined;
