@@ -1,8 +1,9 @@
 import { stat, writeFile } from "node:fs/promises";
 import type { CompiledPolicy, Diagnostic, DiagnosticCode, EngineName, Encoding, ReadRecordingResult, Trace } from "@vigil/compiler";
 import { closestName, diagnosticCodes } from "@vigil/diagnostics";
+import type { ReadRunFileResult, RecordingRun } from "@vigil/trace";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { checkCorpus, expandCorpus, isCorpus, progressLine, renderSummary, summarize } from "./corpus.js";
+import { checkCorpus, expandCorpus, expandRunFiles, isCorpus, progressLine, renderSummary, runsOfFile, summarize, type CorpusRun } from "./corpus.js";
 import { toHtml, type RuleText } from "./html.js";
 import { outcomeOf, timelineEvents, type RunOutcome } from "./outcome.js";
 import { toSarif } from "./sarif.js";
@@ -95,17 +96,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   /** How an input is named in diagnostics and reports. */
   const inputName = (file: string, what: string): string => (fromStdin(file, what) ? STDIN_NAME : file);
 
-  let stdinRead = false;
+  /** Standard input, once read: a command may look at the trace twice (is it a file of runs? then the run). */
+  let stdinText: string | undefined;
   const readText = async (file: string, what: string): Promise<string> => {
     if (fromStdin(file, what) && io.stdin !== undefined) {
-      if (stdinRead) {
-        io.stderr("error: standard input can be read only once\n");
-        throw new InputError();
+      if (stdinText === undefined) {
+        stdinText = stripByteOrderMark(await io.stdin());
+        sources.set(STDIN_NAME, stdinText);
       }
-      stdinRead = true;
-      const text = stripByteOrderMark(await io.stdin());
-      sources.set(STDIN_NAME, text);
-      return text;
+      return stdinText;
     }
     const { readRegularFile } = await loadTraceReader();
     const read = await readRegularFile(file, what);
@@ -119,22 +118,90 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   };
 
   /**
+   * The trace as a file holding several runs (a τ-bench results file), read whole and cut into its
+   * runs; undefined when it is one run. A file that cannot be read stops with exit 2 when `--run`
+   * was given (a run of it is wanted), and is otherwise left to the reading of one run.
+   */
+  const loadRunFile = async (path: string, reading: TraceReading): Promise<ReadRunFileResult | undefined> => {
+    const format = reading.traceFormat ?? "auto";
+    if (format !== "auto" && format !== "tau-bench") return undefined;
+    const { readRunFile, splitRunFile } = await loadTraceReader();
+    if (fromStdin(path, "trace")) {
+      const text = await readText(path, "trace");
+      const runs = splitRunFile(text, { format });
+      return runs === undefined ? undefined : { ...runs, text };
+    }
+    const read = await readRunFile(path, { format });
+    if (read !== undefined && "code" in read) {
+      // Without --run the trace is read as one run next, which says why it cannot be, in its turn.
+      if (reading.run === undefined) return undefined;
+      io.stderr(`error: ${printableText(read.message)}\n`);
+      throw new InputError();
+    }
+    if (read !== undefined) sources.set(path, read.text);
+    return read;
+  };
+
+  /**
+   * The run `--run` names in a file of runs; stops with exit 2 when it names none of them, or when
+   * the trace is not such a file.
+   */
+  const chooseRun = (runFile: ReadRunFileResult | undefined, name: string, file: string): RecordingRun => {
+    if (runFile === undefined) {
+      io.stderr(`error: --run chooses one run of a file holding several (a τ-bench results file); \`${printableLine(file)}\` is one run\n`);
+      throw new InputError();
+    }
+    const run = runFile.runs.find((candidate) => candidate.name === name);
+    if (run !== undefined) return run;
+    const names = runFile.runs.map((candidate) => candidate.name);
+    const near = closestName(name, names);
+    io.stderr(`error: \`${printableLine(file)}\` has no run named \`${printableLine(name)}\`${near !== undefined ? `; did you mean \`${printableLine(near)}\`?` : ""}\n`);
+    if (names.length > 0) io.stderr(`  help: its ${plural(names.length, "run")} are named by task and trial, from \`${printableLine(names[0]!)}\` to \`${printableLine(names.at(-1)!)}\`\n`);
+    throw new InputError();
+  };
+
+  /**
+   * The one run a command reads from a file of runs: the run `--run` names, or exit 2 saying how to
+   * name one. Undefined for a trace of one run (where `--run` is an error).
+   */
+  const oneRunOf = (runFile: ReadRunFileResult | undefined, reading: TraceReading, file: string, command: string): RecordingRun | undefined => {
+    if (reading.run !== undefined) return chooseRun(runFile, reading.run, file);
+    if (runFile === undefined) return undefined;
+    const first = runFile.runs[0]?.name ?? "task 0 trial 0";
+    io.stderr(
+      `error: the trace \`${printableLine(file)}\` holds ${plural(runFile.runs.length, "run")} (τ-bench); \`${command}\` reads one\n` +
+        `  help: choose it with --run NAME, such as --run '${printableLine(first)}' (runs are named by task and trial)\n`,
+    );
+    throw new InputError();
+  };
+
+  /**
    * Reads a trace; stops with exit 2 on any error. Returns the trace, how many warnings it got, and
-   * the name it goes by in diagnostics and reports.
+   * the name it goes by in diagnostics and reports. A file of several runs gives the run `--run` names.
    */
   const loadTrace = async (
     path: string,
     consequence = "no rule was checked",
     reading: TraceReading = {},
+    command = "lower",
   ): Promise<{ trace: Trace; warnings: number; name: string }> => {
     const text = await readText(path, "trace");
     const file = inputName(path, "trace");
-    const { readRecording } = await loadTraceReader();
+    const { readRecording, splitRunFile } = await loadTraceReader();
+    const format = reading.traceFormat ?? "auto";
+    const runFile = splitRunFile(text, { format });
+    const run = oneRunOf(runFile === undefined ? undefined : { ...runFile, text }, reading, file, command);
     let read: ReadRecordingResult;
     try {
       // Recordings of real agents are grounded by default; canonical events are taken as given.
-      read = readRecording(text, { file, format: reading.traceFormat ?? "auto", ...(reading.ground !== undefined ? { ground: reading.ground } : {}) });
-      reportReading({ file, ...read, traceDiagnostics: read.diagnostics });
+      read = readRecording(run?.text ?? text, {
+        file,
+        format: run !== undefined ? "tau-bench" : format,
+        ...(reading.ground !== undefined ? { ground: reading.ground } : {}),
+        ...(reading.messages === true ? { messages: true } : {}),
+        ...(run !== undefined ? { origin: run.origin } : {}),
+      });
+      reportReading({ file: run !== undefined ? `${file} · ${run.name}` : file, ...read, traceDiagnostics: read.diagnostics });
     } catch (error) {
       if (!isStackOverflow(error)) throw error;
       io.stderr(`error: cannot read the trace \`${file}\`: a value in it is nested too deeply to read; ${consequence}\n`);
@@ -157,6 +224,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     readonly format?: string;
     readonly detected: boolean;
     readonly calls: number;
+    readonly messageEvents: number;
     readonly groundedEvents: number;
     readonly traceDiagnostics: readonly Diagnostic[];
   }): void => {
@@ -164,7 +232,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     // Counts only for a recording that read: with errors, the format is what explains them.
     const counts = read.traceDiagnostics.some((d) => d.severity === "error")
       ? ""
-      : `: ${plural(read.calls, "tool call")}` + (read.groundedEvents > 0 ? `, and ${plural(read.groundedEvents, "event")} grounded from shell commands` : "");
+      : `: ${plural(read.calls, "tool call")}` +
+        (read.messageEvents > 0 ? ` and ${plural(read.messageEvents, "message")}` : "") +
+        (read.groundedEvents > 0 ? `, and ${plural(read.groundedEvents, "event")} grounded from shell commands` : "");
     io.stderr(`note: read \`${printableLine(read.file)}\` as ${read.format}${read.detected ? " (detected)" : ""}${counts}\n`);
   };
 
@@ -210,12 +280,30 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return errors > 0 || (strict && warnings > 0) ? EXIT_INPUT_ERROR : EXIT_SAFE;
   };
 
-  /** `check` over a directory or glob of runs: every run checked, a summary, exit 2 if any run could not be. */
+  /**
+   * Says, once, that the policy names message actions that make no event without `--messages`:
+   * the conditions on them would match nothing, silently but for a closed-world warning.
+   */
+  const noteMessagesOff = async (compiled: CompiledPolicy, reading: TraceReading): Promise<void> => {
+    if (reading.messages === true || !compiled.ok) return;
+    const { checkAgainstSignature } = await loadCompiler();
+    const { emptySignature } = await loadTraceReader();
+    const named = new Set<string>();
+    for (const d of checkAgainstSignature(compiled, emptySignature())) {
+      const action = d.code === "V1101" ? /^the action `(user_message|agent_message)`/.exec(d.message)?.[1] : undefined;
+      if (action !== undefined) named.add(action);
+    }
+    if (named.size === 0) return;
+    const names = [...named].map((name) => `\`${name}\``).join(" and ");
+    io.stderr(`note: the policy names ${names}: messages are events only with --messages, so without it the conditions on them match nothing\n\n`);
+  };
+
+  /** `check` over a directory or glob of runs, or a file of runs: every run checked, a summary, exit 2 if any run could not be. */
   const checkCorpusCommand = async (
     source: string,
     policyFile: string,
+    runsToCheck: () => Promise<CorpusRun[]>,
     options: {
-      trace: string;
       format: "human" | "json";
       exitZero?: boolean;
       sarif?: string;
@@ -243,16 +331,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr(`error: --strict: ${plural(policyWarnings.length, "warning")} about \`${policyFile}\` ${policyWarnings.length === 1 ? "counts as an error" : "count as errors"}; no run was checked\n`);
       throw new InputError();
     }
-    const files = await expandCorpus(options.trace);
-    if (files.length === 0) {
-      io.stderr(`error: \`${options.trace}\` holds no trace files (*.jsonl, *.json, *.ndjson); no run was checked\n`);
-      throw new InputError();
-    }
-    const outcomes = await checkCorpus(files, {
+    await noteMessagesOff(compiled, options);
+    const runs = await runsToCheck();
+    const outcomes = await checkCorpus(runs, {
       policySource: source,
       policyFile,
       traceFormat: options.traceFormat ?? "auto",
       ...(options.ground !== undefined ? { ground: options.ground } : {}),
+      ...(options.messages === true ? { messages: true } : {}),
       engine: options.engine,
       timeoutMs: options.timeout,
       budgetMs: options.budget,
@@ -289,6 +375,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
+    .option("--messages", "the conversation's messages are events too: user_message and agent_message, with their text")
+    .option("--run <name>", "of a file holding several runs (τ-bench): check only this run (such as 'task 0 trial 0'); without it every run is checked, as a corpus")
     .addOption(new Option("-e, --engine <engine>", "decision procedure").choices(["eval", "smt"]).default("eval"))
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
@@ -315,10 +403,39 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           exitCode = await checkAgainstSchemas(source, policyFile, options.schema!, options.strict === true);
           return;
         }
-        if (await isCorpus(options.trace)) {
-          exitCode = await checkCorpusCommand(source, policyFile, { ...options, trace: options.trace });
+        const traceArgument = options.trace;
+        if (await isCorpus(traceArgument)) {
+          if (options.run !== undefined) {
+            io.stderr(`error: --run chooses one run of a file holding several (a τ-bench results file), not of a directory or glob\n`);
+            throw new InputError();
+          }
+          const runsOfCorpus = async (): Promise<CorpusRun[]> => {
+            const files = await expandCorpus(traceArgument);
+            if (files.length === 0) {
+              io.stderr(`error: \`${traceArgument}\` holds no trace files (*.jsonl, *.json, *.ndjson); no run was checked\n`);
+              throw new InputError();
+            }
+            // A file of several runs among them gives each of its runs.
+            return expandRunFiles(files, options.traceFormat ?? "auto");
+          };
+          exitCode = await checkCorpusCommand(source, policyFile, runsOfCorpus, options);
           return;
         }
+        const traceFile = inputName(traceArgument, "trace");
+        // A file holding several runs is a corpus of its runs, unless --run chooses one of them.
+        const runFile = await loadRunFile(traceArgument, options);
+        if (runFile !== undefined && options.run === undefined) {
+          const runsOfRunFile = async (): Promise<CorpusRun[]> => {
+            if (runFile.runs.length === 0) {
+              io.stderr(`error: \`${printableLine(traceFile)}\` holds no runs; no run was checked\n`);
+              throw new InputError();
+            }
+            return runsOfFile(traceFile, runFile);
+          };
+          exitCode = await checkCorpusCommand(source, policyFile, runsOfRunFile, options);
+          return;
+        }
+        const chosen = options.run !== undefined ? chooseRun(runFile, options.run, traceFile) : undefined;
         const { compile, judgeRun, reportToJson, SmtDecider } = await loadCompiler();
         // The policy is compiled once; the run's signature is checked against it in the pipeline.
         const compiled = compile(source, { file: policyFile });
@@ -329,23 +446,28 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; no rule was checked\n`);
           throw new InputError();
         }
-        const traceFile = inputName(options.trace, "trace");
+        await noteMessagesOff(compiled, options);
+        // How the run goes by in reports: its file, and its name in a file of runs.
+        const runName = chosen !== undefined ? `${traceFile} · ${chosen.name}` : traceFile;
         // A trace of moderate size is read whole, so that its diagnostics show code frames and a
         // report can show its events; a larger one is streamed through the pipeline, which keeps
-        // only the events at the witnesses. Standard input is read whole.
-        const whole = fromStdin(options.trace, "trace") || options.engine === "smt" || (await fileSize(options.trace)) <= WHOLE_TRACE_BYTES;
-        const text = whole ? await readText(options.trace, "trace") : undefined;
+        // only the events at the witnesses. Standard input is read whole, and so is a run of a
+        // file of runs (its text was cut from the file, read whole).
+        const whole = chosen !== undefined || fromStdin(traceArgument, "trace") || options.engine === "smt" || (await fileSize(traceArgument)) <= WHOLE_TRACE_BYTES;
+        const text = chosen !== undefined ? chosen.text : whole ? await readText(traceArgument, "trace") : undefined;
         // The decider is made here rather than inside the pipeline so that its release can be left to
         // the end of the process (see `CliIo.exitsAfterRun`).
         const decider = options.engine === "smt" ? await SmtDecider.create({ timeoutMs: options.timeout }) : undefined;
         let judged;
         try {
-          judged = await judgeRun(compiled, { file: traceFile, ...(text !== undefined ? { text } : {}) }, {
+          const run = chosen !== undefined ? { run: chosen.name, origin: chosen.origin } : {};
+          judged = await judgeRun(compiled, { file: traceFile, ...(text !== undefined ? { text } : {}), ...run }, {
             engine: options.engine,
             ...(decider !== undefined ? { decider } : {}),
             smt: { timeoutMs: options.timeout },
-            traceFormat: options.traceFormat ?? "auto",
+            traceFormat: chosen !== undefined ? "tau-bench" : (options.traceFormat ?? "auto"),
             ...(options.ground !== undefined ? { ground: options.ground } : {}),
+            ...(options.messages === true ? { messages: true } : {}),
             strict: options.strict === true,
             budgetMs: options.budget,
             keepEvents: whole,
@@ -355,17 +477,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           });
         } catch (error) {
           if (!isStackOverflow(error)) throw error;
-          io.stderr(`error: cannot read the trace \`${traceFile}\`: a value in it is nested too deeply to read; no rule was checked\n`);
+          io.stderr(`error: cannot read the trace \`${runName}\`: a value in it is nested too deeply to read; no rule was checked\n`);
           throw new InputError();
         } finally {
           if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
         }
-        reportReading(judged);
+        reportReading({ ...judged, file: runName });
         const traceErrors = judged.traceDiagnostics.filter((d) => d.severity === "error");
         printDiagnostics(traceErrors.length > 0 ? traceErrors : judged.traceDiagnostics);
         if (judged.stopped === "trace") {
           reportUnrendered();
-          io.stderr(`error: the trace \`${traceFile}\` has ${plural(traceErrors.length, "error")}; no rule was checked\n`);
+          io.stderr(`error: the trace \`${runName}\` has ${plural(traceErrors.length, "error")}; no rule was checked\n`);
           throw new InputError();
         }
         const policyNotes = [...compiled.diagnostics, ...judged.signatureDiagnostics];
@@ -380,7 +502,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           warnings++;
         }
         if (options.strict === true && warnings > 0) {
-          io.stderr(`error: --strict: ${plural(warnings, "warning")} (about \`${policyFile}\` or \`${traceFile}\`) ${warnings === 1 ? "counts as an error" : "count as errors"}; no rule was checked\n`);
+          io.stderr(`error: --strict: ${plural(warnings, "warning")} (about \`${policyFile}\` or \`${runName}\`) ${warnings === 1 ? "counts as an error" : "count as errors"}; no rule was checked\n`);
           throw new InputError();
         }
         const report = judged.report!;
@@ -388,6 +510,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         const events = judged.events ?? (options.html !== undefined ? await timelineEvents(judged, options) : judged.witnessEvents!);
         if (options.sarif !== undefined || options.html !== undefined) {
           const outcome = outcomeOf(traceFile, judged.format, events, report, {
+            ...(chosen !== undefined ? { run: chosen.name } : {}),
             timeline: options.html !== undefined,
             eventCount: judged.eventCount,
             ...(judged.witnessLines !== undefined ? { witnessLines: judged.witnessLines } : {}),
@@ -400,7 +523,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           // A streamed run kept only the events at the witnesses the report shows.
           const kept = judged.events;
           const eventAt = kept !== undefined ? (position: number) => kept[position - 1] : (position: number) => judged.witnessEvents!.get(position);
-          io.stdout(renderReport({ report, policySource: source, policyFile, traceFile, eventCount: judged.eventCount, eventAt }, colors));
+          io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: runName, eventCount: judged.eventCount, eventAt }, colors));
         }
         exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
       },
@@ -414,6 +537,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
+    .option("--messages", "the conversation's messages are events too: user_message and agent_message, with their text")
+    .option("--run <name>", "of a file holding several runs (τ-bench), the run to lower (such as 'task 0 trial 0'); required for such a file")
     .option("-r, --rule <name>", "only this rule (NAME or POLICY.NAME)")
     .addOption(new Option("--encoding <encoding>", "literal: the disjunctions of Figure 5 spelled out; shared: the same, with running disjunctions named once").choices(["shared", "literal"]).default("shared"))
     .action(async (policyFile: string, options: { trace: string; rule?: string; encoding: Encoding } & TraceReading) => {
@@ -500,6 +625,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
+    .option("--messages", "the conversation's messages are events too: user_message and agent_message, with their text")
+    .option("--run <name>", "of a file holding several runs (τ-bench), only this run (such as 'task 0 trial 0'); without it, the signature of all its runs together")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .action(async (traceFile: string, options: { format: "human" | "json" } & TraceReading) => {
       // Read as a run is: piece by piece from a file (memory holds the signature), whole from stdin.
@@ -507,8 +634,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const name = inputName(traceFile, "trace");
       const { readRunSignature } = await loadCompiler();
       const { signatureToJson } = await loadTraceReader();
-      const read = await readRunSignature({ file: name, ...(text !== undefined ? { text } : {}) }, options);
-      reportReading({ file: name, ...read });
+      // One run of a file of runs, with --run; without, a file of runs gives all its runs together.
+      const chosen = options.run !== undefined ? chooseRun(await loadRunFile(traceFile, options), options.run, name) : undefined;
+      const source = chosen !== undefined ? { file: name, text: chosen.text, run: chosen.name, origin: chosen.origin } : { file: name, ...(text !== undefined ? { text } : {}) };
+      const read = await readRunSignature(source, { ...options, ...(chosen !== undefined ? { traceFormat: "tau-bench" as const } : {}) });
+      reportReading({ file: chosen !== undefined ? `${name} · ${chosen.name}` : name, ...read });
       const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
       printDiagnostics(errors.length > 0 ? errors : read.traceDiagnostics);
       if (errors.length > 0) {
@@ -517,12 +647,19 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         throw new InputError();
       }
       const signature = signatureToJson(read.signature);
+      const runs = read.runs !== undefined ? { runs: read.runs } : chosen !== undefined ? { run: chosen.name } : {};
       if (options.format === "json") {
-        io.stdout(JSON.stringify({ events: read.eventCount, ...signature }, null, 2) + "\n");
+        io.stdout(JSON.stringify({ events: read.eventCount, ...runs, ...signature }, null, 2) + "\n");
         return;
       }
+      const whose =
+        read.runs !== undefined
+          ? ` in ${plural(read.runs, "run")}: the signature of all the runs of the file together (--run NAME gives one run's)`
+          : chosen !== undefined
+            ? ` of the run \`${printableLine(chosen.name)}\``
+            : "";
       // Names and values come from the trace: escaped, so that no byte of it reaches the terminal raw.
-      const lines = [plural(read.eventCount, "event"), `actions (A): ${signature.actions.map(printableLine).join(", ") || "(none)"}`, "argument names (K) and values (V):"];
+      const lines = [plural(read.eventCount, "event") + whose, `actions (A): ${signature.actions.map(printableLine).join(", ") || "(none)"}`, "argument names (K) and values (V):"];
       for (const key of signature.keys) {
         const more = key.distinctValues > key.values.length ? `, … (${key.distinctValues} distinct)` : "";
         const shown = key.values.map((value) => printableLine(value.length > 60 ? `${value.slice(0, 57)}…` : value));
@@ -666,14 +803,19 @@ function parsePort(text: string): number {
   return value;
 }
 
-/** How a trace file is read: its format (or detection) and whether shell calls are grounded. */
+/**
+ * How a trace file is read: its format (or detection), whether shell calls are grounded, whether
+ * messages are events, and which run of a file holding several.
+ */
 interface TraceReading {
-  readonly traceFormat?: "auto" | "jsonl" | "claude-code" | "agentdojo" | "openai" | "mcp";
+  readonly traceFormat?: "auto" | "jsonl" | "claude-code" | "agentdojo" | "openai" | "mcp" | "tau-bench";
   readonly ground?: boolean;
+  readonly messages?: boolean;
+  readonly run?: string;
 }
 
 function traceFormatOption(): Option {
   return new Option("--trace-format <format>", "the trace's format; auto detects it from the content")
-    .choices(["auto", "jsonl", "claude-code", "agentdojo", "openai", "mcp"])
+    .choices(["auto", "jsonl", "claude-code", "agentdojo", "openai", "mcp", "tau-bench"])
     .default("auto");
 }

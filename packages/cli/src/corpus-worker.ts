@@ -1,4 +1,5 @@
 import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type TraceFormat } from "@vigil/compiler";
+import type { TextOrigin } from "@vigil/trace";
 import { outcomeOf, runError, timelineEvents, type RunOutcome } from "./outcome.js";
 
 export type { RunOutcome } from "./outcome.js";
@@ -11,10 +12,19 @@ export type { RunOutcome } from "./outcome.js";
  */
 export interface RunTask {
   readonly file: string;
+  /**
+   * For a run of a file holding several (cut from it in the main thread, which read the file once):
+   * its name, its text, and where the text starts in the file.
+   */
+  readonly run?: string;
+  readonly text?: string;
+  readonly origin?: TextOrigin;
   readonly policySource: string;
   readonly policyFile: string;
   readonly traceFormat: TraceFormat | "auto";
   readonly ground?: boolean;
+  /** Messages of the conversation are events too (`user_message`, `agent_message`). */
+  readonly messages?: boolean;
   readonly engine?: EngineName;
   /** For `smt`: the time limit per solver call, in milliseconds. */
   readonly timeoutMs?: number;
@@ -47,17 +57,19 @@ async function deciderFor(timeoutMs: number): Promise<SmtDecider> {
 }
 
 export default async function checkRun(task: RunTask): Promise<RunOutcome> {
+  const run = task.run !== undefined ? { run: task.run } : {};
   try {
     const policy = policyOf(task);
     const engine = task.engine ?? "eval";
     const judged = await judgeRun(
       policy,
-      { file: task.file },
+      { file: task.file, ...run, ...(task.text !== undefined ? { text: task.text } : {}), ...(task.origin !== undefined ? { origin: task.origin } : {}) },
       {
         engine,
         ...(engine === "smt" ? { decider: await deciderFor(task.timeoutMs ?? 30_000) } : {}),
         traceFormat: task.traceFormat,
         ...(task.ground !== undefined ? { ground: task.ground } : {}),
+        ...(task.messages === true ? { messages: true } : {}),
         strict: task.strict === true,
         ...(task.budgetMs !== undefined ? { budgetMs: task.budgetMs } : {}),
         // Reports of a corpus show no witness event, only the witnesses' lines and (for --html) a
@@ -69,22 +81,24 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
     const format = judged.format;
     if (judged.stopped === "trace") {
       const errors = judged.traceDiagnostics.filter((d) => d.severity === "error").map((d) => runError(d, task.file));
-      return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors };
+      return { file: task.file, ...run, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors };
     }
     if (judged.stopped === "strict") {
       // Under --strict a warning stops the run like an error; its message says so.
       const warnings = [...judged.traceDiagnostics, ...judged.signatureDiagnostics]
         .filter((d) => d.severity === "warning")
         .map((d) => ({ ...runError(d, task.file), message: `--strict: ${d.message}` }));
-      return { file: task.file, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings };
+      return { file: task.file, ...run, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings };
     }
-    const events = task.timeline === true ? await timelineEvents(judged, task) : judged.witnessEvents!;
+    // A run given as text was kept whole; one read from its file is read again for its timeline.
+    const events = task.timeline !== true ? judged.witnessEvents! : (judged.events ?? (await timelineEvents(judged, task)));
     return outcomeOf(task.file, format, events, judged.report!, {
+      ...run,
       timeline: task.timeline === true,
       eventCount: judged.eventCount,
       ...(judged.witnessLines !== undefined ? { witnessLines: judged.witnessLines } : {}),
     });
   } catch (error) {
-    return { file: task.file, events: 0, statements: [], errors: [{ code: "E0003", severity: "error", message: `internal error: ${(error as Error).message}`, file: task.file }] };
+    return { file: task.file, ...run, events: 0, statements: [], errors: [{ code: "E0003", severity: "error", message: `internal error: ${(error as Error).message}`, file: task.file }] };
   }
 }

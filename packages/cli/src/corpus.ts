@@ -1,14 +1,50 @@
 import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import type { RunFile, TextOrigin } from "@vigil/trace";
 import type { RunTask } from "./corpus-worker.js";
-import { runErrorText, type RunOutcome } from "./outcome.js";
+import { runErrorText, runLabel, type RunOutcome } from "./outcome.js";
 import { printableLine } from "./render.js";
 
 /**
- * Corpus mode of `vigilc check`: a directory or a glob of traces, every run checked (in parallel
- * across cores, in worker threads), a progress line on a terminal, and a summary.
+ * Corpus mode of `vigilc check`: a directory or a glob of traces, or a file holding several runs
+ * (a τ-bench results file), every run checked (in parallel across cores, in worker threads), a
+ * progress line on a terminal, and a summary.
  */
+
+/**
+ * One run of a corpus: a file, read by a worker; or a run of a file holding several, cut from the
+ * file here (which reads the file once) and given to a worker as its text, with its name and the
+ * place of the text in the file.
+ */
+export interface CorpusRun {
+  readonly file: string;
+  readonly run?: string;
+  readonly text?: string;
+  readonly origin?: TextOrigin;
+}
+
+/** The runs of a file of runs, each named by its name in the file. */
+export function runsOfFile(file: string, runFile: RunFile): CorpusRun[] {
+  return runFile.runs.map((run) => ({ file, run: run.name, text: run.text, origin: run.origin }));
+}
+
+/**
+ * The runs of a corpus's files: a file holding several runs gives each of them (read whole here,
+ * once); any other file is one run, read by its worker. With a format of one run named, every
+ * file is one run.
+ */
+export async function expandRunFiles(files: readonly string[], traceFormat: RunTask["traceFormat"]): Promise<CorpusRun[]> {
+  const { readRunFile } = await import("@vigil/trace");
+  const runs: CorpusRun[] = [];
+  for (const file of files) {
+    const read = traceFormat === "auto" || traceFormat === "tau-bench" ? await readRunFile(file, { format: traceFormat }) : undefined;
+    // A file that cannot be read is left to its worker, which reports why as that run's error.
+    if (read === undefined || "code" in read) runs.push({ file });
+    else for (const run of runsOfFile(file, read)) runs.push(run);
+  }
+  return runs;
+}
 
 const traceExtensions = [".jsonl", ".json", ".ndjson"];
 
@@ -46,6 +82,7 @@ export interface CorpusOptions {
   readonly policyFile: string;
   readonly traceFormat: RunTask["traceFormat"];
   readonly ground?: boolean;
+  readonly messages?: boolean;
   readonly engine?: RunTask["engine"];
   readonly timeoutMs?: number;
   readonly budgetMs?: number;
@@ -56,31 +93,36 @@ export interface CorpusOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-/** Checks every file, in worker threads; outcomes come back in the files' order. */
-export async function checkCorpus(files: readonly string[], options: CorpusOptions): Promise<RunOutcome[]> {
+/** Checks every run, in worker threads; outcomes come back in the runs' order. */
+export async function checkCorpus(runs: readonly CorpusRun[], options: CorpusOptions): Promise<RunOutcome[]> {
   const { Piscina } = await import("piscina");
   const pool = new Piscina<RunTask, RunOutcome>({
     filename: new URL("./corpus-worker.js", import.meta.url).href,
-    maxThreads: Math.max(1, Math.min(availableParallelism(), files.length)),
+    maxThreads: Math.max(1, Math.min(availableParallelism(), runs.length)),
     minThreads: 1,
   });
   let done = 0;
   try {
     return await Promise.all(
-      files.map(async (file) => {
+      runs.map(async ({ file, run, text, origin }) => {
         const outcome = await pool.run({
           file,
+          ...(run !== undefined ? { run } : {}),
+          ...(text !== undefined ? { text } : {}),
+          ...(origin !== undefined ? { origin } : {}),
           policySource: options.policySource,
           policyFile: options.policyFile,
-          traceFormat: options.traceFormat,
+          // A run cut from a file of runs is a τ-bench run, whatever the file was detected as.
+          traceFormat: run !== undefined ? "tau-bench" : options.traceFormat,
           ...(options.ground !== undefined ? { ground: options.ground } : {}),
+          ...(options.messages === true ? { messages: true } : {}),
           ...(options.engine !== undefined ? { engine: options.engine } : {}),
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
           ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
           ...(options.strict === true ? { strict: true } : {}),
           ...(options.timeline === true ? { timeline: true } : {}),
         });
-        options.onProgress?.(++done, files.length);
+        options.onProgress?.(++done, runs.length);
         return outcome;
       }),
     );
@@ -129,14 +171,15 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
   for (const outcome of outcomes) {
     if (outcome.verdict === "unsafe") {
       const broken = outcome.statements.filter((s) => !s.holds).map((s) => `${s.policy}.${s.name} at ${s.witnesses.join(", ") || "(undecided)"}`);
-      lines.push(`unsafe  ${printableLine(outcome.file)}: ${broken.join("; ")}`);
+      lines.push(`unsafe  ${printableLine(runLabel(outcome))}: ${broken.join("; ")}`);
     }
   }
   // File names and messages can quote a run's content: escaped before they reach a terminal.
   for (const outcome of outcomes) {
     for (const error of outcome.errors) {
-      // An error about the policy (a closed-world warning under --strict) names the run it stopped.
-      const run = error.file === outcome.file ? "" : `${outcome.file}: `;
+      // An error about the policy (a closed-world warning under --strict) names the run it stopped,
+      // and so does an error in a run of a file of runs (its line is the file's).
+      const run = error.file === outcome.file && outcome.run === undefined ? "" : `${runLabel(outcome)}: `;
       lines.push(`error   ${printableLine(run + runErrorText(error))}`);
     }
   }

@@ -1,4 +1,4 @@
-import { runErrorText, TIMELINE_WITNESSES_PER_RULE, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
+import { runErrorText, runLabel, TIMELINE_WITNESSES_PER_RULE, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
 
 /**
  * The HTML report of `vigilc check --html`: one self-contained page (no external resource; a
@@ -168,9 +168,9 @@ function renderRun(
   }
   const facts = [plural(outcome.events, "event"), outcome.format !== undefined ? escapeHtml(outcome.format) : ""].filter(Boolean).join(" · ");
   return (
-    `<article class="run" id="run${index}" data-verdict="${verdict}" data-rules="${ruleIds.map(slug).join(" ")}" data-file="${escapeHtml(outcome.file.toLowerCase())}">` +
+    `<article class="run" id="run${index}" data-verdict="${verdict}" data-rules="${ruleIds.map(slug).join(" ")}" data-file="${escapeHtml(runLabel(outcome).toLowerCase())}">` +
     `<details${open ? " open" : ""}><summary><span class="badge ${verdict}">${verdict}</span> ` +
-    `<span class="file">${escapeHtml(outcome.file)}</span> <span class="facts">${facts}</span>` +
+    `<span class="file">${escapeHtml(runLabel(outcome))}</span> <span class="facts">${facts}</span>` +
     (headline !== "" ? `<div class="headline">${headline}</div>` : "") +
     `</summary>${body.join("")}</details></article>`
   );
@@ -228,7 +228,7 @@ td p { margin: 0 0 .3rem; }
 [hidden] { display: none !important; }
 `;
 
-// The filter: by verdict, by violated rule (from the rules table) and by file name. Without
+// The filter: by verdict, by violated rule (from the rules table) and by file or run name. Without
 // scripts the page shows every run.
 const script = `
 (() => {
@@ -330,7 +330,7 @@ export function toHtml(outcomes: readonly RunOutcome[], options: HtmlReportOptio
 <button type="button" data-verdict="unsafe">unsafe</button>
 <button type="button" data-verdict="failed">could not be checked</button>
 <button type="button" data-verdict="safe">safe</button>
-<input type="search" placeholder="filter by file name" aria-label="filter by file name">
+<input type="search" placeholder="filter by file or run name" aria-label="filter by file or run name">
 <span class="rule-filter" hidden>violating <span></span> <button type="button">show all rules</button></span>
 <span class="shown"></span>
 </div>

@@ -7,7 +7,13 @@ import type { TraceEvent } from "@vigil/trace";
  * thrown error, so that a report accounts for every run.
  */
 export interface RunOutcome {
+  /** The file the run was read from. */
   readonly file: string;
+  /**
+   * For a run of a file holding several (a τ-bench results file): the run's name in it, such as
+   * `task 3 trial 1`. Its lines (witnesses, errors) are lines of `file`.
+   */
+  readonly run?: string;
   readonly format?: string;
   /** The decision procedure that judged the run. */
   readonly engine?: string;
@@ -30,6 +36,11 @@ export interface RunError {
   readonly file: string;
   readonly line?: number;
   readonly column?: number;
+}
+
+/** How reports name a run: its file, and for a run of a file of runs, its name in the file (`file · task 3 trial 1`). */
+export function runLabel(outcome: { readonly file: string; readonly run?: string }): string {
+  return outcome.run === undefined ? outcome.file : `${outcome.file} · ${outcome.run}`;
 }
 
 /** A diagnostic as a run error, located in `fallbackFile` when it names no file. */
@@ -205,11 +216,18 @@ export function timelineOf(
  */
 export async function timelineEvents(
   judged: RunJudgement,
-  options: { readonly traceFormat?: TraceFormat | "auto"; readonly ground?: boolean },
+  options: { readonly traceFormat?: TraceFormat | "auto"; readonly ground?: boolean; readonly messages?: boolean },
 ): Promise<ReadonlyMap<number, TraceEvent>> {
   const { readEventsAt } = await import("@vigil/compiler");
   const positions = timelinePositions(judged.eventCount, judged.report!.statements.map((s) => s.witnesses));
-  const events = await readEventsAt(judged.file, { file: judged.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) }, positions);
+  const reading = {
+    file: judged.file,
+    format: options.traceFormat ?? "auto",
+    ...(options.ground !== undefined ? { ground: options.ground } : {}),
+    // The same events as the first reading, or the positions would name other events.
+    ...(options.messages === true ? { messages: true } : {}),
+  };
+  const events = await readEventsAt(judged.file, reading, positions);
   for (const [position, event] of judged.witnessEvents ?? []) events.set(position, event);
   return events;
 }
@@ -220,7 +238,7 @@ export function outcomeOf(
   format: string | undefined,
   events: readonly TraceEvent[] | ReadonlyMap<number, TraceEvent>,
   report: CheckReport,
-  options: { timeline?: boolean; eventCount?: number; witnessLines?: ReadonlyMap<number, number> } = {},
+  options: { timeline?: boolean; eventCount?: number; witnessLines?: ReadonlyMap<number, number>; run?: string } = {},
 ): RunOutcome {
   // Either the whole run, or (when it was not kept) the events a report needs, by position.
   const eventAt = (position: number): TraceEvent | undefined => ("get" in events ? events.get(position) : events[position - 1]);
@@ -238,6 +256,7 @@ export function outcomeOf(
   }));
   return {
     file,
+    ...(options.run !== undefined ? { run: options.run } : {}),
     ...(format !== undefined ? { format } : {}),
     engine: report.engine,
     events: eventCount,

@@ -8,7 +8,9 @@ import type { RunOutcome } from "./outcome.js";
  * description, its remediation as the help), one `result` per violated statement and run, located
  * at the trace lines of its witnesses; a run that could not be checked is a `notification` of the
  * tool's execution. A rule's response sets the level: a violation that blocks is an `error`, one
- * that warns or asks a person is a `warning`, and the `response` property says which.
+ * that warns or asks a person is a `warning`, and the `response` property says which. A run of a
+ * file holding several is located in that file, at its own lines; its messages start with its name
+ * (`[task 3 trial 1]`) and its `run` property names it.
  */
 export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: string; cwd: string; version: string }): Sarif.Log {
   const rules = new Map<string, Sarif.ReportingDescriptor>();
@@ -20,10 +22,13 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
     return path.startsWith("..") ? pathToFileURL(resolve(options.cwd, file)).href : path.split("\\").join("/");
   };
   for (const outcome of outcomes) {
+    const prefix = outcome.run !== undefined ? `[${outcome.run}] ` : "";
+    const run = outcome.run !== undefined ? { run: outcome.run } : {};
     for (const error of outcome.errors) {
       notifications.push({
         level: error.severity === "info" ? "note" : error.severity,
-        message: { text: error.message },
+        message: { text: `${prefix}${error.message}` },
+        ...(outcome.run !== undefined ? { properties: run } : {}),
         descriptor: { id: error.code },
         locations: [
           {
@@ -59,9 +64,9 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
       results.push({
         ruleId: id,
         level,
-        message: { text: `${verdict}${stop} Response: ${statement.response}.${advice}` },
+        message: { text: `${prefix}${verdict}${stop} Response: ${statement.response}.${advice}` },
         locations: lines.map((line) => ({ physicalLocation: { artifactLocation: { uri: uri(outcome.file) }, region: { startLine: line } } })),
-        properties: { witnesses: statement.witnesses, response: statement.response, ...remediation },
+        properties: { ...run, witnesses: statement.witnesses, response: statement.response, ...remediation },
       });
     }
   }

@@ -37,5 +37,16 @@ export { renderSmtLib, SmtDecider } from "@vigil/smt";
 export { breakingEvents, evaluateStatement, TraceRun } from "@vigil/engine";
 export { format, parse, printExpr } from "@vigil/syntax";
 export type { SourceFile } from "@vigil/syntax";
-export type { JsonValue, ReadRecordingOptions, ReadRecordingResult, Signature, Trace, TraceEvent, TraceFormat } from "@vigil/trace";
-export { readRecording, readRegularFile, readTrace, signatureFromToolSchemas, signatureOf, signatureToJson, traceFormats, OUTPUT_OBSERVATION_CAP } from "@vigil/trace";
+export type { JsonValue, ReadRecordingOptions, ReadRecordingResult, ReadRunFileResult, RecordingRun, RunFile, Signature, TextOrigin, Trace, TraceEvent, TraceFormat } from "@vigil/trace";
+export {
+  readRecording,
+  readRegularFile,
+  readRunFile,
+  readTrace,
+  signatureFromToolSchemas,
+  signatureOf,
+  signatureToJson,
+  splitRunFile,
+  traceFormats,
+  OUTPUT_OBSERVATION_CAP,
+} from "@vigil/trace";

@@ -9,10 +9,14 @@ import {
   openRegularFile,
   readRecording,
   readRegularFilePieces,
+  readRunFile,
   SignatureBuilder,
+  splitRunFile,
   type ReadingPlace,
   type ReadRecordingOptions,
+  type RecordingRun,
   type Signature,
+  type TextOrigin,
   type TraceEvent,
   type TraceFormat,
 } from "@vigil/trace";
@@ -35,6 +39,11 @@ export interface JudgeRunOptions {
   readonly traceFormat?: TraceFormat | "auto";
   /** Ground shell calls (default: for recordings, not for canonical events). */
   readonly ground?: boolean;
+  /**
+   * Also make an event of each message of the conversation (`user_message`, `agent_message`, with
+   * its `text`, in its place among the calls), in the chat recordings that hold them.
+   */
+  readonly messages?: boolean;
   /** Warnings about the trace or about the policy against this run's signature stop the run. */
   readonly strict?: boolean;
   /** Keep the run's events in the result (for reports that show them). */
@@ -62,21 +71,34 @@ export interface JudgeRunOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Where a run comes from: a file, read here, or text already read (standard input, say). */
+/**
+ * Where a run comes from: a file, read here, or text already read (standard input, say, or one run
+ * of a file holding several).
+ */
 export interface RunSource {
-  /** The name the run goes by in diagnostics and reports. */
+  /** The name the run goes by in diagnostics and reports: the file it is in. */
   readonly file: string;
   /** The text; without it, `file` is read (a regular file only). */
   readonly text?: string;
+  /**
+   * For one run of a file holding several (a τ-bench results file, see `splitRunFile`): its name,
+   * carried into the judgement and the reports, beside `file`.
+   */
+  readonly run?: string;
+  /** With `text` cut from `file` (a run of a file of runs): where it starts in the file, so that lines are the file's. */
+  readonly origin?: TextOrigin;
 }
 
 export interface RunJudgement {
   readonly file: string;
+  /** The run's name, for a run of a file holding several (`RunSource.run`). */
+  readonly run?: string;
   /** The format the run was read as (undefined when none could be recognized). */
   readonly format?: TraceFormat;
   readonly detected: boolean;
-  /** How many events the recording holds, and how many grounding added. */
+  /** How many tool calls and messages (with `messages`) the recording holds, and how many events grounding added. */
   readonly calls: number;
+  readonly messageEvents: number;
   readonly groundedEvents: number;
   /** How many events were judged (or read, when the run was stopped). */
   readonly eventCount: number;
@@ -164,11 +186,11 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
       if (keep) kept.push(event);
     }
   };
-  const reading = { file: source.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) };
+  const reading = readingOptions(source, options);
   // Where the file can be read again from, for the witness events read again at the end.
   const resumePoints: ResumePoint[] = [];
 
-  let read: { readonly format?: TraceFormat; readonly detected: boolean; readonly calls: number; readonly groundedEvents: number; readonly diagnostics: readonly Diagnostic[] };
+  let read: RecordingRead;
   if (source.text !== undefined) {
     const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
     const whole = readRecording(text, reading);
@@ -177,15 +199,17 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   } else {
     const streamed = await readFileEvents(source.file, reading, take, { stop: () => run?.exhausted === true, resumePoints, ...(signal !== undefined ? { signal } : {}) });
     if ("code" in streamed) {
-      return { file: source.file, detected: false, calls: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
+      return { file: source.file, ...runOf(source), detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
     }
     read = streamed;
   }
   const about = {
     file: source.file,
+    ...runOf(source),
     ...(read.format !== undefined ? { format: read.format } : {}),
     detected: read.detected,
     calls: read.calls,
+    messageEvents: read.messageEvents,
     groundedEvents: read.groundedEvents,
     eventCount,
     ...(keep ? { events: kept } : {}),
@@ -242,15 +266,20 @@ export interface RunSignature {
   readonly format?: TraceFormat;
   readonly detected: boolean;
   readonly calls: number;
+  readonly messageEvents: number;
   readonly groundedEvents: number;
   readonly traceDiagnostics: readonly Diagnostic[];
+  /** For a file holding several runs (a τ-bench results file): how many, all read into the one signature. */
+  readonly runs?: number;
 }
 
 /**
  * The signature Σ of a run (what `vigilc signature` prints), read as `judgeRun` reads a run: a file
- * piece by piece, so memory holds the signature, not the run.
+ * piece by piece, so memory holds the signature, not the run. A file (or text) holding several
+ * runs gives the signature of all its runs together: every action, argument name and value any
+ * of them exhibits.
  */
-export async function readRunSignature(source: RunSource, options: Pick<JudgeRunOptions, "traceFormat" | "ground"> = {}): Promise<RunSignature> {
+export async function readRunSignature(source: RunSource, options: Pick<JudgeRunOptions, "traceFormat" | "ground" | "messages"> = {}): Promise<RunSignature> {
   const builder = new SignatureBuilder();
   let eventCount = 0;
   const take = (events: readonly TraceEvent[]) => {
@@ -259,26 +288,81 @@ export async function readRunSignature(source: RunSource, options: Pick<JudgeRun
       builder.add(event);
     }
   };
-  const reading = { file: source.file, format: options.traceFormat ?? "auto", ...(options.ground !== undefined ? { ground: options.ground } : {}) };
-  let read: { readonly format?: TraceFormat; readonly detected: boolean; readonly calls: number; readonly groundedEvents: number; readonly diagnostics: readonly Diagnostic[] };
-  if (source.text !== undefined) {
-    const whole = readRecording(source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text, reading);
+  const reading = readingOptions(source, options);
+  const failed = (problem: Diagnostic): RunSignature => ({ signature: builder.signature(), eventCount: 0, detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, traceDiagnostics: [problem] });
+  const text = source.text === undefined ? undefined : source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+  // A file of several runs: each run read on its own (its calls paired within it), into one signature.
+  const runFile = source.run !== undefined ? undefined : text !== undefined ? splitRunFile(text, { format: reading.format }) : await readRunFile(source.file, { format: reading.format });
+  if (runFile !== undefined && "code" in runFile) return failed(runFile);
+  let read: RecordingRead;
+  if (runFile !== undefined) {
+    read = readRuns(runFile.runs, reading, take);
+    return { signature: builder.signature(), eventCount, ...recordingCounts(read), detected: reading.format === "auto", runs: runFile.runs.length };
+  }
+  if (text !== undefined) {
+    const whole = readRecording(text, reading);
     take(whole.trace.events);
     read = whole;
   } else {
     const streamed = await readFileEvents(source.file, reading, take);
-    if ("code" in streamed) return { signature: builder.signature(), eventCount: 0, detected: false, calls: 0, groundedEvents: 0, traceDiagnostics: [streamed] };
+    if ("code" in streamed) return failed(streamed);
     read = streamed;
   }
+  return { signature: builder.signature(), eventCount, ...recordingCounts(read) };
+}
+
+/** How a recording was read: its format, its counts, and the diagnostics of reading it. */
+interface RecordingRead {
+  readonly format?: TraceFormat;
+  readonly detected: boolean;
+  readonly calls: number;
+  readonly messageEvents: number;
+  readonly groundedEvents: number;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+function recordingCounts(read: RecordingRead): Omit<RunSignature, "signature" | "eventCount" | "runs"> {
   return {
-    signature: builder.signature(),
-    eventCount,
     ...(read.format !== undefined ? { format: read.format } : {}),
     detected: read.detected,
     calls: read.calls,
+    messageEvents: read.messageEvents,
     groundedEvents: read.groundedEvents,
     traceDiagnostics: read.diagnostics,
   };
+}
+
+/** The runs of a file of runs, each read whole in its own format and place: their counts and diagnostics summed. */
+function readRuns(runs: readonly RecordingRun[], reading: ReadRecordingOptions, take: (events: readonly TraceEvent[]) => void): RecordingRead {
+  let calls = 0;
+  let messageEvents = 0;
+  let groundedEvents = 0;
+  const diagnostics: Diagnostic[] = [];
+  for (const run of runs) {
+    const read = readRecording(run.text, { ...reading, format: "tau-bench", origin: run.origin });
+    take(read.trace.events);
+    calls += read.calls;
+    messageEvents += read.messageEvents;
+    groundedEvents += read.groundedEvents;
+    for (const found of read.diagnostics) diagnostics.push(found);
+  }
+  return { format: "tau-bench", detected: false, calls, messageEvents, groundedEvents, diagnostics };
+}
+
+/** How `judgeRun` and `readRunSignature` read a run: the options of the reader. */
+function readingOptions(source: RunSource, options: Pick<JudgeRunOptions, "traceFormat" | "ground" | "messages">): ReadRecordingOptions & { readonly format: TraceFormat | "auto" } {
+  return {
+    file: source.file,
+    format: options.traceFormat ?? "auto",
+    ...(options.ground !== undefined ? { ground: options.ground } : {}),
+    ...(options.messages === true ? { messages: true } : {}),
+    ...(source.text !== undefined && source.origin !== undefined ? { origin: source.origin } : {}),
+  };
+}
+
+/** The run's name, when the source is a run of a file of runs. */
+function runOf(source: RunSource): { run?: string } {
+  return source.run !== undefined ? { run: source.run } : {};
 }
 
 /** A line of a file where a second reading can start: the reader's place there, and the line's first byte. */
@@ -301,7 +385,7 @@ interface FileReading {
 }
 
 /** How a file was read: as `readRecording` says, or why it could not be read. */
-type FileRead = Diagnostic | { format?: TraceFormat; detected: boolean; calls: number; groundedEvents: number; diagnostics: readonly Diagnostic[] };
+type FileRead = Diagnostic | RecordingRead;
 
 /** Reads a regular file piece by piece, handing each completed event to `take`. */
 async function readFileEvents(file: string, options: ReadRecordingOptions, take: (events: readonly TraceEvent[]) => void, reading: FileReading = {}): Promise<FileRead> {
@@ -349,6 +433,7 @@ async function readOpenFileEvents(
     ...(reader.format !== undefined ? { format: reader.format } : {}),
     detected: reader.detected,
     calls: reader.calls,
+    messageEvents: reader.messageEvents,
     groundedEvents: reader.groundedEvents,
     diagnostics: reader.diagnostics,
   };
