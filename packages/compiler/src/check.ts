@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { TraceRun } from "@vigil/engine";
+import { breakingEvents, TraceRun } from "@vigil/engine";
 import { SmtDecider, type SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
@@ -26,6 +26,11 @@ export interface StatementVerdict extends StatementOutcome {
   readonly form: CheckedStatement["form"];
   readonly doc?: string;
   readonly statement: CheckedStatement;
+  /**
+   * For `until`: per witness (in the order of `witnesses`), the bad event that broke the interval
+   * the witness opened. Absent for the other forms.
+   */
+  readonly brokenBy?: readonly number[];
 }
 
 export interface CheckReport {
@@ -53,7 +58,7 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
       if (signal !== undefined && index % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
       run.step(events[index]!);
     }
-    return reportOf(statements, run.finish(), engine);
+    return reportOf(statements, run.finish(), engine, (index) => run.finalizedBy(index));
   }
   const outcomes: StatementOutcome[] = [];
   let decider = options.decider;
@@ -72,29 +77,45 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
     signal?.removeEventListener("abort", interrupt);
     if (ownsDecider) await decider!.dispose();
   }
-  return reportOf(statements, outcomes, engine);
+  // The breaking events of `until` are read off the forward machine: one semantics for both engines.
+  return reportOf(statements, outcomes, engine, (index) => breakingEvents(statements[index]!, events));
 }
 
 /** How many events the evaluator steps between two looks at the abort signal. */
 const ABORT_CHECK_INTERVAL = 4096;
 
-/** A report from each statement's outcome (in the same order). */
-export function reportOf(statements: readonly CheckedStatement[], outcomes: readonly StatementOutcome[], engine: EngineName): CheckReport {
-  const verdicts: StatementVerdict[] = statements.map((statement, index) => ({
-    policy: statement.policy,
-    name: statement.name,
-    form: statement.form,
-    ...(statement.doc !== undefined ? { doc: statement.doc } : {}),
-    statement,
-    ...outcomes[index]!,
-  }));
+/**
+ * A report from each statement's outcome (in the same order). `finalizedBy` gives, for the statement
+ * at an index, the event that made each witness final (`TraceRun.finalizedBy`): for `until`, the
+ * event that broke the interval, which the report names beside the witness.
+ */
+export function reportOf(
+  statements: readonly CheckedStatement[],
+  outcomes: readonly StatementOutcome[],
+  engine: EngineName,
+  finalizedBy?: (index: number) => ReadonlyMap<number, number>,
+): CheckReport {
+  const verdicts: StatementVerdict[] = statements.map((statement, index) => {
+    const outcome = outcomes[index]!;
+    const breakers = statement.form === "until" && outcome.witnesses.length > 0 && finalizedBy !== undefined ? finalizedBy(index) : undefined;
+    return {
+      policy: statement.policy,
+      name: statement.name,
+      form: statement.form,
+      ...(statement.doc !== undefined ? { doc: statement.doc } : {}),
+      statement,
+      ...outcome,
+      // A witness of an undecided run may have no breaker recorded: 0 says "not known".
+      ...(breakers !== undefined ? { brokenBy: outcome.witnesses.map((witness) => breakers.get(witness) ?? 0) } : {}),
+    };
+  });
   return { verdict: verdicts.every((v) => v.holds) ? "safe" : "unsafe", engine, statements: verdicts };
 }
 
 /** The machine-readable form of a report: exactly the documented JSON shape, plus optional fields. */
 export function reportToJson(report: CheckReport): {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: "block" | "warn" | "ask"; remediation?: string; undecided?: string }[];
+  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; brokenBy?: number[]; response: "block" | "warn" | "ask"; remediation?: string; undecided?: string }[];
 } {
   return {
     verdict: report.verdict,
@@ -103,6 +124,7 @@ export function reportToJson(report: CheckReport): {
       name: v.name,
       holds: v.holds,
       witnesses: [...v.witnesses],
+      ...(v.brokenBy !== undefined ? { brokenBy: [...v.brokenBy] } : {}),
       response: v.statement.response,
       ...(v.statement.remediation !== undefined ? { remediation: v.statement.remediation } : {}),
       ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
