@@ -111,6 +111,11 @@ function buildAtom(atom: Atom): EventPredicate {
  * definition of what a key path reaches.
  */
 function someValueAt(event: TraceEvent, subject: Subject, key: readonly string[], test: (value: JsonValue) => boolean): boolean {
+  if (subject === "output" && key.length === 0) {
+    // The output's text: read directly, like the common argument case below.
+    const output = event.output;
+    return output !== undefined && test(output);
+  }
   if (subject === "args" && key.length === 1) {
     const args = event.args;
     const name = key[0]!;

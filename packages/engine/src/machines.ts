@@ -180,11 +180,11 @@ function plainEvent(event: TraceEvent): TraceEvent {
 }
 
 /**
- * The bindings among `open` for which a pattern holds on an event: the event's own bindings when
- * the pattern enumerates them, otherwise each open binding tested (a pattern with `contains`).
+ * The open bindings for which a pattern that tests with `contains` holds on an event, each tested.
+ * (A pattern that only binds gives its bindings directly, `PatternBinder.bindings`: the callers ask
+ * `generates` first, so the common case costs nothing more.)
  */
-function matchedAmong(pattern: PatternBinder, event: TraceEvent, open: Iterable<string>, mode: "exact" | "definitely" = "exact"): readonly string[] {
-  if (pattern.generates) return pattern.bindings(event, mode);
+function testedAmong(pattern: PatternBinder, event: TraceEvent, open: Iterable<string>, mode: "exact" | "definitely" = "exact"): readonly string[] {
   if (!pattern.mayHoldForSome(event)) return NONE_STRINGS;
   const matched: string[] = [];
   for (const binding of open) if (pattern.holds(event, binding, mode === "exact" ? "exact" : "pending") === Truth.True) matched.push(binding);
@@ -263,7 +263,8 @@ class ResponseMachine implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     // Responses first: a trigger is answered only by a strictly later event.
-    for (const binding of matchedAmong(this.second, event, this.waiting.bindings())) this.waiting.delete(binding);
+    const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, this.waiting.bindings());
+    for (const binding of responded) this.waiting.delete(binding);
     for (const binding of this.first.bindings(event)) this.waiting.add(binding, event.position);
     return NONE;
   }
@@ -328,7 +329,7 @@ class BoundedResponseMachine implements StatementMachine {
   }
 
   step(event: TraceEvent): number[] {
-    const responded = matchedAmong(this.second, event, this.second.generates ? NONE_STRINGS : new Set(this.openBindings()));
+    const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, new Set(this.openBindings()));
     for (const binding of responded) this.latestResponse.set(binding, event.position);
     let witnesses = NONE;
     while (this.head < this.queue.length && this.queue[this.head]!.position + this.bound <= event.position) {
@@ -383,7 +384,7 @@ class ResolutionMachine implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     const triggered = this.first.bindings(event);
-    const resolved = matchedAmong(this.second, event, this.second.generates ? NONE_STRINGS : [...this.latest.keys(), ...triggered]);
+    const resolved = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, [...this.latest.keys(), ...triggered]);
     for (const binding of resolved) this.latest.delete(binding);
     for (const binding of triggered) {
       if (resolved.includes(binding)) continue;
@@ -430,7 +431,7 @@ class UntilMachine implements StatementMachine {
   /** The bindings whose open intervals `event` breaks: those of ψb, or all when ψb binds nothing. */
   private broken(event: TraceEvent, mode: "exact" | "definitely"): Iterable<string> {
     if (!this.bad.binds) return this.bad.bindings(event, mode).length > 0 ? this.open.bindings() : NONE_STRINGS;
-    return matchedAmong(this.bad, event, this.open.bindings(), mode);
+    return this.bad.generates ? this.bad.bindings(event, mode) : testedAmong(this.bad, event, this.open.bindings(), mode);
   }
 
   private brokenTriggers(broken: Iterable<string>): number[] {
@@ -452,7 +453,7 @@ class UntilMachine implements StatementMachine {
     for (const position of witnesses) this.reported.add(position);
     if (!this.resolve.binds) {
       if (this.resolve.bindings(event).length > 0) this.open.clear();
-    } else for (const binding of matchedAmong(this.resolve, event, this.open.bindings())) this.open.delete(binding);
+    } else for (const binding of this.resolve.generates ? this.resolve.bindings(event) : testedAmong(this.resolve, event, this.open.bindings())) this.open.delete(binding);
     for (const binding of this.trigger.bindings(event)) this.open.add(binding, event.position);
     return witnesses;
   }
