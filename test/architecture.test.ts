@@ -11,7 +11,7 @@ const root = join(import.meta.dirname, "..");
 
 const allowed: Readonly<Record<string, readonly string[]>> = {
   diagnostics: [],
-  trace: ["@vigil/diagnostics", "zod", "mvdan-sh"],
+  trace: ["@vigil/diagnostics", "zod", "mvdan-sh", "re2js", "@eslint-community/regexpp"],
   syntax: ["@vigil/diagnostics", "chevrotain"],
   checker: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace"],
   engine: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace"],
