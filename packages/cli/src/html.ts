@@ -1,4 +1,4 @@
-import { runErrorText, runLabel, TIMELINE_WITNESSES_PER_RULE, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
+import { runErrorText, runLabel, statusLabel, TIMELINE_WITNESSES_PER_RULE, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
 
 /**
  * The HTML report of `vigilc check --html`: one self-contained page (no external resource; a
@@ -80,7 +80,7 @@ function renderEvent(
   responses: ReadonlyMap<string, RuleResponse>,
 ): string {
   const broken = violated.get(event.position) ?? [];
-  const status = event.status ?? "pending";
+  const status = statusLabel(event);
   const classes = ["event", broken.length > 0 ? "witness" : "", event.groundedFrom !== undefined ? "grounded" : ""].filter(Boolean).join(" ");
   const args = event.args
     .map(([key, value]) => `<span class="arg"><span class="key">${escapeHtml(key)}</span>=<span class="value">${escapeHtml(value)}</span></span>`)
@@ -212,7 +212,7 @@ td p { margin: 0 0 .3rem; }
 .pos { display: inline-block; min-width: 3em; color: var(--muted); }
 .action { font-weight: 600; margin-right: .5rem; }
 .status { font-size: 11px; border-radius: 3px; padding: 0 .3em; margin-right: .3rem; }
-.status.ok { background: var(--ok-bg); color: var(--ok); } .status.error { background: var(--bad-bg); color: var(--bad); } .status.pending { border: 1px dashed var(--muted); color: var(--muted); }
+.status.ok { background: var(--ok-bg); color: var(--ok); } .status.error { background: var(--bad-bg); color: var(--bad); } .status.pending { border: 1px dashed var(--muted); color: var(--muted); } .status.message { border: 1px solid var(--line); color: var(--muted); }
 .arg { margin-right: .6rem; word-break: break-word; } .key { color: var(--muted); }
 .output { color: var(--muted); white-space: pre-wrap; word-break: break-word; margin: .15rem 0 0 3em; max-height: 6em; overflow: auto; }
 .origin { color: var(--muted); font-size: 12px; margin-left: 3em; }

@@ -38,6 +38,15 @@ export interface RunError {
   readonly column?: number;
 }
 
+/**
+ * How reports show an event's status: `ok`, `error`, `pending` for a call without a result, and
+ * `message` for a message of the conversation (`--messages`), which is no call and has no status.
+ */
+export function statusLabel(event: { readonly action: string; readonly status?: "ok" | "error" }): "ok" | "error" | "pending" | "message" {
+  if (event.status !== undefined) return event.status;
+  return event.action === "user_message" || event.action === "agent_message" ? "message" : "pending";
+}
+
 /** How reports name a run: its file, and for a run of a file of runs, its name in the file (`file · task 3 trial 1`). */
 export function runLabel(outcome: { readonly file: string; readonly run?: string }): string {
   return outcome.run === undefined ? outcome.file : `${outcome.file} · ${outcome.run}`;

@@ -1,6 +1,7 @@
 import { codeFrameColumns } from "@babel/code-frame";
 import type { CheckReport, Diagnostic, StatementVerdict, TraceEvent } from "@vigil/compiler";
 import pc from "picocolors";
+import { statusLabel } from "./outcome.js";
 
 export interface Colors {
   readonly enabled: boolean;
@@ -237,7 +238,7 @@ export function responseLine(response: StatementVerdict["statement"]["response"]
 export function describeEvent(event: TraceEvent): string {
   const args = JSON.stringify(event.args);
   const shortArgs = args.length > 160 ? `${args.slice(0, 157)}...` : args;
-  const status = event.status === undefined ? "pending" : event.status;
+  const status = statusLabel(event);
   return `${printableLine(clip(event.action, 80))} ${printableLine(shortArgs)} [${status}]${event.outputTruncated === true ? " (output cut to the observation cap)" : ""}`;
 }
 

@@ -242,6 +242,11 @@ describe.concurrent("--messages on other recordings", () => {
     const without = await vigilc(["check", deployPolicy, "--trace", transcript, "--format", "json"], { cwd: scratch });
     expect(JSON.parse(without.stdout).verdict).toBe("unsafe");
     expect(without.stderr).toContain("warning[V1101]: the action `user_message` does not occur in the trace");
+    // A message witness is shown as a message, not as a call still waiting for its result.
+    const silentPolicy = join(scratch, "silent.vigil");
+    writeFileSync(silentPolicy, "policy p {\n  rule silent: abs(action in {agent_message})\n}\n");
+    const shown = await vigilc(["check", silentPolicy, "--trace", "prompt.jsonl", "--messages"], { cwd: scratch });
+    expect(shown.stdout).toContain('witness event 2 (prompt.jsonl:2): agent_message {"text":"Deploying."} [message]');
   });
 
   it("passes --messages to the workers of a directory corpus", async () => {
