@@ -9,8 +9,11 @@ import { ruleKey } from "./verdicts.js";
 /** How many of the policy's or the trace's errors `vigil/checkTrace` lists. */
 const listedErrors = 20;
 
-/** Judges a trace file against a compiled policy document (`vigil/checkTrace`), as `vigilc check` would. */
-export async function checkTrace(policy: CompiledPolicy, positions: TextPositions, trace: string, engine: EngineName, signal?: AbortSignal): Promise<CheckTraceResult> {
+/**
+ * Judges a trace file against a compiled policy document (`vigil/checkTrace`), as `vigilc check`
+ * would (with `--messages` when the policy's config reads messages).
+ */
+export async function checkTrace(policy: CompiledPolicy, positions: TextPositions, trace: string, engine: EngineName, signal?: AbortSignal, messages = false): Promise<CheckTraceResult> {
   const refused = (errors: string[]): CheckTraceResult => ({ verdict: "unsafe", trace, statements: [], errors });
   if (!policy.ok) {
     const errors = policy.diagnostics.filter((d) => d.severity === "error");
@@ -18,7 +21,7 @@ export async function checkTrace(policy: CompiledPolicy, positions: TextPosition
   }
   let run: Awaited<ReturnType<typeof judgeRun>>;
   try {
-    run = await judgeRun(policy, { file: trace }, { engine, locateWitnesses: witnessLimit, ...(signal !== undefined ? { signal } : {}) });
+    run = await judgeRun(policy, { file: trace }, { engine, locateWitnesses: witnessLimit, ...(signal !== undefined ? { signal } : {}), ...(messages ? { messages: true } : {}) });
   } catch (error) {
     // A cancelled request is not a failure of the trace: the caller answers it as cancelled.
     if (signal?.aborted === true) throw error;

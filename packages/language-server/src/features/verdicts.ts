@@ -81,7 +81,7 @@ async function judgeSample(policy: CompiledPolicy, trace: SampleTrace, signal: A
   }
   // A run too long to keep is read again, piece by piece, as `vigilc check` reads it (and a newer
   // version of the document stops the reading).
-  const run = await judgeRun(policy, { file: trace.file }, { engine: "eval", locateWitnesses: 1, budgetMs: SAMPLE_BUDGET_MS, signal });
+  const run = await judgeRun(policy, { file: trace.file }, { engine: "eval", locateWitnesses: 1, budgetMs: SAMPLE_BUDGET_MS, signal, ...(trace.messages === true ? { messages: true } : {}) });
   if (run.report === undefined) return undefined;
   const located = run.witnessEvents;
   return { report: run.report, lineOf: (position) => lineOf(located?.get(position)) };

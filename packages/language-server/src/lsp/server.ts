@@ -533,11 +533,13 @@ class VigilServer {
     }
     const engine = params.engine ?? this.workspace.currentSettings.engine;
     const policy = await this.policyOf(params.uri);
+    // The trace is read as the policy's sample traces are: with messages when its config says so.
+    const messages = (await this.workspace.contextOf(uriToPath(params.uri))).samples?.section?.messages === true;
     // A long trace (or the solver) may take a while: the client's cancellation stops the run.
     const cancelled = new AbortController();
     const subscription = token.onCancellationRequested(() => cancelled.abort());
     try {
-      return await checkTrace(policy.compiled, policy.positions, params.trace, engine, cancelled.signal);
+      return await checkTrace(policy.compiled, policy.positions, params.trace, engine, cancelled.signal, messages);
     } catch (error) {
       if (cancelled.signal.aborted) throw new ResponseError(LSPErrorCodes.RequestCancelled, "vigil/checkTrace was cancelled");
       throw error;

@@ -17,6 +17,11 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
  * ```json
  * { "folders": { "dashcam": { "traces": ["*.jsonl"] }, "coding-agent": { "traces": ["*.jsonl"] } } }
  * ```
+ *
+ * `"messages": true` reads the sample traces with the conversation's messages as events
+ * (`user_message`, `agent_message`, with their `text`), as `vigilc check --messages` does, so that
+ * completion offers them and the lenses judge rules about them. A folder takes the config's value
+ * unless it gives its own.
  */
 export const configFileName = "vigil.config.json";
 
@@ -26,6 +31,8 @@ export interface SampleSection {
   readonly directory: string;
   readonly traces: readonly string[];
   readonly schemas: readonly string[];
+  /** Whether the traces are read with the conversation's messages as events (`"messages": true`). */
+  readonly messages: boolean;
 }
 
 export interface VigilConfig {
@@ -42,7 +49,7 @@ export interface VigilConfig {
 /** Reads and validates a config file; never throws (a problem makes the config empty, with the reason). */
 export async function readConfig(file: string): Promise<VigilConfig> {
   const directory = dirname(file);
-  const empty = (problem: string): VigilConfig => ({ file, directory, sections: [{ configFile: file, directory, traces: [], schemas: [] }], problems: [problem] });
+  const empty = (problem: string): VigilConfig => ({ file, directory, sections: [{ configFile: file, directory, traces: [], schemas: [], messages: false }], problems: [problem] });
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -57,7 +64,16 @@ export async function readConfig(file: string): Promise<VigilConfig> {
   }
   if (!isObject(document)) return empty(`${configFileName} must be an object such as {"traces": ["*.jsonl"], "schemas": ["tools.json"]}`);
   const problems: string[] = [];
-  const section = (fields: Record<string, unknown>, where: string, sectionDirectory: string): SampleSection => {
+  const flag = (fields: Record<string, unknown>, where: string, inherited: boolean): boolean => {
+    const value = fields["messages"];
+    if (value === undefined) return inherited;
+    if (typeof value !== "boolean") {
+      problems.push(`"messages"${where} in ${configFileName} must be true or false`);
+      return inherited;
+    }
+    return value;
+  };
+  const section = (fields: Record<string, unknown>, where: string, sectionDirectory: string, inherited = false): SampleSection => {
     const strings = (name: "traces" | "schemas"): string[] => {
       const value = fields[name];
       if (value === undefined) return [];
@@ -67,9 +83,10 @@ export async function readConfig(file: string): Promise<VigilConfig> {
       }
       return value as string[];
     };
-    return { configFile: file, directory: sectionDirectory, traces: strings("traces"), schemas: strings("schemas") };
+    return { configFile: file, directory: sectionDirectory, traces: strings("traces"), schemas: strings("schemas"), messages: flag(fields, where, inherited) };
   };
   const sections = [section(document, "", directory)];
+  const messages = sections[0]!.messages;
   const folders = document["folders"];
   if (folders !== undefined && !isObject(folders)) problems.push(`"folders" in ${configFileName} must be an object from folders to {"traces": […], "schemas": […]}`);
   else if (folders !== undefined) {
@@ -78,12 +95,14 @@ export async function readConfig(file: string): Promise<VigilConfig> {
         problems.push(`"folders"."${folder}" in ${configFileName} must be an object such as {"traces": ["*.jsonl"]}`);
         continue;
       }
-      for (const name of Object.keys(fields)) if (name !== "traces" && name !== "schemas") problems.push(`"folders"."${folder}" in ${configFileName} has an unknown field "${name}" (known: "traces", "schemas")`);
-      sections.push(section(fields, ` of "folders"."${folder}"`, resolve(directory, folder)));
+      for (const name of Object.keys(fields)) {
+        if (name !== "traces" && name !== "schemas" && name !== "messages") problems.push(`"folders"."${folder}" in ${configFileName} has an unknown field "${name}" (known: "traces", "schemas", "messages")`);
+      }
+      sections.push(section(fields, ` of "folders"."${folder}"`, resolve(directory, folder), messages));
     }
   }
   for (const name of Object.keys(document)) {
-    if (name !== "traces" && name !== "schemas" && name !== "folders") problems.push(`${configFileName} has an unknown field "${name}" (known: "traces", "schemas", "folders")`);
+    if (name !== "traces" && name !== "schemas" && name !== "folders" && name !== "messages") problems.push(`${configFileName} has an unknown field "${name}" (known: "traces", "schemas", "folders", "messages")`);
   }
   return { file, directory, sections, problems };
 }

@@ -47,6 +47,8 @@ export interface KeyStatistics {
 export interface SampleTrace {
   readonly file: string;
   readonly format?: TraceFormat;
+  /** Read with the conversation's messages as events (the config's `"messages": true`): so is a judging of the file again. */
+  readonly messages?: boolean;
   readonly eventCount: number;
   /** The events, when the run is short enough to keep; otherwise lenses judge the file again. */
   readonly events?: readonly TraceEvent[];
@@ -110,8 +112,9 @@ export async function loadSampleSet(sources: SampleSources, signal?: AbortSignal
   signal?.throwIfAborted();
 
   const traces: SampleTrace[] = [];
+  const messages = sources.section?.messages === true;
   for (const file of traceFiles) {
-    traces.push(await readSampleTrace(file));
+    traces.push(await readSampleTrace(file, { messages }));
     signal?.throwIfAborted();
   }
   const schemas: SampleSchema[] = [];
@@ -131,13 +134,16 @@ export async function loadSampleSet(sources: SampleSources, signal?: AbortSignal
   };
 }
 
-/** Reads a trace piece by piece (any format `vigilc` reads, grounded as `vigilc` grounds it). */
-export async function readSampleTrace(file: string): Promise<SampleTrace> {
+/**
+ * Reads a trace piece by piece (any format `vigilc` reads, grounded as `vigilc` grounds it), with
+ * its messages as events when `messages` (as `vigilc check --messages`).
+ */
+export async function readSampleTrace(file: string, { messages = false }: { readonly messages?: boolean } = {}): Promise<SampleTrace> {
   const builder = new SignatureBuilder({ maxValuesPerKey: COUNTED_VALUES_PER_KEY });
   const counter = new StatisticsCounter();
   const handle = await openRegularFile(file);
   if (!isHandle(handle)) return unusableTrace(file, [handle]);
-  const reader = createRecordingReader({ file, format: "auto" });
+  const reader = createRecordingReader({ file, format: "auto", ...(messages ? { messages: true } : {}) });
   let kept: TraceEvent[] | undefined = [];
   let eventCount = 0;
   const take = (events: readonly TraceEvent[]): void => {
@@ -163,6 +169,7 @@ export async function readSampleTrace(file: string): Promise<SampleTrace> {
   return {
     file,
     ...(reader.format !== undefined ? { format: reader.format } : {}),
+    ...(messages ? { messages: true } : {}),
     eventCount,
     ...(kept !== undefined && usable ? { events: kept } : {}),
     diagnostics: reader.diagnostics,
