@@ -183,7 +183,7 @@ describe("each event, as Claude Code sends it", () => {
       // The events of the run: the Bash calls grounded into their commands, as the trace adapters ground them.
       const events = store.db.prepare("SELECT action, status, output FROM events WHERE run_id = ? ORDER BY position").all(session);
       expect(events).toEqual([
-        { action: "user_message", status: "ok", output: null },
+        { action: "user_message", status: null, output: null },
         { action: "Read", status: "ok", output: "API_TOKEN=x\n" },
         { action: "Bash", status: "ok", output: "# Project\n" },
         { action: "cat", status: "ok", output: null },

@@ -208,19 +208,33 @@ export class Monitor {
       );
     }
     const call = entry ?? { action: result.action!, args: result.args! };
+    return this.append(call, { status: result.status, ...(result.output !== undefined ? { output: result.output } : {}) }, entry?.reported);
+  }
+
+  /**
+   * Adds an event that is not a call, such as a message of the conversation (`user_message` with
+   * its `text`): it has no status and no output, as in a trace read with messages. Returns the
+   * violations it makes final.
+   */
+  observe(event: { readonly action: string; readonly args: { readonly [key: string]: JsonValue } }): RecordOutcome {
+    return this.append(event, {});
+  }
+
+  /** Steps every statement on the next event of the trace; `announced`: witnesses `decide` already reported. */
+  private append(
+    call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue } },
+    result: { readonly status?: "ok" | "error"; readonly output?: string },
+    announcedByStatement?: readonly (readonly [number, readonly number[]])[],
+  ): RecordOutcome {
     const position = ++this.events;
-    const event: TraceEvent = {
-      ...eventOf(call, position),
-      status: result.status,
-      ...(result.output !== undefined ? { output: result.output } : {}),
-    };
+    const event: TraceEvent = { ...eventOf(call, position), ...result };
     const violations: Violation[] = [];
     for (const statementIndex of this.dispatch.machinesFor(event.action)) {
       const statement = this.statements[statementIndex]!;
       const witnesses = statement.machine.step(event);
       if (witnesses.length === 0) continue;
       for (const witness of witnesses) statement.witnesses.push(witness);
-      const announced = entry?.reported.find(([i]) => i === statementIndex)?.[1] ?? [];
+      const announced = announcedByStatement?.find(([i]) => i === statementIndex)?.[1] ?? [];
       const fresh = witnesses.filter((w) => !announced.includes(w));
       if (fresh.length > 0) violations.push(violationOf(statement.statement, fresh));
     }

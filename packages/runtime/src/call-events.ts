@@ -64,7 +64,8 @@ function eventOf(event: TraceEvent): CallEvent {
 
 /** A message of the user, as an event: action `user_message`, argument `text` (observed like any argument). */
 export function userMessageEvent(text: string): CallEvent {
-  return { action: "user_message", args: observeArguments({ text }).args, status: "ok" };
+  // A message has no status and no output, as in a trace read with `--messages`.
+  return { action: "user_message", args: observeArguments({ text }).args };
 }
 
 /**

@@ -3,7 +3,7 @@ import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
 import { callEvents, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
-import { decideCall, recordCall, verdictOf } from "./decide-call.js";
+import { decideCall, mergeViolations, recordCall, verdictOf } from "./decide-call.js";
 import type { EnforcedPolicy } from "./policy.js";
 import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";
 import type { Store } from "./store.js";
@@ -242,16 +242,18 @@ export class Enforcer {
   message(runId: string, text: string): EnforcedRecord {
     return this.transaction(runId, (run) => {
       const event = userMessageEvent(text);
-      const recorded = recordCall(run.monitor, [event]);
+      const observed = run.monitor.observe(event);
+      const violations = mergeViolations(observed.violations);
+      // No status: the row's status is NULL, which is how a message is told from a call when the run is judged again.
       this.store.db
-        .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, 'ok', NULL, NULL)")
-        .run(runId, recorded.positions[0]!, event.action, JSON.stringify(event.args));
+        .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, NULL, NULL, NULL)")
+        .run(runId, observed.position, event.action, JSON.stringify(event.args));
       this.saveState(run);
       const audit = this.append(runId, "message", "ok", undefined, {
-        events: [{ position: recorded.positions[0]!, action: event.action, args: event.args, status: "ok" }],
-        violations: violationsJson(recorded.violations),
+        events: [{ position: observed.position, action: event.action, args: event.args }],
+        violations: violationsJson(violations),
       });
-      return { runId, positions: recorded.positions, violations: recorded.violations, audit };
+      return { runId, positions: [observed.position], violations, audit };
     });
   }
 
@@ -392,14 +394,10 @@ export class Enforcer {
       output: string | null;
     }>;
     for (const event of rows) {
-      recordCall(monitor, [
-        {
-          action: event.action,
-          args: JSON.parse(event.args) as { [key: string]: JsonValue },
-          status: event.status === "error" ? "error" : "ok",
-          ...(event.output !== null ? { output: event.output } : {}),
-        },
-      ]);
+      const args = JSON.parse(event.args) as { [key: string]: JsonValue };
+      // A row without a status is a message, not a call.
+      if (event.status === null) monitor.observe({ action: event.action, args });
+      else recordCall(monitor, [{ action: event.action, args, status: event.status === "error" ? "error" : "ok", ...(event.output !== null ? { output: event.output } : {}) }]);
     }
     const live = { runId: row.run_id, monitor, version: row.version };
     this.saveState(live);

@@ -93,7 +93,10 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
           ...(decided.error !== undefined ? { error: decided.error } : {}),
         });
       }
-    } else if ((record.kind === "result" || record.kind === "message") && (record.outcome === "ok" || record.outcome === "error")) {
+    } else if (record.kind === "message") {
+      // A message is an event without a status (logs written before messages lost theirs say "ok": the same event).
+      for (const event of (body["events"] ?? []) as unknown as CallEvent[]) runOf(record.runId).monitor.observe({ action: event.action, args: event.args });
+    } else if (record.kind === "result" && (record.outcome === "ok" || record.outcome === "error")) {
       const events = (body["events"] ?? []) as unknown as CallEvent[];
       recordCall(runOf(record.runId).monitor, events);
     } else if (record.kind === "error" && record.outcome === "block") {

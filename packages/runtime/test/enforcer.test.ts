@@ -195,6 +195,21 @@ describe("decide and record, with the state and the audit log in one database", 
     expect(guard.decide("r", { id: "d2", action: "deploy", args: {} }).decision).toBe("allow");
   });
 
+  it("records a message as a trace read with --messages has it: no status, and the same after the run is judged again", async () => {
+    const copy = join(scratch, "status.vigil");
+    // A message has no status: `status = ok` is false on it, live as offline.
+    writeFileSync(copy, 'policy p {\n  rule r: prec(action in {deploy}, action in {user_message} and status = ok)\n}\n');
+    const store = openStore();
+    const guard = await enforcer(copy, store);
+    guard.message("s", "please deploy");
+    expect(guard.decide("s", { id: "d1", action: "deploy", args: {} }).decision).toBe("block");
+    // Another policy over the same run judges the recorded events again, the message still without a status.
+    const other = join(scratch, "status2.vigil");
+    writeFileSync(other, 'policy p {\n  rule r: prec(action in {deploy}, action in {user_message} and not status = ok)\n}\n');
+    const again = await enforcer(other, store);
+    expect(again.decide("s", { id: "d2", action: "deploy", args: {} }).decision).toBe("allow");
+  });
+
   it("does not let the run stop while a response is owed, unless told once already", async () => {
     const copy = join(scratch, "resp.vigil");
     writeFileSync(copy, 'policy p {\n  /// Every opened ticket is closed.\n  rule closed: resp(action in {open} and id = $t, action in {close} and id = $t)\n    block "Close the ticket you opened."\n}\n');
