@@ -21,6 +21,7 @@ interface Statement {
   readonly name: string;
   readonly holds: boolean;
   readonly witnesses: readonly number[];
+  readonly brokenBy?: readonly number[];
 }
 interface Run {
   readonly run?: string;
@@ -30,7 +31,11 @@ interface Run {
 }
 
 const verdicts = (report: { runs: readonly Run[] }) =>
-  report.runs.map((run) => ({ run: run.run, verdict: run.verdict, statements: run.statements.map(({ name, holds, witnesses }) => ({ name, holds, witnesses })) }));
+  report.runs.map((run) => ({
+    run: run.run,
+    verdict: run.verdict,
+    statements: run.statements.map(({ name, holds, witnesses, brokenBy }) => ({ name, holds, witnesses, brokenBy })),
+  }));
 
 describe("the τ-bench airline policy on 200 recorded runs", async () => {
   const evaluated = await check("eval");
@@ -46,7 +51,23 @@ describe("the τ-bench airline policy on 200 recorded runs", async () => {
     expect(verdictTable(evaluated)).toEqual(recorded);
   });
 
-  it("gets the same verdicts and witnesses from the SMT engine on every run", async () => {
+  it("names, for each broken until interval, the bad event that broke it", () => {
+    const events = (run: string) => {
+      const found = evaluated.runs.find((r: Run) => r.run === run);
+      return found.statements.find((s: Statement) => s.name === "no_reply_with_call");
+    };
+    // task 0 trial 3: the agent spoke (event 19) and booked (event 20) in the same message.
+    expect(events("task 0 trial 3")).toMatchObject({ holds: false, witnesses: [19], brokenBy: [20] });
+    for (const run of evaluated.runs as Run[]) {
+      for (const statement of run.statements) {
+        if (!["confirmed_again", "no_reply_with_call"].includes(statement.name) || statement.holds) continue;
+        expect(statement.brokenBy).toHaveLength(statement.witnesses.length);
+        statement.witnesses.forEach((witness, index) => expect(statement.brokenBy![index]).toBeGreaterThan(witness));
+      }
+    }
+  });
+
+  it("gets the same verdicts, witnesses and breaking events from the SMT engine on every run", async () => {
     const solved = await check("smt");
     expect(solved.summary.failed).toBe(0);
     expect(verdicts(solved)).toEqual(verdicts(evaluated));

@@ -170,7 +170,9 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
   const lines: string[] = [];
   for (const outcome of outcomes) {
     if (outcome.verdict === "unsafe") {
-      const broken = outcome.statements.filter((s) => !s.holds).map((s) => `${s.policy}.${s.name} at ${s.witnesses.join(", ") || "(undecided)"}`);
+      const broken = outcome.statements
+        .filter((s) => !s.holds)
+        .map((s) => `${s.policy}.${s.name} at ${s.witnesses.map((w, i) => (s.brokenBy?.[i] ? `${w} (broken by ${s.brokenBy[i]})` : `${w}`)).join(", ") || "(undecided)"}`);
       lines.push(`unsafe  ${printableLine(runLabel(outcome))}: ${broken.join("; ")}`);
     }
   }

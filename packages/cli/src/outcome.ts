@@ -83,6 +83,8 @@ export interface StatementResult {
   readonly witnesses: number[];
   /** The trace line of each witness (same order). */
   readonly witnessLines: number[];
+  /** For `until`: per witness (same order), the bad event that broke the interval it opened. */
+  readonly brokenBy?: number[];
   readonly undecided?: string;
 }
 
@@ -261,6 +263,7 @@ export function outcomeOf(
     ...(s.statement.remediation !== undefined ? { remediation: s.statement.remediation } : {}),
     witnesses: [...s.witnesses],
     witnessLines: s.witnesses.map((position) => options.witnessLines?.get(position) ?? eventAt(position)?.source?.line ?? 1),
+    ...(s.brokenBy !== undefined ? { brokenBy: [...s.brokenBy] } : {}),
     ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
   }));
   return {

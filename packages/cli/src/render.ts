@@ -208,14 +208,17 @@ function renderViolation(verdict: StatementVerdict, input: RenderReportInput, co
   lines.push(`  ${c.blue("-->")} ${printableLine(input.policyFile)}:${span.line}:${span.column}`);
   lines.push(indent(codeFrame(input.policySource, { line: span.line, column: span.column }, { line: span.endLine, column: span.endColumn }, 0, colors), 2));
   const shown = verdict.witnesses.slice(0, 20);
-  for (const position of shown) {
+  const where = (event: TraceEvent) => `${event.source?.file !== undefined ? printableLine(event.source.file) : traceFile}:${event.source?.line ?? "?"}`;
+  shown.forEach((position, index) => {
     const event = input.eventAt(position);
-    if (event === undefined) continue;
-    const where = `${event.source?.file !== undefined ? printableLine(event.source.file) : traceFile}:${event.source?.line ?? "?"}`;
-    lines.push(`  ${c.red("witness")} event ${position} (${where}): ${describeEvent(event)}`);
-  }
+    if (event === undefined) return;
+    lines.push(`  ${c.red("witness")} event ${position} (${where(event)}): ${describeEvent(event)}`);
+    const breaker = verdict.brokenBy?.[index];
+    const breaking = breaker === undefined ? undefined : input.eventAt(breaker);
+    if (breaker !== undefined && breaking !== undefined) lines.push(`    ${c.red("broken by")} event ${breaker} (${where(breaking)}): ${describeEvent(breaking)}`);
+  });
   if (verdict.witnesses.length > shown.length) lines.push(`  … and ${verdict.witnesses.length - shown.length} more witness events`);
-  if (verdict.form === "until" && verdict.witnesses.length > 0) lines.push(`  ${c.cyan("note:")} for \`until\`, a witness is the trigger of a broken interval`);
+  if (verdict.form === "until" && verdict.witnesses.length > 0) lines.push(`  ${c.cyan("note:")} for \`until\`, a witness is the trigger of a broken interval, and \`broken by\` the bad event that broke it`);
   lines.push(`  ${c.cyan("=")} ${responseLine(verdict.statement.response, verdict.statement.remediation, colors)}`);
   return lines.join("\n");
 }

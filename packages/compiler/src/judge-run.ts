@@ -163,6 +163,9 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   const located = statements.map(() => 0);
   const recent: (TraceEvent | undefined)[] = new Array<TraceEvent | undefined>(RECENT_EVENTS);
   const linesWanted = options.witnessLines === true;
+  // The event being read: when a witness is found, the event that made it final (for `until`, the breaking event).
+  let current: TraceEvent | undefined;
+  const untilStatements = new Set(statements.flatMap((statement, index) => (statement.form === "until" ? [index] : [])));
   const onWitness = (statement: number, position: number): void => {
     if (!linesWanted && located[statement]! >= locate) return;
     const event = recent[position % RECENT_EVENTS];
@@ -171,6 +174,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     if (located[statement]! >= locate) return;
     located[statement]!++;
     witnessEvents.set(position, event);
+    if (untilStatements.has(statement) && current !== undefined) witnessEvents.set(current.position, current);
   };
   const run = engine === "eval" ? new TraceRun(statements, { onWitness, ...(options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}) }) : undefined;
   const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
@@ -182,6 +186,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
       eventCount++;
       signature.add(event);
       recent[event.position % RECENT_EVENTS] = event;
+      current = event;
       run?.step(event);
       if (keep) kept.push(event);
     }
@@ -249,6 +254,10 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   for (const statement of report.statements) {
     const count = linesWanted ? statement.witnesses.length : Math.min(locate, statement.witnesses.length);
     for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
+    // The events that broke the first intervals of an `until`, shown beside their triggers.
+    if (keep && statement.brokenBy !== undefined) {
+      for (const position of statement.brokenBy.slice(0, Math.min(locate, statement.brokenBy.length))) if (position > 0) witnessEvents.set(position, kept[position - 1]!);
+    }
   }
   if (missing.size > 0) {
     for (const [position, event] of await readEventsAgain(source.file, reading, missing, resumePoints, signal)) {
