@@ -30,6 +30,31 @@ describe("a wildcard with several stars on a long text", () => {
     }, 60_000);
   }
 
+  it("a regular expression that backtracks elsewhere, `^(a+)+b$` and `(a|aa)*c`, on 65,536 × \"a\" finishes and holds (both engines)", async () => {
+    const regexPolicy = scratch.file("regex.vigil", policyOf("abs(action in {x} and (output matches /^(a+)+b$/ or output matches /(a|aa)*c/i))"));
+    for (const engine of ["eval", "smt"]) {
+      const holds = await vigilcInProcess(["check", regexPolicy, "--trace", noB, "--engine", engine, "--format", "json"], { cwd: scratch.path });
+      expect(holds.code).toBe(0);
+      expect(JSON.parse(holds.stdout).statements[0]).toMatchObject({ holds: true, witnesses: [] });
+      const violated = await vigilcInProcess(["check", regexPolicy, "--trace", endsInB, "--engine", engine, "--format", "json"], { cwd: scratch.path });
+      expect(JSON.parse(violated.stdout).statements[0]).toMatchObject({ holds: false, witnesses: [1] });
+    }
+  }, 60_000);
+
+  it("`contains` with a long bound value on a long text finishes and gives the right answer", async () => {
+    const containsPolicy = scratch.file("contains.vigil", policyOf("prec(action in {use} and v = $x, action in {x} and output contains $x)"));
+    const needle = "a".repeat(30_000) + "b";
+    const trace = (output: string) => [JSON.stringify({ action: "x", output }), JSON.stringify({ action: "use", args: { v: needle } })].join("\n") + "\n";
+    const missing = scratch.file("contains-missing.jsonl", trace("a".repeat(65_536)));
+    const present = scratch.file("contains-present.jsonl", trace("a".repeat(35_535) + "b"));
+    for (const engine of ["eval", "smt"]) {
+      const broken = await vigilcInProcess(["check", containsPolicy, "--trace", missing, "--engine", engine, "--format", "json"], { cwd: scratch.path });
+      expect(JSON.parse(broken.stdout).statements[0]).toMatchObject({ holds: false, witnesses: [2] });
+      const kept = await vigilcInProcess(["check", containsPolicy, "--trace", present, "--engine", engine, "--format", "json"], { cwd: scratch.path });
+      expect(JSON.parse(kept.stdout).statements[0]).toMatchObject({ holds: true, witnesses: [] });
+    }
+  }, 60_000);
+
   it('`p ~ "*a*b"` on a 200 KB argument finishes; the text past the cap is not seen', async () => {
     const starPolicy = scratch.file("arg.vigil", policyOf('abs(p ~ "*a*b")'));
     const noMatch = scratch.file("arg.jsonl", JSON.stringify({ action: "x", args: { p: "a".repeat(200_000) } }) + "\n");
