@@ -1,8 +1,10 @@
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error -- a plain ES module script without type declarations
-import { check, runsFile, verdictTable } from "./verdicts.mjs";
+import { check, policy, runsFile, verdictTable } from "./verdicts.mjs";
 
 /**
  * The airline policy on the 200 recorded τ-bench runs (read in place): `vigilc check --messages`
@@ -49,6 +51,21 @@ describe("the τ-bench airline policy on 200 recorded runs", async () => {
 
   it("breaks each rule in the runs verdicts.json records", () => {
     expect(verdictTable(evaluated)).toEqual(recorded);
+  });
+
+  it("names the runs breaking each rule in the human report, as the done-when command prints it", async () => {
+    const cli = join(root, "packages", "cli", "dist", "main.js");
+    const printed = await promisify(execFile)(process.execPath, [cli, "check", policy, "--messages", "--trace", runsFile], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch(
+      (error: { code?: number; stdout?: string }) => {
+        if (error.code === 1 && error.stdout !== undefined) return { stdout: error.stdout };
+        throw error;
+      },
+    );
+    for (const { rule, broken } of recorded.rules as { rule: string; broken: string[] }[]) {
+      if (broken.length === 0) continue;
+      const named = broken.slice(0, 12).join(", ") + (broken.length > 12 ? `, … and ${broken.length - 12} more` : "");
+      expect(printed.stdout).toContain(`${rule}: ${named}\n`);
+    }
   });
 
   it("names, for each broken until interval, the bad event that broke it", () => {

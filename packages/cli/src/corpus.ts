@@ -166,6 +166,9 @@ export function summarize(outcomes: readonly RunOutcome[]): CorpusSummary {
   };
 }
 
+/** How many runs the human summary names per rule (JSON lists every run's verdicts). */
+const RUNS_NAMED_PER_RULE = 12;
+
 export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutcome[]): string {
   const lines: string[] = [];
   for (const outcome of outcomes) {
@@ -188,6 +191,14 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
   const width = Math.max(4, ...summary.violations.map((v) => v.rule.length));
   lines.push("", `${"rule".padEnd(width)}  violated in`);
   for (const { rule, runs } of summary.violations) lines.push(`${rule.padEnd(width)}  ${runs} of ${summary.runs - summary.failed} runs`);
+  // Which runs break each rule, by name (a run of a file of runs by its own name, other runs by file).
+  const broken = summary.violations.filter((v) => v.runs > 0);
+  if (broken.length > 0) lines.push("", "runs breaking each rule:");
+  for (const { rule } of broken) {
+    const names = outcomes.filter((o) => o.statements.some((s) => !s.holds && `${s.policy}.${s.name}` === rule)).map((o) => printableLine(o.run ?? o.file));
+    const shown = names.slice(0, RUNS_NAMED_PER_RULE);
+    lines.push(`${rule}: ${shown.join(", ")}${names.length > shown.length ? `, … and ${names.length - shown.length} more` : ""}`);
+  }
   lines.push(
     "",
     `checked ${summary.runs} runs (${summary.events} events): ${summary.safe} safe, ${summary.unsafe} unsafe` +
