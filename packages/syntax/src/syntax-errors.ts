@@ -101,30 +101,27 @@ export function lexingErrorsToDiagnostics(errors: readonly ILexingError[], text:
   });
 }
 
-/** Reports malformed literals the lexer accepted as one token: unclosed strings, bad escapes, bad numbers. */
+/** The literals a line can end inside of (V0002): what they are, what closes them, and how to fix one. */
+const unclosedLiterals: Readonly<Record<string, { what: string; close: string; help: string }>> = {
+  UnterminatedString: { what: "string", close: '"', help: "add the closing `\"`; a string cannot span lines (write a line break as `\\n`)" },
+  UnterminatedRegex: { what: "regular expression", close: "/", help: "add the closing `/` (and any flags); a regular expression cannot span lines" },
+};
+
+/** Reports malformed literals the lexer accepted as one token: unclosed strings and regular expressions, bad escapes, bad numbers. */
 export function literalDiagnostics(tokens: readonly IToken[], lines: LineIndex): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   for (const token of tokens) {
     const span = lines.span(token.startOffset, tokenEnd(token));
     switch (token.tokenType.name) {
-      case "UnterminatedString": {
-        const end = lines.span(tokenEnd(token), tokenEnd(token));
-        diagnostics.push(
-          diagnostic("V0002", "this string is not closed before the end of the line", {
-            span,
-            help: "add the closing `\"`; a string cannot span lines (write a line break as `\\n`)",
-            fix: { title: "close the string", edits: [{ span: end, newText: '"' }] },
-          }),
-        );
-        break;
-      }
+      case "UnterminatedString":
       case "UnterminatedRegex": {
+        const { what, close, help } = unclosedLiterals[token.tokenType.name]!;
         const end = lines.span(tokenEnd(token), tokenEnd(token));
         diagnostics.push(
-          diagnostic("V0002", "this regular expression is not closed before the end of the line", {
+          diagnostic("V0002", `this ${what} is not closed before the end of the line`, {
             span,
-            help: "add the closing `/` (and any flags); a regular expression cannot span lines",
-            fix: { title: "close the regular expression", edits: [{ span: end, newText: "/" }] },
+            help,
+            fix: { title: `close the ${what}`, edits: [{ span: end, newText: close }] },
           }),
         );
         break;

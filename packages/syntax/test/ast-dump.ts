@@ -52,6 +52,10 @@ export function dumpExpr(expr: Expr): string {
       return `(~ ${keyPathText(expr.key)} ${JSON.stringify(expr.pattern.value)})`;
     case "KeyBind":
       return `(= ${keyPathText(expr.key)} $${expr.variable.name})`;
+    case "KeyRegex":
+      return `(matches ${keyPathText(expr.key)} ${JSON.stringify(expr.regex.source)} ${JSON.stringify(expr.regex.flags)})`;
+    case "KeyContains":
+      return `(contains ${keyPathText(expr.key)} $${expr.variable.name})`;
     case "StatusIs":
       return `(status ${expr.status})`;
     case "OutputMatch":
