@@ -175,6 +175,11 @@ export type Truth = (typeof Truth)[keyof typeof Truth];
 
 export type PendingPredicate = (event: TraceEvent) => Truth;
 
+/** Kleene's ¬: unknown stays unknown. */
+export function notTruth(value: Truth): Truth {
+  return value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True;
+}
+
 const compiledPending = new WeakMap<Formula, PendingPredicate>();
 
 /** A pattern as a three-valued predicate on a call whose result is not known yet. */
@@ -218,10 +223,7 @@ function buildPendingPattern(formula: Formula): PendingPredicate {
     }
     case "not": {
       const operand = compilePendingPattern(formula.operand);
-      return (event) => {
-        const value = operand(event);
-        return value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True;
-      };
+      return (event) => notTruth(operand(event));
     }
     default:
       throw new Error(`internal error: \`${formula.kind}\` is not a one-event predicate`);
@@ -420,10 +422,8 @@ export class PatternBinder {
         }
         return result;
       }
-      case "not": {
-        const value = this.relation(formula.operand, event, values, mode);
-        return value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True;
-      }
+      case "not":
+        return notTruth(this.relation(formula.operand, event, values, mode));
       default:
         throw new Error(`internal error: \`${formula.kind}\` in a pattern`);
     }

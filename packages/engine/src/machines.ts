@@ -1,6 +1,6 @@
 import type { CheckedStatement, Formula } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
-import { compilePattern, compilePendingPattern, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { compilePattern, compilePendingPattern, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
 
 /**
  * The forward engine: every statement compiles to a state machine that reads the trace one event
@@ -609,7 +609,6 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
   private evaluatePending(event: TraceEvent): Truth {
     const { nodes } = this.body;
     const values: Truth[] = new Array<Truth>(nodes.length);
-    const negate = (value: Truth): Truth => (value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True);
     for (let index = 0; index < nodes.length; index++) {
       const node = nodes[index]!;
       switch (node.kind) {
@@ -619,7 +618,7 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
         case "and":
         case "or": {
           const absorbing = node.kind === "and" ? Truth.False : Truth.True;
-          let result: Truth = negate(absorbing);
+          let result: Truth = notTruth(absorbing);
           for (const operand of node.operands) {
             if (values[operand] === absorbing) {
               result = absorbing;
@@ -631,7 +630,7 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
           break;
         }
         case "not":
-          values[index] = negate(values[node.operand]!);
+          values[index] = notTruth(values[node.operand]!);
           break;
         case "once":
           values[index] = this.seen[node.summary]! ? Truth.True : Truth.False;

@@ -1,5 +1,5 @@
 import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
-import { walkFormula } from "@vigil/checker";
+import { variableAtoms, type VariableAtom } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { buildFactBase, placeId, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
 import { and, andAll, comment, eq, implies, ite, not, or, orAll } from "./smt-terms.js";
@@ -351,16 +351,16 @@ class Lowering {
   private candidates(pattern: CheckedPattern, i: number): BindingTerm[] {
     const position = this.events[i]!.position;
     let partial: { guards: string[]; parts: string[] }[] = [{ guards: [], parts: [] }];
-    for (const variable of this.statement.variables) {
+    for (const uses of this.usesByVariable(pattern)) {
       const options: { guard?: string; term: string }[] = [];
-      walkFormula(pattern.formula, (node) => {
-        if (node.kind === "keyBind" && node.variable === variable) {
-          const facts = this.facts.keys.get(placeId(node.subject, node.key))!;
+      for (const atom of uses) {
+        if (atom.kind === "keyBind") {
+          const facts = this.facts.keys.get(placeId(atom.subject, atom.key))!;
           for (let j = 0; j < facts.maxCount; j++) options.push({ guard: `(< ${j} (${facts.countFunction} ${position}))`, term: `(${facts.valueFunction} ${position} ${j})` });
-        } else if (node.kind === "keyContains" && node.variable === variable) {
-          for (const value of this.facts.contains.get(node)!.holding.get(position) ?? []) options.push({ term: value });
+        } else {
+          for (const value of this.facts.contains.get(atom)!.holding.get(position) ?? []) options.push({ term: value });
         }
-      });
+      }
       const next: typeof partial = [];
       for (const prefix of partial) {
         for (const option of options) next.push({ guards: option.guard === undefined ? prefix.guards : [...prefix.guards, option.guard], parts: [...prefix.parts, option.term] });
@@ -372,6 +372,19 @@ class Lowering {
       term: parts.length === 1 ? parts[0]! : `(tuple ${parts.join(" ")})`,
       parts,
     }));
+  }
+
+  private readonly uses = new Map<CheckedPattern, VariableAtom[][]>();
+
+  /** Per statement variable, in order, the atoms of a pattern that use it: found once per pattern. */
+  private usesByVariable(pattern: CheckedPattern): VariableAtom[][] {
+    let uses = this.uses.get(pattern);
+    if (uses === undefined) {
+      const atoms = variableAtoms(pattern.formula);
+      uses = this.statement.variables.map((variable) => atoms.filter((atom) => atom.variable === variable));
+      this.uses.set(pattern, uses);
+    }
+    return uses;
   }
 
   /**
