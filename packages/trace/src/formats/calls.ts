@@ -17,7 +17,7 @@ export interface ToolCall {
   readonly action: string;
   /** The named arguments: an object, or the value that should have been one (reported, T0009). */
   readonly args: unknown;
-  /** The 1-based line where the call is recorded. */
+  /** The 1-based line where the call is recorded; 0 for a call made live, which has no line. */
   readonly line: number;
   /** Where the call is recorded, for diagnostics and the event's source. */
   readonly span: Span;
@@ -208,13 +208,13 @@ export class CallPairing {
     if ((flags & TOO_DEEP) !== 0) {
       const deep = tooDeep(call.args) ?? "";
       this.context.diagnostics.push(
-        diagnostic("T0009", `the argument \`${deep.split(".")[0]}\` of the \`${call.action}\` call on line ${call.line} nests values more than ${maximumValueDepth} levels deep`, where),
+        diagnostic("T0009", `the argument \`${deep.split(".")[0]}\` of the \`${call.action}\` call${onLine(call.line)} nests values more than ${maximumValueDepth} levels deep`, where),
       );
       return undefined;
     }
     if (!isJsonObject(call.args)) {
       this.context.diagnostics.push(
-        diagnostic("T0009", `the arguments of the \`${call.action}\` call on line ${call.line} are not a JSON object`, {
+        diagnostic("T0009", `the arguments of the \`${call.action}\` call${onLine(call.line)} are not a JSON object`, {
           ...where,
           help: "tool arguments must be named: an object from argument names to values",
         }),
@@ -224,7 +224,7 @@ export class CallPairing {
     if ((flags & (OUT_OF_RANGE | UNSAFE_INTEGER)) !== 0) {
       const problems = numberProblems(call.args, call.source);
       for (const problem of problems) {
-        this.context.diagnostics.push(numberDiagnostic(problem, `the argument \`${problem.path}\` of the \`${call.action}\` call on line ${call.line}`, where));
+        this.context.diagnostics.push(numberDiagnostic(problem, `the argument \`${problem.path}\` of the \`${call.action}\` call${onLine(call.line)}`, where));
       }
       if (problems.length > 0) return undefined;
     }
@@ -232,7 +232,7 @@ export class CallPairing {
     if (!this.argumentsCutReported) {
       this.argumentsCutReported = true;
       this.context.diagnostics.push(
-        diagnostic("T0014", `an argument of the \`${call.action}\` call on line ${call.line} is longer than ${ARGUMENT_OBSERVATION_CAP} characters; only its first ${ARGUMENT_OBSERVATION_CAP} are observed`, {
+        diagnostic("T0014", `an argument of the \`${call.action}\` call${onLine(call.line)} is longer than ${ARGUMENT_OBSERVATION_CAP} characters; only its first ${ARGUMENT_OBSERVATION_CAP} are observed`, {
           ...where,
           help: "a condition on that argument sees the observed prefix only",
         }),
@@ -250,7 +250,7 @@ export class CallPairing {
       output = observeOutput(result.output);
       if (output.truncated && !this.truncatedReported) {
         this.truncatedReported = true;
-        this.context.diagnostics.push(diagnostic("T0005", `the output of the \`${call.action}\` call on line ${call.line} is cut to the observation cap`, this.located(result.span)));
+        this.context.diagnostics.push(diagnostic("T0005", `the output of the \`${call.action}\` call${onLine(call.line)} is cut to the observation cap`, this.located(result.span)));
       }
     }
     return {
@@ -269,6 +269,11 @@ export class CallPairing {
   private located(span: Span): { span: Span; file?: string } {
     return { span, ...(this.context.file !== undefined ? { file: this.context.file } : {}) };
   }
+}
+
+/** Where a call is, in a message: ` on line N`, or nothing for a call made live (line 0). */
+export function onLine(line: number): string {
+  return line > 0 ? ` on line ${line}` : "";
 }
 
 /** The line and the empty span at an offset of a text, where an adapter records a call or a result. */

@@ -1,0 +1,65 @@
+import type { Diagnostic } from "@vigil/diagnostics";
+import type { TraceEvent } from "./event.js";
+import { CallPairing, contentText } from "./formats/calls.js";
+import { groundTrace } from "./grounding/ground.js";
+import type { JsonValue } from "./value.js";
+
+/**
+ * The events of one tool call made live (in an agent's call path, not read from a recording),
+ * made by the same steps every trace adapter uses: the call's arguments accepted and observed by
+ * the call pairing (arguments that are not an object, nested too deep, or holding numbers they
+ * cannot hold are refused; long strings are cut), its result's content observed as an output, and
+ * a shell call grounded into the commands it runs. So a call decided in the call path is the call
+ * `vigilc check` reads from a transcript of the same run, whatever agent made it.
+ */
+
+export interface LiveCall {
+  /** The call's id, to name it in its events' source. */
+  readonly id?: string;
+  readonly action: string;
+  /** The call's named arguments (anything else is refused). */
+  readonly args: unknown;
+  /** What the call returned, when it has run: without it, the events are pending (no status). */
+  readonly result?: LiveResult;
+}
+
+export interface LiveResult {
+  readonly status: "ok" | "error";
+  /** A string, or content blocks (`{type: "text", text}`), as an MCP result or a transcript holds them. */
+  readonly content?: JsonValue;
+}
+
+export interface LiveCallEvents {
+  /** The call's own event, then the events grounded from it; empty when the call was refused. */
+  readonly events: readonly TraceEvent[];
+  /** Why the call makes no event (its arguments were refused), in words; empty when it makes some. */
+  readonly errors: readonly string[];
+  /** What reading the call noted without refusing it: a command line that does not parse (T0011), an argument cut. */
+  readonly notes: readonly Diagnostic[];
+}
+
+/** A live call is at no place in a file: its span is empty. */
+const NOWHERE = { start: 0, end: 0, line: 0, column: 0, endLine: 0, endColumn: 0 };
+
+export function liveCallEvents(call: LiveCall): LiveCallEvents {
+  const diagnostics: Diagnostic[] = [];
+  const pairing = new CallPairing({ diagnostics });
+  // The pairing needs an id to pair the result with its call; a call without one gets a private id.
+  const id = call.id ?? "\u0000live-call";
+  let source: string;
+  try {
+    source = JSON.stringify(call.args) ?? "undefined";
+  } catch (error) {
+    return { events: [], errors: [`the arguments of the \`${call.action}\` call cannot be read (${(error as Error).message})`], notes: [] };
+  }
+  pairing.call({ id, action: call.action, args: call.args ?? {}, line: 0, span: NOWHERE, raw: { name: call.action }, source });
+  if (call.result !== undefined) {
+    const output = contentText(call.result.content);
+    pairing.result({ callId: id, status: call.result.status, ...(output !== undefined ? { output } : {}), line: 0, span: NOWHERE });
+  }
+  const recorded = pairing.finish();
+  const errors = diagnostics.filter((d) => d.severity === "error").map((d) => d.message);
+  if (recorded.length === 0) return { events: [], errors: errors.length > 0 ? errors : [`the \`${call.action}\` call makes no event`], notes: diagnostics };
+  const grounded = groundTrace(recorded);
+  return { events: grounded.events, errors, notes: [...diagnostics.filter((d) => d.severity !== "error"), ...grounded.diagnostics] };
+}
