@@ -1,7 +1,7 @@
 import type { CliIo } from "./cli.js";
 
 /**
- * `vigilc hook claude-code --policy FILE… [--db PATH] [--defer-allowed]`: one run of a Claude Code
+ * `vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow]`: one run of a Claude Code
  * command hook (the event on standard input, the answer on standard output and in the exit code).
  *
  * Claude Code starts the hook for every tool call, so this path loads only what a decision needs:
@@ -9,8 +9,8 @@ import type { CliIo } from "./cli.js";
  * the compiler, whose checked program of the policy is read from the database after the first run.
  */
 
-const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--defer-allowed]
-       vigilc hook claude-code --server URL [--defer-allowed]
+const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow]
+       vigilc hook claude-code --server URL [--explicit-allow]
 
 Runs as a Claude Code command hook: reads the hook's event (JSON) on standard input and answers on
 standard output. Handles PreToolUse (allow, ask or deny the call), PostToolUse and
@@ -22,7 +22,8 @@ options:
   --db PATH         the enforcement database (default: $CLAUDE_PROJECT_DIR/.vigil/audit.db)
   --server URL      pass the event to a running \`vigilc serve\` (http://127.0.0.1:PORT), which answers it
                     with its policy and database: the hook's process then loads almost nothing
-  --defer-allowed   answer nothing for an allowed call, leaving it to Claude Code's permission settings
+  --explicit-allow  answer \`allow\` when no rule objects, which skips Claude Code's own permission prompt
+                    (by default the hook answers nothing then, and Claude Code's permission rules decide)
   -h, --help        show this help
 
 environment:
@@ -36,7 +37,7 @@ interface HookArguments {
   readonly policies: string[];
   readonly db?: string;
   readonly server?: string;
-  readonly deferAllowed: boolean;
+  readonly explicitAllow: boolean;
   readonly help: boolean;
   readonly problem?: string;
 }
@@ -46,7 +47,7 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
   let db: string | undefined;
   let server: string | undefined;
   let agent: string | undefined;
-  let deferAllowed = false;
+  let explicitAllow = false;
   let help = false;
   for (let index = 0; index < argv.length; index++) {
     const word = argv[index]!;
@@ -55,21 +56,24 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
       if (inline !== undefined) policies.push(inline);
       // Every following word up to the next option is a policy file.
       while (index + 1 < argv.length && !argv[index + 1]!.startsWith("-")) policies.push(argv[++index]!);
-      if (inline === undefined && policies.length === 0) return { agent, policies, deferAllowed, help, problem: "--policy needs at least one file" };
+      if (inline === undefined && policies.length === 0) return { agent, policies, explicitAllow, help, problem: "--policy needs at least one file" };
     } else if (flag === "--db") {
       db = inline ?? argv[++index];
-      if (db === undefined || db === "") return { agent, policies, deferAllowed, help, problem: "--db needs a path" };
+      if (db === undefined || db === "") return { agent, policies, explicitAllow, help, problem: "--db needs a path" };
     } else if (flag === "--server") {
       server = inline ?? argv[++index];
       if (server === undefined || !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/?$/.test(server)) {
-        return { agent, policies, deferAllowed, help, problem: "--server takes the sidecar's local URL, http://127.0.0.1:PORT" };
+        return { agent, policies, explicitAllow, help, problem: "--server takes the sidecar's local URL, http://127.0.0.1:PORT" };
       }
-    } else if (flag === "--defer-allowed") deferAllowed = true;
+    } else if (flag === "--explicit-allow") explicitAllow = true;
+    else if (flag === "--defer-allowed") {
+      // What earlier versions needed to leave allowed calls to Claude Code; it is now the default.
+    }
     else if (flag === "-h" || flag === "--help") help = true;
     else if (!word.startsWith("-") && agent === undefined) agent = word;
-    else return { agent, policies, deferAllowed, help, problem: `unknown option \`${word}\`` };
+    else return { agent, policies, explicitAllow, help, problem: `unknown option \`${word}\`` };
   }
-  return { agent, policies, ...(db !== undefined ? { db } : {}), ...(server !== undefined ? { server } : {}), deferAllowed, help };
+  return { agent, policies, ...(db !== undefined ? { db } : {}), ...(server !== undefined ? { server } : {}), explicitAllow, help };
 }
 
 /** Runs `vigilc hook …` (`argv` starts with `hook`) and returns the exit code. */
@@ -89,7 +93,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
   if (parsed.server !== undefined) {
     if (parsed.policies.length > 0 || parsed.db !== undefined) return usageError("with --server, the sidecar's policy and database apply: give no --policy or --db");
-    return answerThroughSidecar(parsed.server, await io.stdin(), parsed.deferAllowed, io);
+    return answerThroughSidecar(parsed.server, await io.stdin(), parsed.explicitAllow, io);
   }
   if (parsed.policies.length === 0) return usageError("--policy FILE (or --server URL) is required");
   const { runClaudeCodeHook } = await import("@vigil/runtime");
@@ -98,7 +102,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     policyFiles: parsed.policies,
     ...(parsed.db !== undefined ? { db: parsed.db } : {}),
     ...(key !== undefined && key !== "" ? { key } : {}),
-    deferAllowed: parsed.deferAllowed,
+    explicitAllow: parsed.explicitAllow,
     env: process.env,
     cwd: io.cwd,
   });
@@ -114,9 +118,9 @@ const SIDECAR_TIMEOUT_MS = 30_000;
  * Passes the event to the sidecar and relays its answer. When the sidecar cannot be reached or
  * does not answer, the call is refused (exit 2), saying so.
  */
-async function answerThroughSidecar(server: string, event: string, deferAllowed: boolean, io: CliIo): Promise<number> {
+async function answerThroughSidecar(server: string, event: string, explicitAllow: boolean, io: CliIo): Promise<number> {
   const { request } = await import("node:http");
-  const url = new URL(`/v1/hooks/claude-code${deferAllowed ? "?defer-allowed=1" : ""}`, server);
+  const url = new URL(`/v1/hooks/claude-code${explicitAllow ? "?explicit-allow=1" : ""}`, server);
   const refuse = (why: string): number => {
     const reason = `Vigil's sidecar at ${server} did not answer (${why}); the call is refused. Start it with \`vigilc serve --policy FILE\`.`;
     io.stdout(JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } }) + "\n");

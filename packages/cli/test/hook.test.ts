@@ -99,10 +99,11 @@ describe("each event, as Claude Code sends it", () => {
     expect(prompt.code).toBe(0);
     expect(prompt.stdout).toBe("");
 
-    // PreToolUse of a Read: allowed; PostToolUse with the Read tool's response shape.
+    // PreToolUse of a Read: no rule objects, so the hook answers nothing (Claude Code's own
+    // permission rules decide); PostToolUse with the Read tool's response shape.
     const read = await hook(preToolUse(session, "toolu_01A", "Read", { file_path: `${project}/.env` }), db);
     expect(read.code).toBe(0);
-    expect(decisionOf(read.stdout).permissionDecision).toBe("allow");
+    expect(read.stdout).toBe("");
     const readResult = await hook(
       postToolUse(session, "toolu_01A", "Read", { file_path: `${project}/.env` }, { type: "text", file: { filePath: `${project}/.env`, content: "API_TOKEN=x\n", numLines: 1, startLine: 1, totalLines: 1 } }),
       db,
@@ -130,8 +131,8 @@ describe("each event, as Claude Code sends it", () => {
 
     // cat is allowed with a warning, shown to the user.
     const cat = await hook(preToolUse(session, "toolu_01D", "Bash", { command: "cat README.md", description: "Show the readme" }), db);
-    const warned = JSON.parse(cat.stdout) as { hookSpecificOutput: { permissionDecision: string }; systemMessage: string };
-    expect(warned.hookSpecificOutput.permissionDecision).toBe("allow");
+    const warned = JSON.parse(cat.stdout) as { hookSpecificOutput?: unknown; systemMessage: string };
+    expect(warned.hookSpecificOutput).toBeUndefined();
     expect(warned.systemMessage).toContain("Use the Read tool to read files.");
     // Its result, with the Bash tool's response shape.
     const catResult = await hook(postToolUse(session, "toolu_01D", "Bash", { command: "cat README.md" }, { stdout: "# Project\n", stderr: "", interrupted: false, isImage: false }), db);
@@ -203,16 +204,21 @@ describe("each event, as Claude Code sends it", () => {
     expect(decisionOf(before.stdout).permissionDecision).toBe("deny");
     expect(decisionOf(before.stdout).permissionDecisionReason).toContain("Ask the user whether to deploy.");
     await hook(payload(session, "UserPromptSubmit", { prompt: "Looks good, please deploy it." }), db);
-    const after = await hook(preToolUse(session, "toolu_2", "Bash", { command: "npm run deploy" }), db);
+    const after = await hook(preToolUse(session, "toolu_2", "Bash", { command: "npm run deploy" }), db, ["--explicit-allow"]);
     expect(decisionOf(after.stdout).permissionDecision).toBe("allow");
   });
 
-  it("--defer-allowed leaves an allowed call to Claude Code's own permission settings", async ({ expect }) => {
+  it("leaves a call no rule objects to to Claude Code's own permission rules; --explicit-allow answers allow", async ({ expect }) => {
     const db = join(scratch, "defer.db");
-    const allowed = await hook(preToolUse("s", "toolu_1", "Read", { file_path: "/x/README.md" }), db, ["--defer-allowed"]);
-    expect(allowed.code).toBe(0);
-    expect(allowed.stdout).toBe("");
-    const denied = await hook(preToolUse("s", "toolu_2", "Bash", { command: "npm run deploy" }), db, ["--defer-allowed"]);
+    // Answering `allow` would skip Claude Code's permission prompt: a protection the user had without Vigil.
+    const deferred = await hook(preToolUse("s", "toolu_1", "Read", { file_path: "/x/README.md" }), db);
+    expect(deferred).toMatchObject({ code: 0, stdout: "" });
+    const explicit = await hook(preToolUse("s", "toolu_2", "Read", { file_path: "/x/README.md" }), db, ["--explicit-allow"]);
+    expect(decisionOf(explicit.stdout).permissionDecision).toBe("allow");
+    // The option of earlier versions is still accepted: what it asked for is the default.
+    const old = await hook(preToolUse("s", "toolu_3", "Read", { file_path: "/x/README.md" }), db, ["--defer-allowed"]);
+    expect(old).toMatchObject({ code: 0, stdout: "" });
+    const denied = await hook(preToolUse("s", "toolu_4", "Bash", { command: "npm run deploy" }), db);
     expect(decisionOf(denied.stdout).permissionDecision).toBe("deny");
   });
 

@@ -13,7 +13,8 @@ import { Store } from "./store.js";
  *
  * - `PreToolUse`: the monitor's decision on the call (grounded, so a Bash call is the commands it
  *   runs), as `hookSpecificOutput.permissionDecision`: `deny` for a `block` rule, `ask` for an `ask`
- *   rule, `allow` otherwise (with a warning for a `warn` rule); the reason names the rule, its text,
+ *   rule, and nothing when no rule objects (Claude Code's own permission rules then decide; `allow`
+ *   only with `explicitAllow`), with a warning for a `warn` rule; the reason names the rule, its text,
  *   the events involved and the remediation.
  * - `PostToolUse` / `PostToolUseFailure`: the call's result is recorded (status and output).
  * - `UserPromptSubmit`: the prompt is recorded as a `user_message` event with its `text`.
@@ -34,13 +35,23 @@ export interface ClaudeCodeHookOptions {
   readonly db?: string;
   /** The key of the audit chain (`VIGIL_AUDIT_KEY`). */
   readonly key?: string;
-  /** Leave allowed calls to Claude Code's own permission settings instead of answering `allow`. */
-  readonly deferAllowed?: boolean;
+  /**
+   * Answer `allow` when no rule objects, which skips Claude Code's own permission prompt. By default
+   * the hook answers nothing then, so that Claude Code's permission rules still apply: installing
+   * Vigil must not take away a protection the user had.
+   */
+  readonly explicitAllow?: boolean;
   /** The environment (for `CLAUDE_PROJECT_DIR`) and the working directory the hook runs in. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly cwd?: string;
   /** How long to wait for another hook's write lock (default 10 s). */
   readonly busyTimeoutMs?: number;
+}
+
+/** How a hook answers, whoever runs it (a hook process, the sidecar). */
+export interface HookAnswerOptions {
+  /** See {@link ClaudeCodeHookOptions.explicitAllow}. */
+  readonly explicitAllow?: boolean;
 }
 
 /** What the hook answers: Claude Code reads standard output and the exit code. */
@@ -84,7 +95,7 @@ function readEvent(input: string): ReadEvent {
  * Answers one hook event with an enforcer that is already open (the sidecar's): what a hook
  * process would answer, without opening the database and loading the policy for it.
  */
-export function answerClaudeCodeHook(input: string, enforcer: Enforcer, options: { readonly deferAllowed?: boolean } = {}): HookAnswer {
+export function answerClaudeCodeHook(input: string, enforcer: Enforcer, options: HookAnswerOptions = {}): HookAnswer {
   const read = readEvent(input);
   if ("answer" in read) return read.answer;
   try {
@@ -140,13 +151,13 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
 
 const HANDLED_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
 
-function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: { readonly deferAllowed?: boolean }): HookAnswer {
+function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: HookAnswerOptions): HookAnswer {
   switch (event) {
     case "PreToolUse": {
       const call = callOf(payload);
       if (call.action === undefined) return refused(event, "Vigil could not read the hook's input: it has no `tool_name`; the call is refused.", payload);
       const decided = enforcer.decide(session, { ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args ?? {} });
-      return preToolUseAnswer(decided, options.deferAllowed === true);
+      return preToolUseAnswer(decided, options.explicitAllow === true);
     }
     case "PostToolUse":
     case "PostToolUseFailure": {
@@ -189,10 +200,10 @@ function answer(event: string, payload: { readonly [key: string]: JsonValue }, s
   }
 }
 
-function preToolUseAnswer(decided: EnforcedDecision, deferAllowed: boolean): HookAnswer {
+function preToolUseAnswer(decided: EnforcedDecision, explicitAllow: boolean): HookAnswer {
   const decision = decided.decision === "block" ? "deny" : decided.decision;
-  if (decision === "allow" && deferAllowed) {
-    // No decision: Claude Code's own permission settings decide; a warning is still shown.
+  if (decision === "allow" && !explicitAllow) {
+    // No objection: Claude Code's own permission settings decide; a warning is still shown.
     const output = decided.verdict === "warn" ? { systemMessage: decided.reason } : undefined;
     return { stdout: output !== undefined ? JSON.stringify(output) + "\n" : "", stderr: "", exitCode: 0 };
   }

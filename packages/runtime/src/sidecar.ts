@@ -17,7 +17,7 @@ import type { Enforcer } from "./enforcer.js";
  *   POST /v1/runs/{run}/stop         {active?}                      → whether the run may stop now
  *   POST /v1/runs/{run}/finish       {}                             → every rule's verdict
  *   GET  /v1/runs/{run}/standing                                    → every rule's standing so far
- *   POST /v1/hooks/claude-code       a Claude Code hook event (`?defer-allowed=1`) → {stdout, stderr, exitCode}
+ *   POST /v1/hooks/claude-code       a Claude Code hook event (`?explicit-allow=1`) → {stdout, stderr, exitCode}
  *
  * The last is what `vigilc hook claude-code --server URL` sends: the hook's process then only
  * passes the event on, and the sidecar, with the policy loaded and the runs in memory, answers it.
@@ -97,8 +97,8 @@ async function handle(enforcer: Enforcer, maxBody: number, request: IncomingMess
   if (path === "/v1/hooks/claude-code") {
     allow(request, ["POST"]);
     const text = await readBody(request, maxBody);
-    const deferAllowed = url.searchParams.get("defer-allowed") === "1";
-    send(response, 200, answerClaudeCodeHook(text, enforcer, { deferAllowed }));
+    const explicitAllow = url.searchParams.get("explicit-allow") === "1";
+    send(response, 200, answerClaudeCodeHook(text, enforcer, { explicitAllow }));
     return;
   }
   const match = /^\/v1\/runs\/([^/]+)\/(decide|record|message|cancel|stop|finish|standing)$/.exec(path);
