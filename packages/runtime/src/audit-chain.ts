@@ -29,6 +29,8 @@ export interface AuditRecordInput {
   readonly policyHash?: string;
   readonly callId?: string;
   readonly body: { readonly [key: string]: JsonValue };
+  /** The SHA-256 of the run's monitor state (the `runs.state` text) after what the record logs. */
+  readonly stateHash?: string;
 }
 
 export interface AuditRecord extends AuditRecordInput {
@@ -36,6 +38,11 @@ export interface AuditRecord extends AuditRecordInput {
   readonly time: string;
   readonly prevHash: string;
   readonly hash: string;
+}
+
+/** The hash of a run's monitor state as stored (the `runs.state` text), which audit records commit to. */
+export function stateDigest(stateText: string): string {
+  return createHash("sha256").update(stateText).digest("hex");
 }
 
 /** The previous hash of the first record. */

@@ -1,7 +1,7 @@
 import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
 import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
-import { appendAudit, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
+import { appendAudit, stateDigest, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
 import { callEvents, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
 import { decideCall, mergeViolations, recordCall, verdictOf } from "./decide-call.js";
 import type { EnforcedPolicy } from "./policy.js";
@@ -118,6 +118,8 @@ interface LiveRun {
   readonly monitor: Monitor;
   /** The run's version in the database when the monitor was read or written. */
   version: number;
+  /** The SHA-256 of the state as stored (`runs.state`), which every audit record of the run commits to. */
+  stateHash: string;
 }
 
 export class Enforcer {
@@ -155,7 +157,7 @@ export class Enforcer {
           "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, ?, 'pending', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, state = 'pending'",
         )
         .run(runId, callId, call.action, JSON.stringify(events), decided.decision);
-      const audit = this.append(runId, "decision", verdict, callId, {
+      const audit = this.append(run, "decision", verdict, callId, {
         // The events hold the arguments as observed; a call that made none keeps a prefix of its arguments' text.
         call: { id: callId, action: call.action, ...(events.length === 0 ? { argsText: argumentsText(call.args) } : {}) },
         events: events.map((e) => ({ action: e.action, args: e.args })),
@@ -223,7 +225,7 @@ export class Enforcer {
       const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1, causes);
       const reason =
         recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(violationKey(v)) ?? [])).join("\n") : undefined;
-      const audit = this.append(runId, "result", result.status, callId, {
+      const audit = this.append(run, "result", result.status, callId, {
         call: { id: callId, action },
         events: events.map((e, index) => ({
           position: recorded.positions[index]!,
@@ -249,7 +251,7 @@ export class Enforcer {
         .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, NULL, NULL, NULL)")
         .run(runId, observed.position, event.action, JSON.stringify(event.args));
       this.saveState(run);
-      const audit = this.append(runId, "message", "ok", undefined, {
+      const audit = this.append(run, "message", "ok", undefined, {
         events: [{ position: observed.position, action: event.action, args: event.args }],
         violations: violationsJson(violations),
       });
@@ -259,10 +261,10 @@ export class Enforcer {
 
   /** A decided call that did not run (a person refused it, say). Returns false when no such call waits. */
   cancel(runId: string, callId: string): boolean {
-    return this.transaction(runId, () => {
+    return this.transaction(runId, (run) => {
       const changed = this.store.db.prepare("UPDATE calls SET state = 'cancelled' WHERE run_id = ? AND call_id = ? AND state = 'pending'").run(runId, callId).changes;
       if (changed === 0) return false;
-      this.append(runId, "result", "cancel", callId, { call: { id: callId } });
+      this.append(run, "result", "cancel", callId, { call: { id: callId } });
       return true;
     });
   }
@@ -294,7 +296,7 @@ export class Enforcer {
                 : "Vigil: the run ends with these rules still waiting (the agent was told once already):",
               ...open.map((v) => describeViolation(v, lookup(involved))),
             ].join("\n");
-      const audit = this.append(runId, "stop", block ? "block" : "allow", undefined, { active, open: violationsJson(open) });
+      const audit = this.append(run, "stop", block ? "block" : "allow", undefined, { active, open: violationsJson(open) });
       return { runId, block, open, ...(reason !== undefined ? { reason } : {}), audit };
     });
   }
@@ -304,7 +306,7 @@ export class Enforcer {
     return this.transaction(runId, (run) => {
       const verdicts = this.finalVerdicts(run);
       const verdict = verdicts.every((v) => v.holds) ? "safe" : "unsafe";
-      const audit = this.append(runId, "finish", verdict, undefined, {
+      const audit = this.append(run, "finish", verdict, undefined, {
         verdicts: verdicts.map((v) => ({ policy: v.policy, name: v.name, holds: v.holds, witnesses: [...v.witnesses] })),
       });
       return { runId, verdict, verdicts, audit };
@@ -356,14 +358,9 @@ export class Enforcer {
     if (row === undefined) {
       const monitor = new Monitor(this.policy.statements, options);
       const now = new Date().toISOString();
-      db.prepare("INSERT INTO runs (run_id, policy_hash, state, events, version, created, updated) VALUES (?, ?, ?, 0, 0, ?, ?)").run(
-        runId,
-        this.policy.hash,
-        JSON.stringify(monitor.snapshot()),
-        now,
-        now,
-      );
-      const live = { runId, monitor, version: 0 };
+      const state = JSON.stringify(monitor.snapshot());
+      db.prepare("INSERT INTO runs (run_id, policy_hash, state, events, version, created, updated) VALUES (?, ?, ?, 0, 0, ?, ?)").run(runId, this.policy.hash, state, now, now);
+      const live = { runId, monitor, version: 0, stateHash: stateDigest(state) };
       this.keep(live);
       return live;
     }
@@ -376,7 +373,7 @@ export class Enforcer {
       return cached;
     }
     const monitor = new Monitor(this.policy.statements, { ...options, restore: JSON.parse(row.state) as MonitorSnapshot });
-    const live = { runId, monitor, version: row.version };
+    const live = { runId, monitor, version: row.version, stateHash: stateDigest(row.state) };
     this.keep(live);
     return live;
   }
@@ -399,9 +396,9 @@ export class Enforcer {
       if (event.status === null) monitor.observe({ action: event.action, args });
       else recordCall(monitor, [{ action: event.action, args, status: event.status === "error" ? "error" : "ok", ...(event.output !== null ? { output: event.output } : {}) }]);
     }
-    const live = { runId: row.run_id, monitor, version: row.version };
+    const live = { runId: row.run_id, monitor, version: row.version, stateHash: "" };
     this.saveState(live);
-    this.append(row.run_id, "policy", "note", undefined, { from: row.policy_hash, to: this.policy.hash, events: monitor.length });
+    this.append(live, "policy", "note", undefined, { from: row.policy_hash, to: this.policy.hash, events: monitor.length });
     this.keep(live);
     return live;
   }
@@ -415,9 +412,11 @@ export class Enforcer {
 
   private saveState(run: LiveRun): void {
     run.version++;
+    const state = JSON.stringify(run.monitor.snapshot());
+    run.stateHash = stateDigest(state);
     this.store.db
       .prepare("UPDATE runs SET policy_hash = ?, state = ?, events = ?, version = ?, updated = ? WHERE run_id = ?")
-      .run(this.policy.hash, JSON.stringify(run.monitor.snapshot()), run.monitor.length, run.version, new Date().toISOString(), run.runId);
+      .run(this.policy.hash, state, run.monitor.length, run.version, new Date().toISOString(), run.runId);
   }
 
   /**
@@ -495,8 +494,9 @@ export class Enforcer {
     return involved;
   }
 
-  private append(runId: string, kind: AuditRecord["kind"], outcome: AuditOutcome, callId: string | undefined, body: { readonly [key: string]: JsonValue }): AuditRecord {
-    return appendAudit(this.store, { runId, kind, outcome, policyHash: this.policy.hash, ...(callId !== undefined ? { callId } : {}), body });
+  /** Appends a record about a run, committing to the run's state as it is now. */
+  private append(run: LiveRun, kind: AuditRecord["kind"], outcome: AuditOutcome, callId: string | undefined, body: { readonly [key: string]: JsonValue }): AuditRecord {
+    return appendAudit(this.store, { runId: run.runId, kind, outcome, policyHash: this.policy.hash, ...(callId !== undefined ? { callId } : {}), body, stateHash: run.stateHash });
   }
 
   private freshCallId(runId: string): string {
