@@ -2,6 +2,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { isJsonObject, type JsonValue } from "@vigil/trace";
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
 import { Enforcer, logRefusal, type EnforcedDecision } from "./enforcer.js";
+import type { GuardOptions } from "./guard.js";
 import { loadPolicy } from "./policy.js";
 import { printable } from "./reason.js";
 import { Store } from "./store.js";
@@ -46,6 +47,11 @@ export interface ClaudeCodeHookOptions {
   readonly cwd?: string;
   /** How long to wait for another hook's write lock (default 10 s). */
   readonly busyTimeoutMs?: number;
+  /**
+   * The guard of Vigil's own state (on by default, with Claude Code's settings files protected too);
+   * `false` turns it off, which the audit log says on every decision.
+   */
+  readonly guard?: GuardOptions | false;
 }
 
 /** How a hook answers, whoever runs it (a hook process, the sidecar). */
@@ -127,7 +133,10 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
     store = Store.open(path, { ...(options.key !== undefined ? { key: options.key } : {}), ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}) });
     let enforcer: Enforcer;
     try {
-      enforcer = new Enforcer(store, await loadPolicy(options.policyFiles.map((file) => resolve(cwd, file)), store));
+      enforcer = new Enforcer(store, await loadPolicy(options.policyFiles.map((file) => resolve(cwd, file)), store), {
+        guard: options.guard === false ? false : { claudeSettings: true, ...options.guard },
+        cwd: eventCwd !== undefined && isAbsolute(eventCwd) ? eventCwd : cwd,
+      });
     } catch (error) {
       const reason = `Vigil could not load its policy (${(error as Error).message}); the call is refused.`;
       if (event === "PreToolUse") logRefusal(store, session, reason, callOf(payload));
@@ -156,7 +165,9 @@ function answer(event: string, payload: { readonly [key: string]: JsonValue }, s
     case "PreToolUse": {
       const call = callOf(payload);
       if (call.action === undefined) return refused(event, "Vigil could not read the hook's input: it has no `tool_name`; the call is refused.", payload);
-      const decided = enforcer.decide(session, { ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args ?? {} });
+      // The guard reads relative paths against the directory Claude Code says the session is in.
+      const where = typeof payload["cwd"] === "string" && isAbsolute(payload["cwd"]) ? { cwd: payload["cwd"] } : {};
+      const decided = enforcer.decide(session, { ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args ?? {}, ...where });
       return preToolUseAnswer(decided, options.explicitAllow === true);
     }
     case "PostToolUse":

@@ -86,7 +86,13 @@ export function mergeViolations(violations: readonly Violation[]): Violation[] {
   return [...byRule.values()];
 }
 
+/**
+ * The verdict on a call, as logged and replayed: `allow`, `warn` (allowed, breaking a `warn`
+ * rule), `ask` (a person decides) or `block`.
+ */
+export type CallVerdict = "allow" | "warn" | "ask" | "block";
+
 /** How a decision is logged: `warn` is an allowed call that breaks a `warn` rule. */
-export function verdictOf(decision: Decision, violations: readonly Violation[]): "allow" | "warn" | "ask" | "block" {
+export function verdictOf(decision: Decision, violations: readonly Violation[]): CallVerdict {
   return decision === "allow" && violations.length > 0 ? "warn" : decision;
 }

@@ -2,8 +2,9 @@ import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, Statemen
 import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, stateDigest, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
-import { callEvents, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
-import { decideCall, mergeViolations, recordCall, verdictOf } from "./decide-call.js";
+import { callEvents, readCall, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
+import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict } from "./decide-call.js";
+import { databaseFiles, describeFindings, findingsJson, Guard, vigilCodePaths, type GuardFinding, type GuardOptions } from "./guard.js";
 import type { EnforcedPolicy } from "./policy.js";
 import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";
 import type { Store } from "./store.js";
@@ -29,6 +30,8 @@ export interface ToolCall {
   readonly action: string;
   /** The call's arguments (an object; anything else is refused). */
   readonly args: unknown;
+  /** The directory the call runs in, against which the guard reads relative paths (default: the enforcer's). */
+  readonly cwd?: string;
 }
 
 export interface ToolCallResult {
@@ -48,8 +51,10 @@ export interface EnforcedDecision {
   /** What the caller does: run the call (`allow`), refuse it (`block`), or ask a person (`ask`). */
   readonly decision: "allow" | "block" | "ask";
   /** As logged: `warn` is an allowed call that breaks a `warn` rule. */
-  readonly verdict: "allow" | "warn" | "ask" | "block";
+  readonly verdict: CallVerdict;
   readonly violations: readonly Violation[];
+  /** What the guard refuses in the call, whatever the policy says (see guard.ts). */
+  readonly guard: readonly GuardFinding[];
   /** The events of the call (more than one for a shell call: the commands it runs). */
   readonly events: readonly CallEvent[];
   /** The events named by the violations' witnesses. */
@@ -103,6 +108,14 @@ export interface EnforcerOptions {
   readonly decisionBudgetMs?: number;
   /** How many runs' monitors a long-lived enforcer keeps in memory (default 1,000); others are read from the database when used. */
   readonly runsKeptInMemory?: number;
+  /**
+   * The guard of Vigil's own state (guard.ts), on by default: it always protects the database, the
+   * policy's files and Vigil's code, and these options add to it. `false` turns it off, which every
+   * decision then logs.
+   */
+  readonly guard?: GuardOptions | false;
+  /** The directory calls run in when a call does not say (default: this process's). */
+  readonly cwd?: string;
 }
 
 interface RunRow {
@@ -134,24 +147,42 @@ export class Enforcer {
   ) {
     this.budget = options.decisionBudgetMs;
     this.runsKept = options.runsKeptInMemory ?? 1000;
+    this.cwd = options.cwd ?? process.cwd();
+    this.guard =
+      options.guard === false
+        ? undefined
+        : new Guard(
+            [...databaseFiles(store.path), ...policy.files.map((path) => ({ path, what: "a file of the policy in force" })), ...vigilCodePaths()],
+            options.guard ?? {},
+          );
   }
+
+  /** The guard in force; undefined when it was turned off. */
+  readonly guard: Guard | undefined;
+  private readonly cwd: string;
 
   /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
   decide(runId: string, call: ToolCall): EnforcedDecision {
     return this.transaction(runId, (run) => {
       const callId = call.id ?? this.freshCallId(runId);
       let events: CallEvent[] = [];
+      let guard: GuardFinding[] = [];
       let decided;
       try {
-        events = callEvents(call.action, call.args, callId);
+        const read = readCall(call.action, call.args, callId);
+        events = read.events;
+        guard = this.guard?.check(events, { cwd: call.cwd ?? this.cwd, notes: read.notes }) ?? [];
         decided = decideCall(run.monitor, this.policy.statements, events, this.budget);
       } catch (error) {
         decided = { decision: "block" as const, violations: [], error: (error as Error).message, position: run.monitor.length + 1 };
       }
+      // The guard's refusal stands whatever the policy says; its `ask` is at least an `ask`.
+      if (guard.some((f) => f.response === "block")) decided = { ...decided, decision: "block" as const };
+      else if (guard.length > 0 && decided.decision === "allow") decided = { ...decided, decision: "ask" as const };
       const verdict = verdictOf(decided.decision, decided.violations);
       const causes = this.causes(run, decided.violations, decided.position);
       const involved = this.involvedEvents(run, decided.violations, events, decided.position, causes);
-      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(violationKey(v)) ?? []);
+      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(violationKey(v)) ?? [], describeFindings(guard));
       this.store.db
         .prepare(
           "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, ?, 'pending', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, state = 'pending'",
@@ -163,6 +194,9 @@ export class Enforcer {
         events: events.map((e) => ({ action: e.action, args: e.args })),
         position: decided.position,
         violations: violationsJson(decided.violations),
+        ...(guard.length > 0 ? { guard: findingsJson(guard) } : {}),
+        // A guard turned off is said on every decision it did not check.
+        ...(this.guard === undefined ? { guardOff: true } : {}),
         ...(decided.error !== undefined ? { error: decided.error } : {}),
       });
       this.store.db.prepare("UPDATE calls SET audit_seq = ? WHERE run_id = ? AND call_id = ?").run(audit.seq, runId, callId);
@@ -172,6 +206,7 @@ export class Enforcer {
         decision: decided.decision,
         verdict,
         violations: decided.violations,
+        guard,
         events,
         involved,
         ...(decided.error !== undefined ? { error: decided.error } : {}),

@@ -1,5 +1,6 @@
 import type { Violation } from "@vigil/compiler";
 import { stableStringify, type JsonValue } from "@vigil/trace";
+import type { CallVerdict } from "./decide-call.js";
 
 /**
  * The words an agent (and a person) reads when a call is refused, asked about or warned about:
@@ -50,14 +51,24 @@ export function describeViolation(violation: Violation, involved: (position: num
 
 /** The reason for a decision about a call, for the agent and the person watching it. */
 export function decisionReason(
-  decision: "allow" | "warn" | "ask" | "block",
+  decision: CallVerdict,
   action: string,
   violations: readonly Violation[],
   involved: (position: number) => InvolvedEvent | undefined,
   error?: string,
   causes: (violation: Violation) => readonly number[] = () => [],
+  guard: readonly string[] = [],
 ): string {
   if (error !== undefined) return `Vigil refused this ${printable(action)} call: it could not be judged (${printable(error)}). Calls are refused when they cannot be judged.`;
+  if (guard.length > 0) {
+    // The guard's refusals come first: no rule of the policy can allow what they refuse.
+    const heading =
+      decision === "block"
+        ? `Vigil's guard refused this ${printable(action)} call: it would change what enforces the policy, or run what cannot be known before it runs. No policy can allow it; a person can, by running it outside the agent.`
+        : `Vigil's guard asks a person to confirm this ${printable(action)} call: what it runs cannot be known before it runs.`;
+    const rest = violations.length > 0 ? decisionReason(verdictOfRules(violations), action, violations, involved, undefined, causes).split("\n").slice(1) : [];
+    return [heading, ...guard.map((line) => `  ${printable(line)}`), ...rest].join("\n");
+  }
   const heading = {
     block: `Vigil blocked this ${printable(action)} call: it breaks the policy.`,
     ask: `Vigil asks a person to confirm this ${printable(action)} call: it breaks a rule that needs approval.`,
@@ -68,6 +79,11 @@ export function decisionReason(
   const order = { block: 0, ask: 1, warn: 2 };
   const sorted = [...violations].sort((a, b) => order[a.response] - order[b.response]);
   return [heading, ...sorted.map((v) => describeViolation(v, involved, causes(v)))].join("\n");
+}
+
+/** The verdict the rules alone give, for the lines that follow the guard's. */
+function verdictOfRules(violations: readonly Violation[]): CallVerdict {
+  return violations.some((v) => v.response === "block") ? "block" : violations.some((v) => v.response === "ask") ? "ask" : "warn";
 }
 
 /** A text on one line: line breaks become spaces. */

@@ -40,6 +40,8 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
     const text = readFileSync(join(transcripts, file), "utf8");
     const database = join(scratch, `${file}.db`);
     const session = file;
+    // The directory the session ran in, as its first line (`system` `init`) says.
+    const cwd = (JSON.parse(text.slice(0, text.indexOf("\n"))) as { cwd?: string }).cwd ?? "/root";
     const names = new Map<string, { name: string; input: unknown }>();
     for (const line of text.split("\n")) {
       if (line.trim() === "") continue;
@@ -58,11 +60,14 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
               : { hook_event_name: "PostToolUse", tool_name: call.name, tool_input: call.input, tool_use_id: block.tool_use_id, tool_response: record.tool_use_result };
         }
         if (event === undefined) continue;
-        const answer = await runClaudeCodeHook(JSON.stringify({ session_id: session, transcript_path: join(transcripts, file), cwd: "/root", permission_mode: "default", ...event }), {
+        const answer = await runClaudeCodeHook(JSON.stringify({ session_id: session, transcript_path: join(transcripts, file), cwd, permission_mode: "default", ...event }), {
           policyFiles: [policy],
           db: database,
         });
         expect(answer.exitCode).toBe(0);
+        // Ordinary work: neither the policy nor the guard objects, so the hook leaves every call to
+        // Claude Code's own permission rules (it answers nothing).
+        if (event["hook_event_name"] === "PreToolUse") expect(answer.stdout, `${String(event["tool_name"])} ${JSON.stringify(event["tool_input"]).slice(0, 300)}`).toBe("");
       }
     }
 
@@ -86,6 +91,9 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
       const recorded = new Map<string, { action: string; args: unknown; status: string | undefined }[]>();
       for (const row of rows) recorded.set(row.call_id, [...(recorded.get(row.call_id) ?? []), { action: row.action, args: JSON.parse(row.args) as unknown, status: row.status }]);
       expect(recorded).toEqual(expected);
+      // The guard refused nothing: no decision of the log names it.
+      const guarded = store.db.prepare("SELECT COUNT(*) AS n FROM audit WHERE kind = 'decision' AND (outcome <> 'allow' OR body LIKE '%\"guard\"%')").get() as { n: number };
+      expect(guarded.n).toBe(0);
       // A Bash command's output is its standard output, as the transcript's tool_result holds it
       // (for a command sent to the background, the start of it: the response has no file name).
       const bash = read.trace.events.filter((e) => e.action === "Bash" && e.status === "ok" && e.output !== undefined);
