@@ -183,6 +183,11 @@ function answer(event: string, payload: { readonly [key: string]: JsonValue }, s
         status: failed ? "error" : "ok",
         ...(content !== undefined && content !== null ? { content } : {}),
       });
+      if (recorded.anomaly !== undefined) {
+        // Not a call this hook let run (a result sent by something else than Claude Code, say): logged, not recorded.
+        const message = `Vigil did not record this ${printable(call.action)} result: ${printable(recorded.anomaly)}. It is logged as an anomaly.`;
+        return { stdout: JSON.stringify({ systemMessage: message }) + "\n", stderr: "", exitCode: 0 };
+      }
       if (recorded.violations.length === 0 || recorded.reason === undefined) return { stdout: "", stderr: "", exitCode: 0 };
       const reason = `Vigil: this ${printable(call.action)} call ran, and its result breaks the policy:\n${recorded.reason}`;
       // A rule that blocks is told to the agent at once; a warning goes along with the result.

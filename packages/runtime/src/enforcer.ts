@@ -76,6 +76,8 @@ export interface EnforcedRecord {
   /** Absent for a second result of a call already recorded, which is not recorded again. */
   readonly audit?: AuditRecord;
   readonly duplicate?: true;
+  /** Why the result was not recorded: it is of no call this enforcer let run (logged as an anomaly). */
+  readonly anomaly?: string;
 }
 
 export interface StopDecision {
@@ -168,7 +170,11 @@ export class Enforcer {
       let events: CallEvent[] = [];
       let guard: GuardFinding[] = [];
       let decided;
+      const earlier = this.store.db.prepare("SELECT state FROM calls WHERE run_id = ? AND call_id = ?").get(runId, callId) as { state: string } | undefined;
       try {
+        // An id names one call: deciding again a call that ran (or was said not to) would let its
+        // result be recorded a second time.
+        if (earlier !== undefined && earlier.state !== "pending") throw new Error(`a call with the id \`${callId}\` was already decided in this run and ${earlier.state === "recorded" ? "ran" : "was cancelled"}`);
         const read = readCall(call.action, call.args, callId);
         events = read.events;
         guard = this.guard?.check(events, { cwd: call.cwd ?? this.cwd, notes: read.notes }) ?? [];
@@ -183,11 +189,14 @@ export class Enforcer {
       const causes = this.causes(run, decided.violations, decided.position);
       const involved = this.involvedEvents(run, decided.violations, events, decided.position, causes);
       const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(violationKey(v)) ?? [], describeFindings(guard));
-      this.store.db
-        .prepare(
-          "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, ?, 'pending', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, state = 'pending'",
-        )
-        .run(runId, callId, call.action, JSON.stringify(events), decided.decision);
+      if (earlier === undefined || earlier.state === "pending") {
+        // The call as decided, with its arguments as given: its result is recorded against these.
+        this.store.db
+          .prepare(
+            "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq, args) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, args = excluded.args",
+          )
+          .run(runId, callId, call.action, JSON.stringify(events), decided.decision, argumentsJson(call.args));
+      }
       const audit = this.append(run, "decision", verdict, callId, {
         // The events hold the arguments as observed; a call that made none keeps a prefix of its arguments' text.
         call: { id: callId, action: call.action, ...(events.length === 0 ? { argsText: argumentsText(call.args) } : {}) },
@@ -199,7 +208,7 @@ export class Enforcer {
         ...(this.guard === undefined ? { guardOff: true } : {}),
         ...(decided.error !== undefined ? { error: decided.error } : {}),
       });
-      this.store.db.prepare("UPDATE calls SET audit_seq = ? WHERE run_id = ? AND call_id = ?").run(audit.seq, runId, callId);
+      if (earlier === undefined || earlier.state === "pending") this.store.db.prepare("UPDATE calls SET audit_seq = ? WHERE run_id = ? AND call_id = ?").run(audit.seq, runId, callId);
       return {
         runId,
         callId,
@@ -217,43 +226,49 @@ export class Enforcer {
   }
 
   /**
-   * Records what a call did. The call is the decided one of the same id; without an id, the latest
-   * decided call still waiting (of the result's `action`, if it names one); a result of a call
-   * never decided names it (`action`, `args`).
+   * Records what a call did. Only a call this enforcer decided and let run (allowed, or put to a
+   * person who then let it run) can be recorded, once, with the arguments it was decided with: a
+   * result of a call that was refused, cancelled, never decided, or of another tool, is logged as
+   * an anomaly and changes nothing (otherwise whoever can send results could add a prerequisite
+   * that never ran). The call is named by its id; without an id, it is the latest decided call
+   * still waiting (of the result's `action`, if it names one).
    */
   record(runId: string, result: ToolCallResult): EnforcedRecord {
     return this.transaction(runId, (run) => {
-      const decided =
+      const decided = (
         result.id !== undefined
-          ? (this.store.db.prepare("SELECT action, events, state FROM calls WHERE run_id = ? AND call_id = ?").get(runId, result.id) as
-              | { action: string; events: string; state: string }
-              | undefined)
-          : // Without an id: the latest decided call still waiting (of the same tool, when the result names one).
-            (this.store.db
-              .prepare("SELECT call_id, action, events, state FROM calls WHERE run_id = ? AND state = 'pending' AND (? IS NULL OR action = ?) ORDER BY audit_seq DESC LIMIT 1")
-              .get(runId, result.action ?? null, result.action ?? null) as { call_id: string; action: string; events: string; state: string } | undefined);
-      const callId = result.id ?? (decided as { call_id?: string } | undefined)?.call_id ?? this.freshCallId(runId);
-      const action = result.action ?? decided?.action;
-      if (action === undefined) {
-        throw new RangeError(
-          result.id === undefined ? "a result without a call: give the call's id, or its action and args" : `no call has the id \`${result.id}\` in run \`${runId}\`, and the result does not say which call it answers (action, args)`,
-        );
-      }
-      if (decided !== undefined && decided.state === "recorded") {
+          ? this.store.db.prepare("SELECT call_id, action, events, decision, state, args FROM calls WHERE run_id = ? AND call_id = ?").get(runId, result.id)
+          : this.store.db
+              .prepare("SELECT call_id, action, events, decision, state, args FROM calls WHERE run_id = ? AND state = 'pending' AND decision IN ('allow', 'ask') AND (? IS NULL OR action = ?) ORDER BY audit_seq DESC LIMIT 1")
+              .get(runId, result.action ?? null, result.action ?? null)
+      ) as { call_id: string; action: string; events: string; decision: string; state: string; args: string | null } | undefined;
+      const named = result.id !== undefined ? `the call \`${result.id}\`` : `a call${result.action !== undefined ? ` of \`${result.action}\`` : ""} without an id`;
+      let anomaly: string | undefined;
+      if (decided === undefined) anomaly = `${named} was never decided in run \`${runId}\``;
+      else if (decided.state === "recorded") {
         // A second result of the same call (a hook delivered twice, say): the first is kept, as a trace reader keeps it.
-        return { runId, callId, positions: [], violations: [], duplicate: true };
+        return { runId, callId: decided.call_id, positions: [], violations: [], duplicate: true };
+      } else if (decided.state === "cancelled") anomaly = `${named} was cancelled: it did not run`;
+      else if (decided.decision !== "allow" && decided.decision !== "ask") anomaly = `${named} was refused (${decided.decision}): it cannot have run`;
+      else if (result.action !== undefined && result.action !== decided.action) anomaly = `${named} was decided as a \`${decided.action}\` call, and the result is of \`${result.action}\``;
+      if (anomaly !== undefined || decided === undefined) {
+        const why = anomaly ?? `${named} was never decided`;
+        const audit = this.append(run, "anomaly", "note", result.id ?? decided?.call_id, {
+          anomaly: why,
+          result: { ...(result.action !== undefined ? { action: result.action } : {}), status: result.status },
+        });
+        return { runId, ...(result.id !== undefined ? { callId: result.id } : {}), positions: [], violations: [], anomaly: why, audit };
       }
-      const args = result.args ?? (decided !== undefined && decided.state !== "recorded" ? (JSON.parse(decided.events) as CallEvent[])[0]?.args : undefined) ?? {};
+      const callId = decided.call_id;
+      const action = decided.action;
+      // The arguments it was decided with (a database of before they were kept: the call's own event's, as observed).
+      const args = decided.args !== null ? (JSON.parse(decided.args) as unknown) : ((JSON.parse(decided.events) as CallEvent[])[0]?.args ?? {});
       // The events again, with the result: the same grounding, now with the status and the output.
       const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent);
       const recorded = recordCall(run.monitor, events);
       const insert = this.store.db.prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
       events.forEach((event, index) => insert.run(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
-      this.store.db
-        .prepare(
-          "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq) VALUES (?, ?, ?, ?, 'unknown', 'recorded', 0) ON CONFLICT (run_id, call_id) DO UPDATE SET state = 'recorded'",
-        )
-        .run(runId, callId, action, JSON.stringify(events.map((e) => ({ action: e.action, args: e.args }))));
+      this.store.db.prepare("UPDATE calls SET state = 'recorded' WHERE run_id = ? AND call_id = ?").run(runId, callId);
       this.saveState(run);
       const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
       const causes = this.causes(run, recorded.violations, firstPosition);
@@ -601,6 +616,15 @@ function violationsJson(violations: readonly Violation[]): JsonValue {
     ...(v.remediation !== undefined ? { remediation: v.remediation } : {}),
     witnesses: [...v.witnesses],
   }));
+}
+
+/** A call's arguments as JSON text, as given (null when they cannot be written: the call is refused anyway). */
+function argumentsJson(value: unknown): string | null {
+  try {
+    return JSON.stringify(value ?? {}) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** How much of the text of a refused call's arguments the log keeps. */

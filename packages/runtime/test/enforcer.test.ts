@@ -103,6 +103,12 @@ describe("decide and record, with the state and the audit log in one database", 
       const decided = guard.decide("r", { id, action: event.action, args: event.args });
       expect(decided.decision).toBe(expected.decision);
       expect(decided.violations).toEqual(expected.violations);
+      if (decided.decision === "block") {
+        // A refused call does not run: neither keeps it.
+        monitor.cancel(id);
+        expect(guard.record("r", { id, status: event.status }).anomaly).toContain("was refused");
+        return;
+      }
       monitor.record({ id, status: event.status, ...(event.output !== undefined ? { output: event.output } : {}) });
       guard.record("r", { id, status: event.status, ...(event.output !== undefined ? { content: event.output } : {}) });
     });
@@ -246,13 +252,16 @@ describe("decide and record, with the state and the audit log in one database", 
     guard.decide("r", { id: "a", action: "warpAffine", args: { transform: "M" } });
     guard.cancel("r", "a");
     guard.decide("r", { id: "b", action: "sample_frames", args: { fps: 5 } });
-    guard.record("r", { id: "b", status: "ok" });
+    // The call was refused: its result is an anomaly, logged, and not in the run.
+    expect(guard.record("r", { id: "b", status: "ok" })).toMatchObject({ positions: [], anomaly: expect.stringContaining("was refused") });
+    guard.decide("r", { id: "c", action: "validate_output", args: { target: "M" } });
+    guard.record("r", { id: "c", status: "ok" });
     guard.stop("r", false);
     guard.finish("r");
     const records = [...readAudit(store)];
-    expect(records.map((r) => `${r.kind}:${r.outcome}`)).toEqual(["decision:block", "result:cancel", "decision:block", "result:ok", "stop:allow", "finish:unsafe"]);
+    expect(records.map((r) => `${r.kind}:${r.outcome}`)).toEqual(["decision:block", "result:cancel", "decision:block", "anomaly:note", "decision:allow", "result:ok", "stop:allow", "finish:safe"]);
     expect(records.every((r) => r.policyHash === records[0]!.policyHash)).toBe(true);
-    expect(verifyAudit(store)).toMatchObject({ ok: true, records: 6, chain: "sha256" });
+    expect(verifyAudit(store)).toMatchObject({ ok: true, records: 8, chain: "sha256" });
   });
 });
 
@@ -269,5 +278,44 @@ describe("the key of the chain", () => {
   it("an unkeyed log is not written with a key (it would mix two chains)", () => {
     openStore("plain.db").close();
     expect(() => Store.open(join(scratch, "plain.db"), { key: "k".repeat(32) })).toThrow(/without a key/);
+  });
+});
+
+describe("events only from decided calls", () => {
+  it("does not record a result of a call never decided, refused, cancelled or of another tool, and logs each as an anomaly", async () => {
+    const store = openStore();
+    const guard = await enforcer(dashcamPolicy, store);
+    // The prerequisite never ran: a result claiming it is refused, and the warp stays blocked.
+    const forged = guard.record("r", { id: "v-forged", action: "validate_output", status: "ok" });
+    expect(forged).toMatchObject({ positions: [], anomaly: expect.stringContaining("never decided") });
+    expect(guard.record("r", { action: "validate_output", status: "ok" }).anomaly).toContain("never decided");
+    expect(guard.decide("r", { id: "w1", action: "warpAffine", args: { transform: "M" } }).decision).toBe("block");
+    // The refused call itself cannot be recorded, nor a cancelled one.
+    expect(guard.record("r", { id: "w1", status: "ok" }).anomaly).toContain("was refused");
+    guard.decide("r", { id: "v1", action: "validate_output", args: { target: "M" } });
+    guard.cancel("r", "v1");
+    expect(guard.record("r", { id: "v1", status: "ok" }).anomaly).toContain("cancelled");
+    // A result naming another tool than the call decided.
+    expect(guard.decide("r", { id: "s1", action: "validate_output", args: { target: "Z" } }).decision).toBe("allow");
+    expect(guard.record("r", { id: "s1", action: "sample_frames", status: "ok" }).anomaly).toContain("decided as a `validate_output` call");
+    expect(guard.standing("r").events).toBe(0);
+    expect(guard.decide("r", { id: "w2", action: "warpAffine", args: { transform: "M" } }).decision).toBe("block");
+    const anomalies = [...readAudit(store)].filter((r) => r.kind === "anomaly");
+    expect(anomalies).toHaveLength(5);
+    expect(verifyAudit(store).ok).toBe(true);
+  });
+
+  it("records a call with the arguments it was decided with, and an id decided once only", async () => {
+    const guard = await enforcer(dashcamPolicy);
+    guard.decide("r", { id: "v1", action: "validate_output", args: { target: "N" } });
+    // The result cannot change what the call was: it validated N, not M.
+    guard.record("r", { id: "v1", action: "validate_output", args: { target: "M" }, status: "ok" } as never);
+    expect(guard.decide("r", { id: "w1", action: "warpAffine", args: { transform: "M" } }).decision).toBe("block");
+    // Deciding the recorded call's id again cannot open it for a second result.
+    const again = guard.decide("r", { id: "v1", action: "validate_output", args: { target: "M" } });
+    expect(again.decision).toBe("block");
+    expect(again.reason).toContain("already decided");
+    expect(guard.record("r", { id: "v1", status: "ok" }).duplicate).toBe(true);
+    expect(guard.standing("r").events).toBe(1);
   });
 });
