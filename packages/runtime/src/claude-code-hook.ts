@@ -1,7 +1,8 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { isJsonObject, type JsonValue } from "@vigil/trace";
+import { isJsonObject, readRecording, type JsonValue } from "@vigil/trace";
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
-import { Enforcer, logRefusal, type EnforcedDecision } from "./enforcer.js";
+import { Enforcer, logRefusal, type EnforcedDecision, type RebuiltEntry } from "./enforcer.js";
 import type { GuardOptions } from "./guard.js";
 import { loadPolicy } from "./policy.js";
 import { printable } from "./reason.js";
@@ -161,6 +162,8 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
 const HANDLED_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
 
 function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: HookAnswerOptions): HookAnswer {
+  const lost = rebuildLostRun(event, payload, session, enforcer);
+  if (lost !== undefined) return lost;
   switch (event) {
     case "PreToolUse": {
       const call = callOf(payload);
@@ -214,6 +217,61 @@ function answer(event: string, payload: { readonly [key: string]: JsonValue }, s
     default:
       return { stdout: "", stderr: "", exitCode: 0 };
   }
+}
+
+/**
+ * Lost state is not forgotten state. A session the database has no run of, whose transcript
+ * (`transcript_path`) shows calls that ran, lost its state (the database was deleted, say) or
+ * began before Vigil was installed: the run is rebuilt from the transcript before the event is
+ * answered, and the rebuild is logged. A transcript that exists but cannot be read as one refuses
+ * the event (fail closed). A transcript that does not exist, or that this process may not read
+ * (a sidecar running as another user), shows nothing to rebuild.
+ *
+ * The transcript is written by Claude Code as the agent's user, so a rebuilt run is only as
+ * faithful as that file; it is a fallback, not a replacement for a database the agent cannot reach.
+ */
+function rebuildLostRun(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer): HookAnswer | undefined {
+  const path = payload["transcript_path"];
+  if (typeof path !== "string" || path === "" || enforcer.hasRun(session)) return undefined;
+  let text: string;
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      // Only a regular file: a pipe put in its place would hold the hook forever.
+      if (!fstatSync(fd).isFile()) throw new Error("it is not a regular file");
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "EACCES" || code === "EPERM") return undefined;
+    return refused(event, `Vigil has no state for this session, and its transcript \`${printable(path)}\` cannot be read (${(error as Error).message}); the call is refused.`, payload);
+  }
+  const read = readRecording(text, { format: "claude-code", ground: false, messages: true });
+  const errors = read.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) {
+    return refused(event, `Vigil has no state for this session, and its transcript \`${printable(path)}\` cannot be read (${printable(errors[0]!.message)}); the call is refused.`, payload);
+  }
+  const entries: RebuiltEntry[] = [];
+  for (const recorded of read.trace.events) {
+    if (recorded.action === "user_message" && recorded.status === undefined) {
+      const text = recorded.args["text"];
+      if (typeof text === "string") entries.push({ kind: "message", text });
+    } else if (recorded.action !== "agent_message" && recorded.status !== undefined) {
+      entries.push({
+        kind: "call",
+        ...(recorded.source?.id !== undefined ? { id: recorded.source.id } : {}),
+        action: recorded.action,
+        args: recorded.args,
+        result: { status: recorded.status, ...(recorded.output !== undefined ? { content: recorded.output } : {}) },
+      });
+    }
+  }
+  // Nothing ran yet (the session's first prompt): a new run, not a lost one.
+  if (!entries.some((entry) => entry.kind === "call")) return undefined;
+  enforcer.rebuild(session, entries, `the transcript ${path}`);
+  return undefined;
 }
 
 function preToolUseAnswer(decided: EnforcedDecision, explicitAllow: boolean): HookAnswer {

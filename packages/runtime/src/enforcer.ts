@@ -263,49 +263,101 @@ export class Enforcer {
       const action = decided.action;
       // The arguments it was decided with (a database of before they were kept: the call's own event's, as observed).
       const args = decided.args !== null ? (JSON.parse(decided.args) as unknown) : ((JSON.parse(decided.events) as CallEvent[])[0]?.args ?? {});
-      // The events again, with the result: the same grounding, now with the status and the output.
-      const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent);
-      const recorded = recordCall(run.monitor, events);
-      const insert = this.store.db.prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
-      events.forEach((event, index) => insert.run(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
       this.store.db.prepare("UPDATE calls SET state = 'recorded' WHERE run_id = ? AND call_id = ?").run(runId, callId);
-      this.saveState(run);
-      const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
-      const causes = this.causes(run, recorded.violations, firstPosition);
-      const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1, causes);
-      const reason =
-        recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(violationKey(v)) ?? [])).join("\n") : undefined;
-      const audit = this.append(run, "result", result.status, callId, {
-        call: { id: callId, action },
-        events: events.map((e, index) => ({
-          position: recorded.positions[index]!,
-          action: e.action,
-          args: e.args,
-          status: e.status ?? "ok",
-          ...(e.output !== undefined ? { output: e.output } : {}),
-        })),
-        violations: violationsJson(recorded.violations),
-      });
-      return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), audit };
+      return this.addCall(run, callId, action, args, result);
     });
+  }
+
+  /**
+   * Adds a call that ran to the run: its events again, with the result (the same grounding, now
+   * with the status and the output), the state, and the `result` record. `body` adds to the record.
+   */
+  private addCall(run: LiveRun, callId: string, action: string, args: unknown, result: { readonly status: "ok" | "error"; readonly content?: JsonValue }, body: { readonly [key: string]: JsonValue } = {}): EnforcedRecord {
+    const runId = run.runId;
+    const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent);
+    const recorded = recordCall(run.monitor, events);
+    const insert = this.store.db.prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    events.forEach((event, index) => insert.run(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
+    this.saveState(run);
+    const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
+    const causes = this.causes(run, recorded.violations, firstPosition);
+    const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1, causes);
+    const reason =
+      recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(violationKey(v)) ?? [])).join("\n") : undefined;
+    const audit = this.append(run, "result", result.status, callId, {
+      call: { id: callId, action },
+      events: events.map((e, index) => ({
+        position: recorded.positions[index]!,
+        action: e.action,
+        args: e.args,
+        status: e.status ?? "ok",
+        ...(e.output !== undefined ? { output: e.output } : {}),
+      })),
+      violations: violationsJson(recorded.violations),
+      ...body,
+    });
+    return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), audit };
   }
 
   /** Records a message of the user as an event (`user_message` with its `text`). */
   message(runId: string, text: string): EnforcedRecord {
+    return this.transaction(runId, (run) => this.addMessage(run, text));
+  }
+
+  private addMessage(run: LiveRun, text: string, body: { readonly [key: string]: JsonValue } = {}): EnforcedRecord {
+    const event = userMessageEvent(text);
+    const observed = run.monitor.observe(event);
+    const violations = mergeViolations(observed.violations);
+    // No status: the row's status is NULL, which is how a message is told from a call when the run is judged again.
+    this.store.db
+      .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, NULL, NULL, NULL)")
+      .run(run.runId, observed.position, event.action, JSON.stringify(event.args));
+    this.saveState(run);
+    const audit = this.append(run, "message", "ok", undefined, {
+      events: [{ position: observed.position, action: event.action, args: event.args }],
+      violations: violationsJson(violations),
+      ...body,
+    });
+    return { runId: run.runId, positions: [observed.position], violations, audit };
+  }
+
+  /** Whether the database holds a run of this id (its state was written at least once). */
+  hasRun(runId: string): boolean {
+    return this.store.db.prepare("SELECT 1 FROM runs WHERE run_id = ?").get(runId) !== undefined;
+  }
+
+  /**
+   * Lost state is not forgotten state: a run whose state is gone (its database deleted, or Vigil
+   * installed in the middle of a session) while its recording shows earlier calls is rebuilt from
+   * the recording, in one transaction: each call that ran and each message of the user, in order,
+   * as if recorded when they happened, and a record saying where they came from. Nothing is done
+   * when the run exists already. Returns how many calls and messages were added.
+   */
+  rebuild(runId: string, entries: readonly RebuiltEntry[], from: string): { readonly calls: number; readonly messages: number } {
     return this.transaction(runId, (run) => {
-      const event = userMessageEvent(text);
-      const observed = run.monitor.observe(event);
-      const violations = mergeViolations(observed.violations);
-      // No status: the row's status is NULL, which is how a message is told from a call when the run is judged again.
-      this.store.db
-        .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, NULL, NULL, NULL)")
-        .run(runId, observed.position, event.action, JSON.stringify(event.args));
-      this.saveState(run);
-      const audit = this.append(run, "message", "ok", undefined, {
-        events: [{ position: observed.position, action: event.action, args: event.args }],
-        violations: violationsJson(violations),
+      if (run.monitor.length > 0 || this.store.db.prepare("SELECT 1 FROM calls WHERE run_id = ? LIMIT 1").get(runId) !== undefined) return { calls: 0, messages: 0 };
+      let calls = 0;
+      let messages = 0;
+      entries.forEach((entry, index) => {
+        if (entry.kind === "message") {
+          this.addMessage(run, entry.text, { rebuiltFrom: from });
+          messages++;
+          return;
+        }
+        const callId = entry.id ?? `rebuilt-${index + 1}`;
+        this.store.db
+          .prepare("INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq, args) VALUES (?, ?, ?, '[]', 'rebuilt', 'recorded', 0, ?) ON CONFLICT (run_id, call_id) DO NOTHING")
+          .run(runId, callId, entry.action, argumentsJson(entry.args));
+        this.addCall(run, callId, entry.action, entry.args, entry.result, { rebuiltFrom: from });
+        calls++;
       });
-      return { runId, positions: [observed.position], violations, audit };
+      this.append(run, "anomaly", "note", undefined, {
+        anomaly: `the run's state was not found; it was rebuilt from ${from}: ${calls} call${calls === 1 ? "" : "s"} and ${messages} message${messages === 1 ? "" : "s"}`,
+        rebuiltFrom: from,
+        calls,
+        messages,
+      });
+      return { calls, messages };
     });
   }
 
@@ -554,6 +606,11 @@ export class Enforcer {
     return `call-${count + 1}`;
   }
 }
+
+/** A call that ran, or a message of the user, as a recording shows it: what a lost run is rebuilt from. */
+export type RebuiltEntry =
+  | { readonly kind: "call"; readonly id?: string; readonly action: string; readonly args: unknown; readonly result: { readonly status: "ok" | "error"; readonly content?: JsonValue } }
+  | { readonly kind: "message"; readonly text: string };
 
 /** What is known of a call refused before it could be judged. */
 export interface RefusedCall {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readRecording } from "@vigil/trace";
@@ -43,10 +43,16 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
     // The directory the session ran in, as its first line (`system` `init`) says.
     const cwd = (JSON.parse(text.slice(0, text.indexOf("\n"))) as { cwd?: string }).cwd ?? "/root";
     const names = new Map<string, { name: string; input: unknown }>();
+    // The transcript as Claude Code writes it while the session runs: a call's line is written before
+    // its PreToolUse event, a result's line after its PostToolUse event.
+    const transcript = join(scratch, `${file}.live.jsonl`);
+    writeFileSync(transcript, "");
     for (const line of text.split("\n")) {
       if (line.trim() === "") continue;
       const record = JSON.parse(line) as { type?: string; message?: { content?: unknown }; tool_use_result?: unknown };
       const content = Array.isArray(record.message?.content) ? (record.message.content as Block[]) : [];
+      const answersCalls = content.some((block) => block.type === "tool_result");
+      if (!answersCalls) appendFileSync(transcript, `${line}\n`);
       for (const block of content) {
         let event: Record<string, unknown> | undefined;
         if (block.type === "tool_use" && block.id !== undefined && block.name !== undefined) {
@@ -60,7 +66,7 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
               : { hook_event_name: "PostToolUse", tool_name: call.name, tool_input: call.input, tool_use_id: block.tool_use_id, tool_response: record.tool_use_result };
         }
         if (event === undefined) continue;
-        const answer = await runClaudeCodeHook(JSON.stringify({ session_id: session, transcript_path: join(transcripts, file), cwd, permission_mode: "default", ...event }), {
+        const answer = await runClaudeCodeHook(JSON.stringify({ session_id: session, transcript_path: transcript, cwd, permission_mode: "default", ...event }), {
           policyFiles: [policy],
           db: database,
         });
@@ -69,6 +75,7 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
         // Claude Code's own permission rules (it answers nothing).
         if (event["hook_event_name"] === "PreToolUse") expect(answer.stdout, `${String(event["tool_name"])} ${JSON.stringify(event["tool_input"]).slice(0, 300)}`).toBe("");
       }
+      if (answersCalls) appendFileSync(transcript, `${line}\n`);
     }
 
     const read = readRecording(text, { file, format: "claude-code" });
