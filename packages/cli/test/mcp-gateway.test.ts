@@ -163,6 +163,41 @@ describe("vigilc mcp-gateway", () => {
     }
   });
 
+  it("refuses, whatever the policy says, a tool call that would change the gateway's own database or policy", async () => {
+    // The served directory is the project: the gateway's database and policy live in it, in reach of the server's tools.
+    const project = join(scratch, "project");
+    mkdirSync(join(project, ".vigil"), { recursive: true });
+    const own = join(project, "files.vigil");
+    writeFileSync(own, POLICY);
+    const database = join(project, ".vigil", "audit.db");
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, "mcp-gateway", "--policy", own, "--db", database, "--run", "guarded", "--", process.execPath, server, project],
+      cwd: project,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "vigil-test-client", version: "1.0.0" }, { capabilities: {} });
+    await client.connect(transport);
+    try {
+      await callTool(client, "list_directory", { path: project });
+      const rewrite = await callTool(client, "write_file", { path: own, content: "policy files {}\n" });
+      expect(rewrite.isError).toBe(true);
+      expect(text(rewrite)).toContain("Vigil's guard refused");
+      expect(text(rewrite)).toContain("a file of the policy in force");
+      expect(readFileSync(own, "utf8")).toBe(POLICY);
+      const move = await callTool(client, "move_file", { source: join(project, ".vigil"), destination: join(project, "elsewhere") });
+      expect(move.isError).toBe(true);
+      expect(text(move)).toContain(join(project, ".vigil"));
+      expect(existsSync(database)).toBe(true);
+      // Ordinary work in the same directory goes on.
+      const write = await callTool(client, "write_file", { path: join(project, "notes.md"), content: "ok" });
+      expect(write.isError).not.toBe(true);
+    } finally {
+      await client.close();
+      await transport.close();
+    }
+  });
+
   it("exit 2 without a server to run, or with a policy that has errors", async () => {
     const { vigilc } = await import("./support/run-vigilc.js");
     const none = await vigilc(["mcp-gateway", "--policy", policy, "--db", join(scratch, "none.db"), "--"]);
