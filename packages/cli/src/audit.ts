@@ -25,6 +25,9 @@ export async function auditVerifyCommand(database: string, options: { format: "h
     const ok = chain.ok && state.length === 0;
     if (options.format === "json") {
       io.stdout(JSON.stringify({ ok, database, chain, state: { ok: state.length === 0, problems: state } }, null, 2) + "\n");
+    } else if (!chain.ok && chain.problem === "downgraded") {
+      io.stdout(`${printableLine(database)}: the audit log is refused (${chain.problem}): ${printableLine(chain.message)}\n`);
+      io.stdout(`  it holds ${chain.records} record${chain.records === 1 ? "" : "s"} on a ${chain.chain} chain; with a key, a log is ${chain.expected}\n`);
     } else if (!chain.ok) {
       io.stdout(`${printableLine(database)}: the audit log is broken at record ${chain.seq} (${chain.problem}): ${printableLine(chain.message)}\n`);
       io.stdout(`  ${chain.records} record${chain.records === 1 ? "" : "s"} before it verify (${chain.chain} chain)\n`);
@@ -47,7 +50,8 @@ export async function replayCommand(options: { audit: string; policy: string[]; 
   try {
     const chain = verifyAudit(store);
     if (!chain.ok) {
-      io.stderr(`error: the audit log of \`${printableLine(options.audit)}\` does not verify (record ${chain.seq}: ${printableLine(chain.message)}); a tampered log is not replayed\n`);
+      const where = chain.problem === "downgraded" ? chain.message : `record ${chain.seq}: ${chain.message}`;
+      io.stderr(`error: the audit log of \`${printableLine(options.audit)}\` does not verify (${printableLine(where)}); a tampered log is not replayed\n`);
       return EXIT_INPUT_ERROR;
     }
     let policy;

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { canonicalRecord, Enforcer, linkHash, loadPolicy, Store } from "@vigil/runtime";
+import { canonicalRecord, Enforcer, GENESIS_HASH, linkHash, loadPolicy, Store } from "@vigil/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, vigilc } from "./support/run-vigilc.js";
 
@@ -93,6 +93,7 @@ interface Row {
   body: string;
   prev_hash: string;
   hash: string;
+  state_hash: string | null;
 }
 const row = (store: Store, seq: number) => store.db.prepare("SELECT * FROM audit WHERE seq = ?").get(seq) as Row;
 
@@ -151,8 +152,8 @@ describe("vigilc audit verify", () => {
         store.db.prepare("UPDATE audit SET seq = -seq + 1 WHERE seq <= -6").run();
         const copy = row(store, 5);
         store.db
-          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash) VALUES (6, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-          .run(copy.time, copy.run_id, copy.kind, copy.outcome, copy.policy_hash, copy.call_id, copy.body, copy.hash, copy.hash);
+          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (6, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .run(copy.time, copy.run_id, copy.kind, copy.outcome, copy.policy_hash, copy.call_id, copy.body, copy.hash, copy.hash, copy.state_hash);
       },
       /broken at record 6 \(edited\)/,
     ],
@@ -174,8 +175,8 @@ describe("vigilc audit verify", () => {
         const forged = { ...last, seq: 15, outcome: "allow", prev_hash: last.hash };
         const hash = linkHash("sha256", undefined, forged.prev_hash, canonicalRecord(forged, JSON.parse(forged.body)));
         store.db
-          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash) VALUES (15, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-          .run(forged.time, forged.run_id, forged.kind, forged.outcome, forged.policy_hash, forged.call_id, forged.body, forged.prev_hash, hash);
+          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (15, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .run(forged.time, forged.run_id, forged.kind, forged.outcome, forged.policy_hash, forged.call_id, forged.body, forged.prev_hash, hash, forged.state_hash);
       },
       /broken at record 15 \(extended\)/,
     ],
@@ -199,6 +200,54 @@ describe("vigilc audit verify", () => {
     const keyless = await verify(pristineKeyed);
     expect(keyless.code).toBe(2);
     expect(keyless.stderr).toMatch(/set VIGIL_AUDIT_KEY/);
+  });
+
+  it("refuses a keyed log rewritten as a plain SHA-256 chain when given the key (exit 1, downgraded)", async () => {
+    // What someone with the file and without the key can do: edit a decision, recompute every link
+    // as plain SHA-256, name the chain `sha256`, write the head, drop the key check.
+    const downgraded = tampered((store) => {
+      store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
+      let prev = GENESIS_HASH;
+      const rows = store.db.prepare("SELECT * FROM audit ORDER BY seq").all() as Row[];
+      for (const r of rows) {
+        const hash = linkHash("sha256", undefined, prev, canonicalRecord(r, JSON.parse(r.body)));
+        store.db.prepare("UPDATE audit SET prev_hash = ?, hash = ? WHERE seq = ?").run(prev, hash, r.seq);
+        prev = hash;
+      }
+      store.db.prepare("UPDATE meta SET value = 'sha256' WHERE key = 'chain'").run();
+      store.db.prepare("UPDATE meta SET value = ? WHERE key = 'head'").run(`${rows.length}:${prev}`);
+      store.db.prepare("DELETE FROM meta WHERE key = 'key_check'").run();
+    }, true);
+    // Without the key it is a plain chain whose links all hold…
+    expect((await verify(downgraded)).code).toBe(0);
+    // …and with it, it is refused: it proves nothing.
+    const env = { VIGIL_AUDIT_KEY: KEY };
+    const result = await verify(downgraded, env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /the audit log is refused \(downgraded\): the audit log is not keyed \(a plain SHA-256 chain\), although a key was given \(VIGIL_AUDIT_KEY\): anyone who can write the file could have rewritten it/,
+    );
+    expect(result.stdout).toContain("it holds 14 records on a sha256 chain; with a key, a log is hmac-sha256");
+    const json = await vigilc(["audit", "verify", downgraded, "--format", "json"], { env });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, chain: { ok: false, problem: "downgraded", chain: "sha256", expected: "hmac-sha256", records: 14 } });
+    const replay = await vigilc(["replay", "--audit", downgraded, "--policy", strict], { env });
+    expect(replay.code).toBe(2);
+    expect(replay.stderr).toMatch(/does not verify \(the audit log is not keyed .*\); a tampered log is not replayed/);
+  });
+
+  it("reports a run's monitor state edited after its last audit record", async () => {
+    // Run "run-a" made to forget its passing check (the `prec` rule's machine no longer has seen
+    // it), its event counts kept: its next deploy would be judged on a history it did not have.
+    const edited = tampered((store) => {
+      const state = JSON.parse((store.db.prepare("SELECT state FROM runs WHERE run_id = 'run-a'").get() as { state: string }).state) as { machines: { seen?: unknown[] }[] };
+      const machines = state.machines.map((machine) => (machine.seen !== undefined ? { ...machine, seen: [] } : machine));
+      store.db.prepare("UPDATE runs SET state = ? WHERE run_id = 'run-a'").run(JSON.stringify({ ...state, machines }));
+    });
+    const result = await verify(edited);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("the audit log verifies");
+    expect(result.stdout).toMatch(/run "run-a": its monitor state was changed after audit record 7/);
   });
 
   it("reports the runs' state when it disagrees with the log", async () => {

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkState, readAudit, Store, verifyAudit } from "@vigil/runtime";
+import { checkState, readAudit, runClaudeCodeHook, Store, verifyAudit } from "@vigil/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, vigilc } from "./support/run-vigilc.js";
 
@@ -139,6 +139,7 @@ describe("each event, as Claude Code sends it", () => {
     expect(catResult.code).toBe(0);
 
     // A failed call (PostToolUseFailure, as current Claude Code sends it).
+    expect((await hook(preToolUse(session, "toolu_01E", "Bash", { command: "npm test" }), db)).stdout).toBe("");
     const failed = await hook(
       payload(session, "PostToolUseFailure", { tool_name: "Bash", tool_input: { command: "npm test" }, tool_use_id: "toolu_01E", error: "Exit code 1\n1 failing", is_interrupt: false }),
       db,
@@ -174,6 +175,7 @@ describe("each event, as Claude Code sends it", () => {
         "decision:ask",
         "decision:warn",
         "result:ok",
+        "decision:allow",
         "result:error",
         "decision:allow",
         "result:ok",
@@ -314,23 +316,46 @@ describe("failing closed", () => {
   });
 });
 
+/** `vigilc serve` with `args`, spawned; resolves once it listens, with its URL. Killed after 90 s whatever happens. */
+async function startServe(args: readonly string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const server = spawn(process.execPath, [cli, "serve", "--policy", policy, ...args], { cwd: scratch, stdio: ["ignore", "pipe", "pipe"] });
+  const limit = setTimeout(() => server.kill("SIGKILL"), 90_000);
+  const exited = new Promise<number | null>((done) =>
+    server.on("close", (code) => {
+      clearTimeout(limit);
+      done(code);
+    }),
+  );
+  let stderr = "";
+  server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const stop = (): Promise<number | null> => {
+    server.kill("SIGTERM");
+    return exited;
+  };
+  try {
+    const url = await new Promise<string>((resolvePromise, reject) => {
+      let stdout = "";
+      server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        stdout += chunk;
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+|unix:\S+) /.exec(stdout);
+        if (match !== null) resolvePromise(match[1]!);
+      });
+      void exited.then(() => reject(new Error(`vigilc serve exited before listening: ${stderr}`)));
+    });
+    return { url, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 describe("through the sidecar (--server)", () => {
   it("passes each event to a running vigilc serve, which answers it with its policy and database", async () => {
     const database = join(scratch, "served.db");
-    const server = spawn(process.execPath, [cli, "serve", "--policy", policy, "--port", "0", "--db", database], { cwd: scratch, stdio: ["ignore", "pipe", "pipe"] });
-    const limit = setTimeout(() => server.kill("SIGKILL"), 90_000);
-    const exited = new Promise<number | null>((done) => server.on("close", (code) => done(code)));
+    const tokenFile = join(scratch, "served.token");
+    const { url, stop } = await startServe(["--port", "0", "--db", database, "--token-file", tokenFile]);
     try {
-      const url = await new Promise<string>((resolvePromise, reject) => {
-        let stdout = "";
-        server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-          stdout += chunk;
-          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-          if (match !== null) resolvePromise(match[1]!);
-        });
-        void exited.then(() => reject(new Error("vigilc serve exited before listening")));
-      });
-      const through = (event: Payload) => vigilc(["hook", "claude-code", "--server", url], { input: JSON.stringify(event), cwd: scratch });
+      const through = (event: Payload) => vigilc(["hook", "claude-code", "--server", url, "--token-file", tokenFile], { input: JSON.stringify(event), cwd: scratch });
       const session = "served-session";
       expect((await through(preToolUse(session, "toolu_1", "Read", { file_path: `${project}/.env` }))).code).toBe(0);
       await through(postToolUse(session, "toolu_1", "Read", { file_path: `${project}/.env` }, { type: "text", file: { filePath: `${project}/.env`, content: "K=V" } }));
@@ -338,13 +363,11 @@ describe("through the sidecar (--server)", () => {
       expect(upload.code).toBe(0);
       expect(decisionOf(upload.stdout).permissionDecision).toBe("deny");
       expect(decisionOf(upload.stdout).permissionDecisionReason).toContain("project.no_egress_after_secret");
-      const garbage = await vigilc(["hook", "claude-code", "--server", url], { input: "not json", cwd: scratch });
+      const garbage = await vigilc(["hook", "claude-code", "--server", url, "--token-file", tokenFile], { input: "not json", cwd: scratch });
       expect(garbage.code).toBe(2);
       expect(garbage.stderr).toMatch(/could not read the hook's input/);
     } finally {
-      server.kill("SIGTERM");
-      expect(await exited).toBe(0);
-      clearTimeout(limit);
+      expect(await stop()).toBe(0);
     }
     const store = openDatabase(database);
     try {
@@ -355,14 +378,84 @@ describe("through the sidecar (--server)", () => {
   });
 
   it("refuses the call when the sidecar does not answer", async () => {
-    const result = await vigilc(["hook", "claude-code", "--server", "http://127.0.0.1:9"], { input: JSON.stringify(preToolUse("s", "toolu_1", "Read", {})), cwd: scratch });
+    const tokenFile = join(scratch, "unanswered.token");
+    writeFileSync(tokenFile, "b".repeat(64) + "\n");
+    const result = await vigilc(["hook", "claude-code", "--server", "http://127.0.0.1:9", "--token-file", tokenFile], { input: JSON.stringify(preToolUse("s", "toolu_1", "Read", {})), cwd: scratch });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/sidecar at http:\/\/127\.0\.0\.1:9 did not answer .*the call is refused/);
     expect(decisionOf(result.stdout).permissionDecision).toBe("deny");
   });
+
+  it("relays with the token from --token-file, over TCP or a Unix socket; a wrong or unreadable token refuses the call", async () => {
+    const database = join(scratch, "tokens.db");
+    const adminFile = join(scratch, "tokens-admin.token");
+    const hookFile = join(scratch, "tokens-hook.token");
+    const socket = join(scratch, "tokens.sock");
+    const tcp = await startServe(["--port", "0", "--db", database, "--token-file", adminFile, "--hook-token-file", hookFile]);
+    const unix = await startServe(["--socket", socket, "--db", database, "--token-file", adminFile, "--hook-token-file", hookFile]);
+    try {
+      expect(unix.url).toBe(`unix:${socket}`);
+      const through = (url: string, event: Payload, extra: readonly string[], env: Record<string, string> = {}) =>
+        vigilc(["hook", "claude-code", "--server", url, ...extra], { input: JSON.stringify(event), cwd: scratch, env, timeoutMs: 60_000 });
+      // The hook token (all the hook needs), over TCP and over the socket: the sidecar's answers.
+      const asked = await through(tcp.url, preToolUse("tokens", "toolu_1", "Bash", { command: "rm -rf build" }), ["--token-file", hookFile]);
+      expect(asked.code).toBe(0);
+      expect(decisionOf(asked.stdout).permissionDecision).toBe("ask");
+      const overSocket = await through(unix.url, preToolUse("tokens", "toolu_2", "Bash", { command: "rm -rf dist" }), ["--token-file", hookFile]);
+      expect(overSocket.code).toBe(0);
+      expect(decisionOf(overSocket.stdout).permissionDecision).toBe("ask");
+      // --explicit-allow is passed on: a call no rule objects to is allowed outright.
+      const allowed = await through(unix.url, preToolUse("tokens", "toolu_3", "Read", { file_path: `${project}/README.md` }), ["--token-file", hookFile, "--explicit-allow"]);
+      expect(decisionOf(allowed.stdout).permissionDecision).toBe("allow");
+      // The admin token works too; by default it is read from $CLAUDE_PROJECT_DIR/.vigil/sidecar.token.
+      const projectDir = join(scratch, "tokens-project");
+      mkdirSync(join(projectDir, ".vigil"), { recursive: true });
+      writeFileSync(join(projectDir, ".vigil", "sidecar.token"), readFileSync(adminFile));
+      const byDefault = await through(tcp.url, preToolUse("tokens", "toolu_4", "Read", { file_path: `${project}/a.txt` }), [], { CLAUDE_PROJECT_DIR: projectDir });
+      expect(byDefault.code).toBe(0);
+      expect(byDefault.stderr).toBe("");
+
+      // A wrong token: the sidecar refuses it, and the hook refuses the call.
+      const wrongFile = join(scratch, "tokens-wrong.token");
+      writeFileSync(wrongFile, "0".repeat(64) + "\n");
+      for (const url of [tcp.url, unix.url]) {
+        const wrong = await through(url, preToolUse("tokens", "toolu_5", "Read", { file_path: `${project}/b.txt` }), ["--token-file", wrongFile]);
+        expect(wrong.code).toBe(2);
+        expect(decisionOf(wrong.stdout).permissionDecision).toBe("deny");
+        expect(wrong.stderr).toMatch(/refused the hook's token .*status 401.*the call is refused/);
+      }
+      // A token file that is missing or cannot be read: the call is refused without asking.
+      const missing = await through(tcp.url, preToolUse("tokens", "toolu_6", "Read", {}), ["--token-file", join(scratch, "no-such.token")]);
+      expect(missing.code).toBe(2);
+      expect(decisionOf(missing.stdout).permissionDecision).toBe("deny");
+      expect(missing.stderr).toContain("no-such.token");
+      const unreadable = await through(tcp.url, preToolUse("tokens", "toolu_7", "Read", {}), ["--token-file", scratch]);
+      expect(unreadable.code).toBe(2);
+      expect(decisionOf(unreadable.stdout).permissionDecision).toBe("deny");
+      // Without CLAUDE_PROJECT_DIR, the default is .vigil/sidecar.token under the working directory: there is none.
+      const noDefault = await vigilc(["hook", "claude-code", "--server", tcp.url], { input: JSON.stringify(preToolUse("tokens", "toolu_8", "Read", {})), cwd: scratch, env: { CLAUDE_PROJECT_DIR: "" } });
+      expect(noDefault.code).toBe(2);
+      expect(noDefault.stderr).toContain(join(scratch, ".vigil", "sidecar.token"));
+    } finally {
+      expect(await unix.stop()).toBe(0);
+      expect(await tcp.stop()).toBe(0);
+    }
+    const store = openDatabase(database);
+    try {
+      // The four calls the sidecar was asked about; none of the refused ones reached it.
+      expect([...readAudit(store)].filter((r) => r.kind === "decision").map((r) => r.callId)).toEqual(["toolu_1", "toolu_2", "toolu_3", "toolu_4"]);
+    } finally {
+      store.close();
+    }
+  });
 });
 
 /** Spawns a hook process; resolves with its exit code (null when killed). */
+/** A PreToolUse answered in this process, as a hook process would answer it (faster than a spawn). */
+function decideInProcess(event: Payload, database: string) {
+  return runClaudeCodeHook(JSON.stringify(event), { policyFiles: [policy], db: database, cwd: scratch });
+}
+
 function spawnHook(event: Payload, database: string, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [cli, "hook", "claude-code", "--policy", policy, "--db", database], { cwd: scratch, stdio: ["pipe", "pipe", "pipe"] });
@@ -389,6 +482,11 @@ describe("many hook processes on one session", () => {
     // The policy is compiled once before, as it would be by the session's first event.
     expect((await spawnHook(payload(session, "UserPromptSubmit", { prompt: "go" }), db)).code).toBe(0);
     const calls = Array.from({ length: 24 }, (_, i) => i);
+    // Each call is decided first (a result is recorded only for a call the hook decided and let run).
+    for (const i of calls) {
+      const pre = i % 2 === 0 ? preToolUse(session, `toolu_${i}`, "Write", { file_path: `/p/f${i}.txt`, content: `${i}` }) : preToolUse(session, `toolu_${i}`, "Bash", { command: `touch f${i}.txt` });
+      expect((await decideInProcess(pre, db)).exitCode).toBe(0);
+    }
     const results = await Promise.all(
       calls.map((i) =>
         i % 2 === 0
@@ -418,6 +516,7 @@ describe("many hook processes on one session", () => {
     const db = join(scratch, "killed.db");
     const session = "killed";
     // How long one hook takes here, so that the kills fall across its whole run, writes included.
+    expect((await decideInProcess(preToolUse(session, "warm", "Read", { file_path: "/p/a" }), db)).exitCode).toBe(0);
     const started = performance.now();
     expect((await spawnHook(postToolUse(session, "warm", "Read", { file_path: "/p/a" }, "a"), db)).code).toBe(0);
     const duration = performance.now() - started;
@@ -425,6 +524,8 @@ describe("many hook processes on one session", () => {
     let killed = 0;
     for (let round = 0; round < 30; round++) {
       const batch = Array.from({ length: 3 }, (_, i) => `toolu_${round}_${i}`);
+      // The calls whose results are sent were decided before.
+      for (const id of batch.slice(0, 2)) expect((await decideInProcess(preToolUse(session, id, "Bash", { command: `echo ${round} > f${round}` }), db)).exitCode).toBe(0);
       const outcomes = await Promise.all(
         batch.map((id, i) =>
           spawnHook(

@@ -8,12 +8,16 @@ import type { Store } from "./store.js";
  * every link from there on. With a key (`VIGIL_AUDIT_KEY`) the hash is an HMAC-SHA-256, which no
  * one without the key can recompute; without one it is SHA-256, which detects any change made by
  * something that does not also rewrite the rest of the chain (and the head kept in `meta`).
+ *
+ * Each record of a run also commits to the run's monitor state as stored after it, so a state
+ * edited in the database (which would change later decisions) is found against the log; and a key
+ * given to verify a log that is not keyed is a refusal, not a pass.
  */
 
 export type ChainAlgorithm = "sha256" | "hmac-sha256";
 
 /** What kind of thing a record logs. */
-export type AuditKind = "decision" | "result" | "message" | "stop" | "finish" | "policy" | "error";
+export type AuditKind = "decision" | "result" | "message" | "stop" | "finish" | "policy" | "error" | "anomaly";
 
 /**
  * The outcome a record logs: a decision (`allow`, `warn`, `ask`, `block`), a result's status (`ok`,
@@ -60,15 +64,21 @@ interface AuditRow {
   body: string;
   prev_hash: string;
   hash: string;
+  /** The SHA-256 of the run's stored monitor state after the record; NULL in records written before schema version 2. */
+  state_hash: string | null;
 }
 
 /**
  * The canonical encoding of a record: its fields as JSON with sorted keys and no white space (the
- * body as a value, so that only a change of meaning changes it), preceded by a version tag.
+ * body as a value, so that only a change of meaning changes it), with a version tag.
+ *
+ * Version 2 is a record that commits to its run's monitor state (`state`, the SHA-256 of the
+ * stored state after the record): editing the state is then seen against the chain, and removing
+ * or changing the commitment breaks the record's hash. A record without one keeps exactly the
+ * version-1 encoding it was written with, so logs written before still verify.
  */
-export function canonicalRecord(row: Omit<AuditRow, "prev_hash" | "hash" | "body">, body: JsonValue): string {
-  return stableStringify({
-    v: 1,
+export function canonicalRecord(row: Omit<AuditRow, "prev_hash" | "hash" | "body" | "state_hash"> & { readonly state_hash?: string | null }, body: JsonValue): string {
+  const fields = {
     seq: row.seq,
     time: row.time,
     run: row.run_id,
@@ -77,7 +87,8 @@ export function canonicalRecord(row: Omit<AuditRow, "prev_hash" | "hash" | "body
     policy: row.policy_hash,
     call: row.call_id,
     body,
-  });
+  };
+  return row.state_hash === undefined || row.state_hash === null ? stableStringify({ v: 1, ...fields }) : stableStringify({ v: 2, ...fields, state: row.state_hash });
 }
 
 /** The hash of a record: over the previous hash and the record's canonical encoding. */
@@ -120,16 +131,20 @@ export function appendAudit(store: Store, input: AuditRecordInput, time: Date = 
     outcome: input.outcome,
     policy_hash: input.policyHash ?? null,
     call_id: input.callId ?? null,
+    state_hash: input.stateHash ?? null,
   };
   const hash = linkHash(store.chain, store.key, prevHash, canonicalRecord(row, input.body));
   db.prepare(
-    "INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash) VALUES (@seq, @time, @run_id, @kind, @outcome, @policy_hash, @call_id, @body, @prev_hash, @hash)",
+    "INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (@seq, @time, @run_id, @kind, @outcome, @policy_hash, @call_id, @body, @prev_hash, @hash, @state_hash)",
   ).run({ ...row, body, prev_hash: prevHash, hash });
   db.prepare("INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(headValue(store.chain, store.key, seq, hash));
   return { ...input, seq, time: row.time, prevHash, hash };
 }
 
-/** The first broken link of a chain, or the chain's length and head when every link holds. */
+/**
+ * The first broken link of a chain, or the chain's length and head when every link holds; or, when
+ * a key was given for a log that is not keyed, the refusal of the whole log (`downgraded`).
+ */
 export type VerifyResult =
   | { readonly ok: true; readonly records: number; readonly head: string; readonly chain: ChainAlgorithm }
   | {
@@ -140,6 +155,17 @@ export type VerifyResult =
       readonly seq: number;
       readonly problem: "edited" | "unlinked" | "missing" | "truncated" | "extended" | "unreadable";
       readonly message: string;
+    }
+  | {
+      readonly ok: false;
+      /** How many records the log holds: none of them is proven. */
+      readonly records: number;
+      /** The chain the log says it has (plain SHA-256)… */
+      readonly chain: ChainAlgorithm;
+      /** …and the one the key given calls for. */
+      readonly expected: ChainAlgorithm;
+      readonly problem: "downgraded";
+      readonly message: string;
     };
 
 /**
@@ -149,14 +175,30 @@ export type VerifyResult =
  *   inserted or moved before it);
  * - `missing`: sequence numbers skip (records were removed);
  * - `truncated` / `extended`: the chain ends before or after the head recorded with the last append.
+ *
+ * Given a key, the log must be keyed: a plain SHA-256 chain is refused as `downgraded` before any
+ * link is checked. Anyone who can write the file can rewrite a keyed log as a plain chain (recompute
+ * every hash, name the chain `sha256`, drop the key check), and every link of it would hold.
  */
 export function verifyAudit(store: Store): VerifyResult {
   const db = store.db;
   const chain = store.chain;
+  if (store.key !== undefined && chain !== "hmac-sha256") {
+    const records = (db.prepare("SELECT COUNT(*) AS n FROM audit").get() as { n: number }).n;
+    return {
+      ok: false,
+      records,
+      chain,
+      expected: "hmac-sha256",
+      problem: "downgraded",
+      message:
+        "the audit log is not keyed (a plain SHA-256 chain), although a key was given (VIGIL_AUDIT_KEY): anyone who can write the file could have rewritten it and recomputed every hash, so none of its records is proven",
+    };
+  }
   let expectedSeq = 1;
   let prevHash = GENESIS_HASH;
   let records = 0;
-  const broken = (seq: number, problem: Extract<VerifyResult, { ok: false }>["problem"], message: string): VerifyResult => ({ ok: false, records, chain, seq, problem, message });
+  const broken = (seq: number, problem: Extract<VerifyResult, { seq: number }>["problem"], message: string): VerifyResult => ({ ok: false, records, chain, seq, problem, message });
   for (const row of db.prepare("SELECT * FROM audit ORDER BY seq").iterate() as IterableIterator<AuditRow>) {
     const where = `record ${row.seq} (${describeRow(row)})`;
     if (row.seq !== expectedSeq) {
@@ -209,6 +251,7 @@ export function* readAudit(store: Store, runId?: string): Generator<AuditRecord>
       ...(row.policy_hash !== null ? { policyHash: row.policy_hash } : {}),
       ...(row.call_id !== null ? { callId: row.call_id } : {}),
       body: JSON.parse(row.body) as { readonly [key: string]: JsonValue },
+      ...(row.state_hash !== null ? { stateHash: row.state_hash } : {}),
       prevHash: row.prev_hash,
       hash: row.hash,
     };

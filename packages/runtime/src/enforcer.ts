@@ -474,8 +474,16 @@ export class Enforcer {
       this.runs.set(runId, cached);
       return cached;
     }
+    // The state read from the database is the one the log last committed to, or it was changed by
+    // something else than Vigil: deciding on it would let an edited state change decisions (and
+    // the next record would commit to it, hiding the edit).
+    const stateHash = stateDigest(row.state);
+    const committed = db.prepare("SELECT seq, state_hash FROM audit WHERE run_id = ? AND state_hash IS NOT NULL ORDER BY seq DESC LIMIT 1").get(runId) as { seq: number; state_hash: string } | undefined;
+    if (committed !== undefined && committed.state_hash !== stateHash) {
+      throw new StateError(`the state of run \`${runId}\` in the database is not the one audit record ${committed.seq} committed to: it was changed outside Vigil (\`vigilc audit verify\` shows it)`);
+    }
     const monitor = new Monitor(this.policy.statements, { ...options, restore: JSON.parse(row.state) as MonitorSnapshot });
-    const live = { runId, monitor, version: row.version, stateHash: stateDigest(row.state) };
+    const live = { runId, monitor, version: row.version, stateHash };
     this.keep(live);
     return live;
   }
@@ -611,6 +619,9 @@ export class Enforcer {
 export type RebuiltEntry =
   | { readonly kind: "call"; readonly id?: string; readonly action: string; readonly args: unknown; readonly result: { readonly status: "ok" | "error"; readonly content?: JsonValue } }
   | { readonly kind: "message"; readonly text: string };
+
+/** A run's stored state is not the one the audit log committed to: nothing is decided on it. */
+export class StateError extends Error {}
 
 /** What is known of a call refused before it could be judged. */
 export interface RefusedCall {

@@ -14,8 +14,11 @@ import { chainKeyCheck, type ChainAlgorithm } from "./audit-chain.js";
  * The schema is documented in docs/enforcement.md; keep the two in step.
  */
 
-/** The version of the schema below; a database of another version is refused, not migrated blindly. */
-export const SCHEMA_VERSION = "1";
+/**
+ * The version of the schema below. A database of version 1 is migrated in place when opened (see
+ * `MIGRATIONS`); one of any other version is refused, not migrated blindly.
+ */
+export const SCHEMA_VERSION = "2";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -58,6 +61,7 @@ CREATE TABLE IF NOT EXISTS calls (
   decision  TEXT NOT NULL,
   state     TEXT NOT NULL,
   audit_seq INTEGER NOT NULL,
+  args      TEXT,
   PRIMARY KEY (run_id, call_id)
 ) STRICT, WITHOUT ROWID;
 
@@ -71,11 +75,29 @@ CREATE TABLE IF NOT EXISTS audit (
   call_id      TEXT,
   body         TEXT NOT NULL,
   prev_hash    TEXT NOT NULL,
-  hash         TEXT NOT NULL
+  hash         TEXT NOT NULL,
+  state_hash   TEXT
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS audit_by_run ON audit (run_id, seq);
 `;
+
+/**
+ * What turns a database of an older version into the current one: for each version, the columns
+ * it lacks. Version 2 adds each audit record's commitment to its run's monitor state
+ * (`audit.state_hash`) and each decided call's arguments (`calls.args`). Both are nullable, so the
+ * rows written before stay as they were: an audit record without a state hash keeps the encoding
+ * (and the hash) it was written with.
+ */
+const MIGRATIONS: ReadonlyMap<string, readonly { readonly table: string; readonly column: string; readonly type: string }[]> = new Map([
+  [
+    "1",
+    [
+      { table: "audit", column: "state_hash", type: "TEXT" },
+      { table: "calls", column: "args", type: "TEXT" },
+    ],
+  ],
+]);
 
 export interface OpenStoreOptions {
   /**
@@ -127,7 +149,7 @@ export class Store {
     }
   }
 
-  /** Creates the schema if needed and checks the database's schema version and chain. */
+  /** Creates the schema if needed, checks the database's schema version and chain, and migrates an older version. */
   private static prepare(db: Database.Database, path: string, options: OpenStoreOptions): ChainAlgorithm {
     const wanted: ChainAlgorithm = options.key !== undefined ? "hmac-sha256" : "sha256";
     const meta = (key: string): string | undefined => (db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
@@ -146,7 +168,8 @@ export class Store {
       }).immediate();
     }
     const schema = meta("schema");
-    if (schema !== SCHEMA_VERSION) {
+    const older = MIGRATIONS.has(schema ?? "");
+    if (schema !== SCHEMA_VERSION && !older) {
       throw new StoreError(`the enforcement database \`${path}\` has schema version ${schema ?? "(none)"}; this vigilc reads version ${SCHEMA_VERSION}`);
     }
     const chain = meta("chain");
@@ -157,9 +180,32 @@ export class Store {
       }
       if (meta("key_check") !== chainKeyCheck(options.key)) throw new StoreError(`VIGIL_AUDIT_KEY is not the key the audit log of \`${path}\` was created with`);
     } else if (options.key !== undefined && options.mustExist !== true) {
+      // Only a writer is refused here. Verification and replay (`mustExist`) open the log so that
+      // `verifyAudit` can report it as downgraded: a key was given, and the log proves nothing without one.
       throw new StoreError(`the audit log of \`${path}\` was created without a key (plain SHA-256); unset VIGIL_AUDIT_KEY or use a new database`);
     }
+    // Migrated only once the database is known to be one this process may use: a refused one is left as it was.
+    if (older) Store.migrate(db);
     return chain;
+  }
+
+  /**
+   * Brings a database of an older version to the current one, in one transaction that holds the
+   * write lock: another process that opens the same file at the same time waits, then finds it
+   * migrated. The version is read again under the lock for that reason, and a column already there
+   * (from a migration whose version mark was undone) is not added twice.
+   */
+  private static migrate(db: Database.Database): void {
+    db.transaction(() => {
+      const schema = (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
+      const columns = MIGRATIONS.get(schema ?? "");
+      if (columns === undefined) return;
+      for (const { table, column, type } of columns) {
+        const present = (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
+        if (!present) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+      }
+      db.prepare("UPDATE meta SET value = ? WHERE key = 'schema'").run(SCHEMA_VERSION);
+    }).immediate();
   }
 
   /**

