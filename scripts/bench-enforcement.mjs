@@ -6,7 +6,7 @@
 //   4. the MCP gateway's round trip for a tools/call, against the same call made to the server directly.
 // Calls per measurement: VIGIL_BENCH_CALLS (default 1,000). Run after `tsc -b`.
 import { spawn } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { request, Agent } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -83,22 +83,24 @@ async function benchHook(label, args, sessionId) {
 }
 
 function startSidecar(database) {
+  // The sidecar's token: every request but the health check carries it.
+  const tokenFile = join(scratch, "sidecar.token");
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [vigilc, "serve", "--policy", policy, "--port", "0", "--db", database], { cwd: scratch, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [vigilc, "serve", "--policy", policy, "--port", "0", "--db", database, "--token-file", tokenFile], { cwd: scratch, stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk) => {
       stdout += chunk;
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-      if (match !== null) resolvePromise({ child, url: match[1] });
+      if (match !== null) resolvePromise({ child, url: match[1], tokenFile, token: readFileSync(tokenFile, "utf8").trim() });
     });
     child.on("close", (code) => reject(new Error(`vigilc serve exited (${code})`)));
   });
 }
 
-function post(agent, url, path, body) {
+function post(agent, url, token, path, body) {
   return new Promise((resolvePromise, reject) => {
     const text = JSON.stringify(body);
-    const outgoing = request(new URL(path, url), { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text) } }, (response) => {
+    const outgoing = request(new URL(path, url), { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text), authorization: `Bearer ${token}` } }, (response) => {
       let data = "";
       response.setEncoding("utf8").on("data", (chunk) => (data += chunk));
       response.on("end", () => (response.statusCode === 200 ? resolvePromise(JSON.parse(data)) : reject(new Error(`${response.statusCode}: ${data}`))));
@@ -108,17 +110,17 @@ function post(agent, url, path, body) {
   });
 }
 
-async function benchSidecar(url) {
+async function benchSidecar(url, token) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const decide = [];
   const record = [];
   for (let i = 0; i < calls; i++) {
     const call = i % 2 === 0 ? { id: `c${i}`, action: "Read", args: { file_path: `/repo/src/file${i % 50}.ts` } } : { id: `c${i}`, action: "Bash", args: { command: `npm test -- --grep case${i % 7}` } };
     let started = performance.now();
-    await post(agent, url, "/v1/runs/bench/decide", call);
+    await post(agent, url, token, "/v1/runs/bench/decide", call);
     decide.push(performance.now() - started);
     started = performance.now();
-    await post(agent, url, "/v1/runs/bench/record", { id: call.id, status: "ok", output: "done" });
+    await post(agent, url, token, "/v1/runs/bench/record", { id: call.id, status: "ok", output: "done" });
     record.push(performance.now() - started);
   }
   agent.destroy();
@@ -161,8 +163,8 @@ try {
   await benchHook("hook, direct", [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(scratch, "hook.db")], "direct");
   const sidecar = await startSidecar(join(scratch, "sidecar.db"));
   try {
-    await benchHook("hook, through the sidecar", [vigilc, "hook", "claude-code", "--server", sidecar.url], "served");
-    await benchSidecar(sidecar.url);
+    await benchHook("hook, through the sidecar", [vigilc, "hook", "claude-code", "--server", sidecar.url, "--token-file", sidecar.tokenFile], "served");
+    await benchSidecar(sidecar.url, sidecar.token);
   } finally {
     sidecar.child.kill("SIGTERM");
   }

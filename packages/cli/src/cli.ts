@@ -702,11 +702,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   program
     .command("serve")
-    .description("the sidecar: decide, record and finish over HTTP on 127.0.0.1, one monitor per run id, every decision in the audit log (until SIGTERM or SIGINT)")
+    .description("the sidecar: decide, record and finish over HTTP on 127.0.0.1 or a Unix socket, one monitor per run id, every decision in the audit log (until SIGTERM or SIGINT); every request but /v1/health needs `Authorization: Bearer <token>`")
     .requiredOption("--policy <files...>", "the policy (.vigil files)")
-    .option("--port <n>", "the TCP port (0: any free port; the URL is printed)", parsePort, 8787)
+    .addOption(new Option("--port <n>", "the TCP port on 127.0.0.1 (0: any free port; the URL is printed) (default: 8787)").argParser(parsePort).conflicts("socket"))
+    .option("--socket <path>", "listen on this Unix socket instead of a TCP port (created with mode 0600; a stale one is replaced)")
     .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
-    .action(async (options: { policy: string[]; port: number; db?: string }) => {
+    .option("--token-file <file>", "the admin token, allowed every request: read from this file (mode 0600, owned by you), or created there with a random 256-bit token (default: sidecar.token next to the database)")
+    .option("--hook-token-file <file>", "a second token, allowed only to relay Claude Code hook events (POST /v1/hooks/claude-code): read from this file, or created there")
+    .action(async (options: { policy: string[]; port?: number; socket?: string; db?: string; tokenFile?: string; hookTokenFile?: string }) => {
       const { serveCommand } = await import("./serve.js");
       exitCode = await serveCommand(options, io);
     });

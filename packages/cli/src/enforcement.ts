@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import type { Enforcer, Store } from "@vigil/runtime";
+import type { Enforcer, EnforcerOptions, Store } from "@vigil/runtime";
 import type { CliIo } from "./cli.js";
 import { printableLine } from "./render.js";
 
@@ -32,14 +32,14 @@ export async function openStore(database: string, io: CliIo, options: { mustExis
  * policy into it. A database or a policy that cannot be read is reported on standard error and
  * gives the exit code 2; any other failure is a bug and is thrown. The caller closes `store`.
  */
-export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo): Promise<OpenedEnforcement | 2> {
+export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo, enforcerOptions: EnforcerOptions = {}): Promise<OpenedEnforcement | 2> {
   const { Enforcer, loadPolicy, PolicyError } = await import("@vigil/runtime");
   const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
   const store = await openStore(database, io);
   if (store === 2) return 2;
   try {
     const policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);
-    return { store, enforcer: new Enforcer(store, policy), database, rules: policy.statements.length };
+    return { store, enforcer: new Enforcer(store, policy, enforcerOptions), database, rules: policy.statements.length };
   } catch (error) {
     store.close();
     if (!(error instanceof PolicyError)) throw error;

@@ -10,7 +10,7 @@ import type { CliIo } from "./cli.js";
  */
 
 const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow]
-       vigilc hook claude-code --server URL [--explicit-allow]
+       vigilc hook claude-code --server URL [--token-file FILE] [--explicit-allow]
 
 Runs as a Claude Code command hook: reads the hook's event (JSON) on standard input and answers on
 standard output. Handles PreToolUse (allow, ask or deny the call), PostToolUse and
@@ -20,8 +20,10 @@ SubagentStop (hold back a stop while a rule waits for a call), SessionEnd (log t
 options:
   --policy FILE…    the policy (.vigil files)
   --db PATH         the enforcement database (default: $CLAUDE_PROJECT_DIR/.vigil/audit.db)
-  --server URL      pass the event to a running \`vigilc serve\` (http://127.0.0.1:PORT), which answers it
-                    with its policy and database: the hook's process then loads almost nothing
+  --server URL      pass the event to a running \`vigilc serve\` (http://127.0.0.1:PORT, or unix:/path/to.sock),
+                    which answers it with its policy and database: the hook's process then loads almost nothing
+  --token-file FILE with --server: the file holding the sidecar's token (its admin or hook token)
+                    (default: $CLAUDE_PROJECT_DIR/.vigil/sidecar.token, else .vigil/sidecar.token here)
   --explicit-allow  answer \`allow\` when no rule objects, which skips Claude Code's own permission prompt
                     (by default the hook answers nothing then, and Claude Code's permission rules decide)
   -h, --help        show this help
@@ -37,6 +39,7 @@ interface HookArguments {
   readonly policies: string[];
   readonly db?: string;
   readonly server?: string;
+  readonly tokenFile?: string;
   readonly explicitAllow: boolean;
   readonly help: boolean;
   readonly problem?: string;
@@ -46,6 +49,7 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
   const policies: string[] = [];
   let db: string | undefined;
   let server: string | undefined;
+  let tokenFile: string | undefined;
   let agent: string | undefined;
   let explicitAllow = false;
   let help = false;
@@ -62,9 +66,12 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
       if (db === undefined || db === "") return { agent, policies, explicitAllow, help, problem: "--db needs a path" };
     } else if (flag === "--server") {
       server = inline ?? argv[++index];
-      if (server === undefined || !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/?$/.test(server)) {
-        return { agent, policies, explicitAllow, help, problem: "--server takes the sidecar's local URL, http://127.0.0.1:PORT" };
+      if (server === undefined || !(/^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/?$/.test(server) || /^unix:./.test(server))) {
+        return { agent, policies, explicitAllow, help, problem: "--server takes the sidecar's local URL, http://127.0.0.1:PORT or unix:/path/to.sock" };
       }
+    } else if (flag === "--token-file") {
+      tokenFile = inline ?? argv[++index];
+      if (tokenFile === undefined || tokenFile === "") return { agent, policies, explicitAllow, help, problem: "--token-file needs a path" };
     } else if (flag === "--explicit-allow") explicitAllow = true;
     else if (flag === "--defer-allowed") {
       // What earlier versions needed to leave allowed calls to Claude Code; it is now the default.
@@ -73,7 +80,7 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     else if (!word.startsWith("-") && agent === undefined) agent = word;
     else return { agent, policies, explicitAllow, help, problem: `unknown option \`${word}\`` };
   }
-  return { agent, policies, ...(db !== undefined ? { db } : {}), ...(server !== undefined ? { server } : {}), explicitAllow, help };
+  return { agent, policies, ...(db !== undefined ? { db } : {}), ...(server !== undefined ? { server } : {}), ...(tokenFile !== undefined ? { tokenFile } : {}), explicitAllow, help };
 }
 
 /** Runs `vigilc hook …` (`argv` starts with `hook`) and returns the exit code. */
@@ -93,8 +100,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
   if (parsed.server !== undefined) {
     if (parsed.policies.length > 0 || parsed.db !== undefined) return usageError("with --server, the sidecar's policy and database apply: give no --policy or --db");
-    return answerThroughSidecar(parsed.server, await io.stdin(), parsed.explicitAllow, io);
+    const { join, resolve } = await import("node:path");
+    const projectDir = process.env["CLAUDE_PROJECT_DIR"];
+    const tokenFile =
+      parsed.tokenFile !== undefined
+        ? resolve(io.cwd, parsed.tokenFile)
+        : join(projectDir !== undefined && projectDir !== "" ? resolve(io.cwd, projectDir) : io.cwd, ".vigil", "sidecar.token");
+    return answerThroughSidecar(parsed.server, tokenFile, await io.stdin(), parsed.explicitAllow, io);
   }
+  if (parsed.tokenFile !== undefined) return usageError("--token-file goes with --server (the token of the sidecar the event is passed to)");
   if (parsed.policies.length === 0) return usageError("--policy FILE (or --server URL) is required");
   const { runClaudeCodeHook } = await import("@vigil/runtime");
   const key = process.env["VIGIL_AUDIT_KEY"];
@@ -115,35 +129,63 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 const SIDECAR_TIMEOUT_MS = 30_000;
 
 /**
- * Passes the event to the sidecar and relays its answer. When the sidecar cannot be reached or
- * does not answer, the call is refused (exit 2), saying so.
+ * Passes the event to the sidecar, with the token from `tokenFile`, and relays its answer. When the
+ * token cannot be read, the sidecar refuses it, cannot be reached or does not answer, the call is
+ * refused (exit 2), saying so: a hook that cannot ask must not let the call through.
  */
-async function answerThroughSidecar(server: string, event: string, explicitAllow: boolean, io: CliIo): Promise<number> {
-  const { request } = await import("node:http");
-  const url = new URL(`/v1/hooks/claude-code${explicitAllow ? "?explicit-allow=1" : ""}`, server);
-  const refuse = (why: string): number => {
-    const reason = `Vigil's sidecar at ${server} did not answer (${why}); the call is refused. Start it with \`vigilc serve --policy FILE\`.`;
+async function answerThroughSidecar(server: string, tokenFile: string, event: string, explicitAllow: boolean, io: CliIo): Promise<number> {
+  const refuse = (why: string, hint = "Start it with `vigilc serve --policy FILE`.", what = "did not answer"): number => {
+    const reason = `Vigil's sidecar at ${server} ${what} (${why}); the call is refused. ${hint}`;
     io.stdout(JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } }) + "\n");
     io.stderr(reason + "\n");
     return 2;
   };
+  const tokenHint = "Give the sidecar's token file with --token-file (`vigilc serve` names it when it starts).";
+  // Symbolic links are followed here: a wrong token only makes the hook refuse, never allow.
+  const { readTokenFile } = await import("./token-file.js");
+  const token = readTokenFile(tokenFile, { private: false, followLinks: true });
+  if (token === "missing") return refuse(`the token file ${tokenFile} does not exist`, tokenHint, "was not asked");
+  if ("problem" in token) return refuse(token.problem, tokenHint, "was not asked");
+  const { request } = await import("node:http");
+  const query = `/v1/hooks/claude-code${explicitAllow ? "?explicit-allow=1" : ""}`;
+  // A Unix socket's path follows `unix:`; node's client then sends `Host: localhost`.
+  const target = server.startsWith("unix:")
+    ? { socketPath: (await import("node:path")).resolve(io.cwd, server.slice("unix:".length)), path: query }
+    : new URL(query, server);
+  // The system would cut a longer socket path short, and the token would go to whatever is there.
+  const longest = process.platform === "linux" ? 107 : 103;
+  if (!(target instanceof URL) && Buffer.byteLength(target.socketPath) > longest) {
+    return refuse(`the socket path ${target.socketPath} is longer than the ${longest} bytes a Unix socket's path may have`, "Choose a shorter --socket path for the sidecar.", "was not asked");
+  }
+  const headers = { "content-type": "application/json", authorization: `Bearer ${token.token}` };
   return new Promise((resolvePromise) => {
-    const outgoing = request(url, { method: "POST", headers: { "content-type": "application/json" }, timeout: SIDECAR_TIMEOUT_MS }, (response) => {
+    const answered = (response: import("node:http").IncomingMessage): void => {
       let body = "";
       response.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
       response.on("end", () => {
+        if (response.statusCode === 401 || response.statusCode === 403) {
+          return resolvePromise(refuse(`status ${response.statusCode} for the token in ${tokenFile}: ${body.slice(0, 300)}`, tokenHint, "refused the hook's token"));
+        }
         if (response.statusCode !== 200) return resolvePromise(refuse(`status ${response.statusCode ?? "?"}: ${body.slice(0, 300)}`));
         try {
-          const answer = JSON.parse(body) as { stdout: string; stderr: string; exitCode: number };
+          const answer = JSON.parse(body) as { stdout: unknown; stderr: unknown; exitCode: unknown };
+          // Anything but a whole answer refuses: an exit code missing would end the hook with 0.
+          if (typeof answer.stdout !== "string" || typeof answer.stderr !== "string" || !Number.isInteger(answer.exitCode)) {
+            return resolvePromise(refuse("its answer is not a hook's answer {stdout, stderr, exitCode}"));
+          }
           if (answer.stdout !== "") io.stdout(answer.stdout);
           if (answer.stderr !== "") io.stderr(answer.stderr);
-          resolvePromise(answer.exitCode);
+          resolvePromise(answer.exitCode as number);
         } catch (error) {
           resolvePromise(refuse(`its answer is not JSON: ${(error as Error).message}`));
         }
       });
       response.on("error", (error) => resolvePromise(refuse(error.message)));
-    });
+    };
+    const outgoing =
+      target instanceof URL
+        ? request(target, { method: "POST", headers, timeout: SIDECAR_TIMEOUT_MS }, answered)
+        : request({ ...target, method: "POST", headers, timeout: SIDECAR_TIMEOUT_MS }, answered);
     outgoing.on("timeout", () => outgoing.destroy(new Error(`no answer within ${SIDECAR_TIMEOUT_MS / 1000} s`)));
     outgoing.on("error", (error) => resolvePromise(refuse(error.message)));
     outgoing.end(event);

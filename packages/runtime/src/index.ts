@@ -24,7 +24,7 @@ export { checkState } from "./consistency.js";
 export type { ReplayedCall, ReplayedRun, ReplayReport, Verdict } from "./replay.js";
 export { replayAudit } from "./replay.js";
 export type { Sidecar, SidecarOptions } from "./sidecar.js";
-export { startSidecar } from "./sidecar.js";
+export { SidecarSocketError, startSidecar } from "./sidecar.js";
 export type { McpGatewayOptions } from "./mcp-gateway.js";
 
 /**

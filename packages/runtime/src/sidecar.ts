@@ -1,16 +1,19 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { lstatSync, statSync, unlinkSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
+import { isAbsolute } from "node:path";
 import { isJsonObject, type JsonValue } from "@vigil/trace";
 import { answerClaudeCodeHook } from "./claude-code-hook.js";
 import type { Enforcer } from "./enforcer.js";
 
 /**
  * The sidecar: the enforcer over HTTP, for agents written in any language. It listens on the
- * loopback interface only (127.0.0.1), keeps one monitor per run id (in memory, and in the
- * database with the audit log), and answers JSON:
+ * loopback interface only (127.0.0.1) or on a Unix socket only its OS user may open, keeps one
+ * monitor per run id (in memory, and in the database with the audit log), and answers JSON:
  *
  *   GET  /v1/health                  the policy's hash and its rules
- *   POST /v1/runs/{run}/decide       {id?, action, args}            → the decision, its reason, the violations
+ *   POST /v1/runs/{run}/decide       {id?, action, args, cwd?}      → the decision, its reason, the violations
  *   POST /v1/runs/{run}/record       {id?, action?, args?, status, output?} → the positions, violations the result reveals
  *   POST /v1/runs/{run}/message      {text}                         → a user's message, recorded
  *   POST /v1/runs/{run}/cancel       {id}                           → a decided call that did not run
@@ -25,22 +28,53 @@ import type { Enforcer } from "./enforcer.js";
  * A bad request gets a 4xx status and `{"error": {"code", "message"}}`; a body over the size
  * limit gets 413. A failure of the enforcer itself (the database, say) is a 503: a caller must
  * then not run the call (fail closed).
+ *
+ * Who may ask. The agent being policed runs shell commands on the same machine, so any local
+ * process is a possible caller, and so is a web page the user has open (through DNS rebinding or a
+ * cross-site request). Every request is therefore checked before anything else is done with it:
+ *
+ *   - its `Host` must be a loopback name (127.0.0.1, localhost, [::1], with or without a port), or
+ *     403 `bad_host`: a page that rebinds its own name to 127.0.0.1 still sends its own name;
+ *   - an `Origin`, when there is one, must be the sidecar's own, or 403 `bad_origin`: a browser
+ *     sends one with every cross-site request, and no CORS headers are ever sent back;
+ *   - every request but `GET /v1/health` carries `Authorization: Bearer <token>`, or 401
+ *     `unauthorized`. The admin token may do everything; the hook token (optional) may only relay
+ *     Claude Code hook events, 403 `forbidden` for anything else. With the sidecar under its own
+ *     OS user, the hook (run as the agent's user) can then be given the hook token only: it can ask
+ *     for decisions on the agent's calls, but not record results, cancel calls or end runs.
  */
 
 export interface SidecarOptions {
   readonly enforcer: Enforcer;
-  /** The TCP port; 0 (the default) lets the system choose one. */
+  /** The TCP port on 127.0.0.1; 0 (the default) lets the system choose one. */
   readonly port?: number;
+  /**
+   * A Unix socket to listen on instead of a TCP port. It is created with mode 0600 (only the
+   * sidecar's OS user may connect); a stale socket left by a killed sidecar is replaced, anything
+   * else at the path is refused. The socket file is removed on close.
+   */
+  readonly socket?: string;
+  /** The admin token: every request but the health check must carry it (or the hook token). */
+  readonly token: string;
+  /** The hook token, if any: it may only relay Claude Code hook events (`POST /v1/hooks/claude-code`). */
+  readonly hookToken?: string;
   /** The largest request body accepted, in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number;
 }
 
 export interface Sidecar {
+  /** `http://127.0.0.1:PORT`, or `unix:PATH` for a Unix socket. */
   readonly url: string;
-  readonly port: number;
+  /** The TCP port; undefined on a Unix socket. */
+  readonly port?: number;
+  /** The Unix socket's path, when listening on one. */
+  readonly socket?: string;
   /** Stops accepting connections, lets the requests in flight finish, and resolves when all are done. */
   close(): Promise<void>;
 }
+
+/** The shortest token accepted: 32 characters (the generated ones are 64 hex digits, 256 bits). */
+const MIN_TOKEN_LENGTH = 32;
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const MAX_RUN_ID = 256;
@@ -52,30 +86,160 @@ class HttpError extends Error {
     message: string,
     /** Close the connection after the answer (the rest of the request will not be read). */
     readonly close = false,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
 }
 
-export function startSidecar(options: SidecarOptions): Promise<Sidecar> {
+/** What every request is checked against before it is handled (see the top of this file). */
+interface Admission {
+  readonly token: Buffer;
+  readonly hookToken: Buffer | undefined;
+  /** The origins a request may come from (the sidecar's own); empty on a Unix socket. */
+  origins: ReadonlySet<string>;
+}
+
+/** Why `token` cannot be the sidecar's token, or undefined when it can (the CLI checks a token file the same way). */
+function tokenProblem(token: unknown): string | undefined {
+  if (typeof token !== "string" || token === "") return "it is empty";
+  if (token.length < MIN_TOKEN_LENGTH) return `it has ${token.length} characters; a token has at least ${MIN_TOKEN_LENGTH} (a generated one has 64 hex digits)`;
+  // A token travels in an HTTP header: visible ASCII only, no spaces.
+  if (!/^[\x21-\x7e]+$/.test(token)) return "it holds a space or a character other than visible ASCII, which an HTTP header cannot carry";
+  return undefined;
+}
+
+export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const problem = tokenProblem(options.token);
+  if (problem !== undefined) throw new TypeError(`the sidecar's token is refused: ${problem}`);
+  if (options.hookToken !== undefined) {
+    const hookProblem = tokenProblem(options.hookToken);
+    if (hookProblem !== undefined) throw new TypeError(`the sidecar's hook token is refused: ${hookProblem}`);
+    // The same secret in both scopes would give the hook the admin's rights.
+    if (options.hookToken === options.token) throw new TypeError("the hook token must differ from the admin token");
+  }
+  if (options.socket !== undefined && options.port !== undefined) throw new TypeError("listen on a port or on a Unix socket, not both");
+  const admission: Admission = { token: digest(options.token), hookToken: options.hookToken !== undefined ? digest(options.hookToken) : undefined, origins: new Set() };
   const server = createServer((request, response) => {
-    handle(options.enforcer, maxBody, request, response).catch((error: unknown) => {
-      if (error instanceof HttpError) send(response, error.status, { error: { code: error.code, message: error.message } }, error.close);
+    handle(options.enforcer, maxBody, admission, request, response).catch((error: unknown) => {
+      if (error instanceof HttpError) send(response, error.status, { error: { code: error.code, message: error.message } }, error.close, error.headers);
       else send(response, 503, { error: { code: "enforcer_failed", message: `the enforcer failed (${(error as Error).message}); do not run the call` } });
     });
   });
   // Slow or stalled clients cannot hold the server: a request must arrive whole within a minute.
   server.requestTimeout = 60_000;
   server.headersTimeout = 10_000;
-  return new Promise((resolvePromise, reject) => {
+  if (options.socket !== undefined) return listenOnSocket(server, options.socket);
+  await new Promise<void>((resolvePromise, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => {
       server.off("error", reject);
-      const port = (server.address() as AddressInfo).port;
-      resolvePromise({ url: `http://127.0.0.1:${port}`, port, close: () => closeServer(server) });
+      resolvePromise();
     });
   });
+  const port = (server.address() as AddressInfo).port;
+  admission.origins = new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
+  return { url: `http://127.0.0.1:${port}`, port, close: () => closeServer(server) };
+}
+
+/** Why a Unix socket cannot be listened on (the path is taken, say), for the caller to report. */
+export class SidecarSocketError extends Error {
+  override name = "SidecarSocketError";
+}
+
+/**
+ * Listens on a Unix socket that only the sidecar's OS user may connect to. The socket is created
+ * with mode 0600 from the start: the process's umask is narrowed around the call that creates it
+ * and restored right after, so there is no moment when another user could connect.
+ */
+async function listenOnSocket(server: Server, path: string): Promise<Sidecar> {
+  // On Windows the path would name a pipe, which file modes do not protect.
+  if (process.platform === "win32") throw new SidecarSocketError("Unix sockets are not available on Windows; listen on a port of 127.0.0.1 instead");
+  // A longer path would be cut short by the system, and the socket made at another path.
+  const longest = process.platform === "linux" ? 107 : 103;
+  if (Buffer.byteLength(path) > longest) throw new SidecarSocketError(`the socket path ${path} is ${Buffer.byteLength(path)} bytes; a Unix socket's path has at most ${longest} here (choose a shorter one)`);
+  await clearStaleSocket(path);
+  await new Promise<void>((resolvePromise, reject) => {
+    const failed = (error: NodeJS.ErrnoException): void =>
+      reject(error.code === "EADDRINUSE" ? new SidecarSocketError(`cannot listen on the socket ${path}: something was created at that path meanwhile`) : error);
+    server.once("error", failed);
+    const umask = process.umask(0o177);
+    try {
+      // Node creates the socket file within this call (bind happens before it returns).
+      server.listen(path, () => {
+        server.off("error", failed);
+        resolvePromise();
+      });
+    } finally {
+      process.umask(umask);
+    }
+  });
+  // Fail closed if the socket came out wider than 0600 after all (or not where it was asked for).
+  let created;
+  try {
+    created = statSync(path);
+  } catch (error) {
+    await closeServer(server);
+    throw new SidecarSocketError(`the socket ${path} is not there after listening on it: ${(error as Error).message}`);
+  }
+  if (!created.isSocket() || (created.mode & 0o777) !== 0o600) {
+    await closeServer(server);
+    throw new SidecarSocketError(`the socket ${path} was created with mode ${(created.mode & 0o777).toString(8)}, not 600; refusing to serve on it`);
+  }
+  return {
+    url: `unix:${path}`,
+    socket: path,
+    close: async () => {
+      await closeServer(server);
+      // Node removes the socket file when the server closes; remove it here if it did not, but only
+      // if it is still ours (not a file someone put there since).
+      try {
+        const now = lstatSync(path);
+        if (now.isSocket() && now.ino === created.ino && now.dev === created.dev) unlinkSync(path);
+      } catch {
+        // Gone already.
+      }
+    },
+  };
+}
+
+/**
+ * Makes the path free for a new socket: nothing there is fine; a socket nobody listens on (left by
+ * a sidecar that was killed) is removed; anything else, a live socket or a file of any other kind,
+ * is refused rather than replaced.
+ */
+async function clearStaleSocket(path: string): Promise<void> {
+  let existing;
+  try {
+    existing = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw new SidecarSocketError(`cannot use the socket path ${path}: ${(error as Error).message}`);
+  }
+  if (!existing.isSocket()) throw new SidecarSocketError(`cannot listen on the socket ${path}: a file that is not a socket is there (remove it, or choose another path)`);
+  const live = await new Promise<string | undefined>((resolvePromise) => {
+    const probe = connect({ path });
+    const timer = setTimeout(() => {
+      probe.destroy();
+      resolvePromise("it did not answer within 1 s");
+    }, 1000);
+    probe.once("connect", () => {
+      clearTimeout(timer);
+      probe.destroy();
+      resolvePromise("another process is listening on it");
+    });
+    probe.once("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolvePromise(error.code === "ECONNREFUSED" || error.code === "ENOENT" ? undefined : error.message);
+    });
+  });
+  if (live !== undefined) throw new SidecarSocketError(`cannot listen on the socket ${path}: ${live}`);
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new SidecarSocketError(`cannot remove the stale socket ${path}: ${(error as Error).message}`);
+  }
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -86,9 +250,61 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-async function handle(enforcer: Enforcer, maxBody: number, request: IncomingMessage, response: ServerResponse): Promise<void> {
+/**
+ * Tokens are compared as SHA-256 digests: equal-length buffers, so `timingSafeEqual` compares them
+ * in constant time and not even a token's length shows in how long a refusal takes.
+ */
+function digest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/** A loopback name, with or without a port: what a local client puts in `Host`. */
+const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
+
+/**
+ * Checks the request's Host, Origin and token (see the top of this file), and throws the refusal
+ * when one does not pass. The health check needs no token.
+ */
+function admit(admission: Admission, request: IncomingMessage, path: string): void {
+  const host = request.headers.host;
+  if (host === undefined || !LOOPBACK_HOST.test(host)) {
+    const what = host === undefined ? "the request has no Host header" : `the Host header \`${printableHeader(host)}\` is not a loopback name`;
+    throw new HttpError(403, "bad_host", `${what}: the sidecar answers only requests addressed to 127.0.0.1, localhost or [::1]`, true);
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && !admission.origins.has(origin.toLowerCase())) {
+    throw new HttpError(403, "bad_origin", `the Origin header \`${printableHeader(origin)}\` is not this sidecar's own: requests from web pages are refused`, true);
+  }
+  if (path === "/v1/health") return;
+  const presented = /^Bearer +([\x21-\x7e]+) *$/i.exec(request.headers.authorization ?? "")?.[1];
+  if (presented === undefined) {
+    throw new HttpError(401, "unauthorized", "the Authorization header is missing or not `Bearer <token>`: give the sidecar's token (its file is named when the sidecar starts)", true, UNAUTHORIZED_HEADERS);
+  }
+  const given = digest(presented);
+  // Both comparisons are always made, so that which token matched does not show in the timing.
+  const admin = timingSafeEqual(given, admission.token);
+  const hook = admission.hookToken !== undefined && timingSafeEqual(given, admission.hookToken);
+  if (admin) return;
+  if (hook) {
+    if (path === "/v1/hooks/claude-code") return;
+    throw new HttpError(403, "forbidden", `the hook token may only relay Claude Code hook events (POST /v1/hooks/claude-code), not ${printableHeader(request.method ?? "?")} ${printableHeader(path)}`, true);
+  }
+  throw new HttpError(401, "unauthorized", "the token in the Authorization header is not the sidecar's", true, UNAUTHORIZED_HEADERS);
+}
+
+const UNAUTHORIZED_HEADERS = { "www-authenticate": 'Bearer realm="vigil"' };
+
+/** A header's value as it may be quoted in a message: cut short, control characters escaped. */
+function printableHeader(text: string): string {
+  const cut = text.length > 100 ? `${text.slice(0, 100)}…` : text;
+  return cut.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+async function handle(enforcer: Enforcer, maxBody: number, admission: Admission, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? "/", "http://127.0.0.1");
   const path = url.pathname;
+  // Nothing is read, decided or recorded for a request that does not pass.
+  admit(admission, request, path);
   if (path === "/v1/health") {
     allow(request, ["GET"]);
     send(response, 200, { ok: true, policy: enforcer.policy.hash, files: [...enforcer.policy.files], rules: enforcer.policy.statements.map((s) => `${s.policy}.${s.name}`) });
@@ -123,7 +339,10 @@ async function handle(enforcer: Enforcer, maxBody: number, request: IncomingMess
       const action = body["action"];
       if (typeof action !== "string" || action === "") throw new HttpError(400, "bad_request", "`action` must be a non-empty string (the tool's name)");
       if (!isJsonObject(body["args"] ?? {})) throw new HttpError(400, "bad_request", "`args` must be an object (the call's named arguments)");
-      const decided = enforcer.decide(runId, { ...optionalId(body), action, args: body["args"] ?? {} });
+      // The directory the call runs in: the guard reads the call's relative paths against it.
+      const cwd = body["cwd"];
+      if (cwd !== undefined && (typeof cwd !== "string" || !isAbsolute(cwd))) throw new HttpError(400, "bad_request", "`cwd` must be an absolute path (the directory the call runs in)");
+      const decided = enforcer.decide(runId, { ...optionalId(body), action, args: body["args"] ?? {}, ...(typeof cwd === "string" ? { cwd } : {}) });
       send(response, 200, {
         decision: decided.decision,
         verdict: decided.verdict,
@@ -163,6 +382,8 @@ async function handle(enforcer: Enforcer, maxBody: number, request: IncomingMess
         violations: recorded.violations,
         ...(recorded.reason !== undefined ? { reason: recorded.reason } : {}),
         ...(recorded.duplicate === true ? { duplicate: true } : {}),
+        // A result of no call the enforcer let run is not recorded (it is logged): the caller is told why.
+        ...(recorded.anomaly !== undefined ? { anomaly: recorded.anomaly } : {}),
       });
       return;
     }
@@ -250,12 +471,12 @@ async function readBody(request: IncomingMessage, limit: number): Promise<string
   return body.toString("utf8");
 }
 
-function send(response: ServerResponse, status: number, body: unknown, close = false): void {
+function send(response: ServerResponse, status: number, body: unknown, close = false, headers: Readonly<Record<string, string>> = {}): void {
   if (response.headersSent) {
     response.destroy();
     return;
   }
   const text = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...(close ? { connection: "close" } : {}) });
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers, ...(close ? { connection: "close" } : {}) });
   response.end(text);
 }
