@@ -700,6 +700,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       exitCode = await replayCommand(options, io);
     });
 
+  /** The guard's options, as commander gives them (`--no-guard` makes `guard` false). */
+  type GuardFlags = { guard: boolean; protect?: string[]; unknownCommands: "block" | "ask" };
+
   program
     .command("serve")
     .description("the sidecar: decide, record and finish over HTTP on 127.0.0.1 or a Unix socket, one monitor per run id, every decision in the audit log (until SIGTERM or SIGINT); every request but /v1/health needs `Authorization: Bearer <token>`")
@@ -709,7 +712,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
     .option("--token-file <file>", "the admin token, allowed every request: read from this file (mode 0600, owned by you), or created there with a random 256-bit token (default: sidecar.token next to the database)")
     .option("--hook-token-file <file>", "a second token, allowed only to relay Claude Code hook events (POST /v1/hooks/claude-code): read from this file, or created there")
-    .action(async (options: { policy: string[]; port?: number; socket?: string; db?: string; tokenFile?: string; hookTokenFile?: string }) => {
+    .addOption(new Option("--socket-mode <mode>", "who may connect to the socket: 600 (the sidecar's user) or 660 (its group too: a hook run as another user in that group)").choices(["600", "660"]).default("600"))
+    .option("--protect <paths...>", "guard: protect more paths (a directory with everything in it)")
+    .addOption(new Option("--unknown-commands <response>", "guard: what a call whose commands cannot be known gets").choices(["block", "ask"]).default("block"))
+    .option("--no-guard", "turn the guard of Vigil's own state off (every decision's audit record says so)")
+    .action(async (options: { policy: string[]; port?: number; socket?: string; db?: string; tokenFile?: string; hookTokenFile?: string; socketMode: "600" | "660" } & GuardFlags) => {
       const { serveCommand } = await import("./serve.js");
       exitCode = await serveCommand(options, io);
     });
@@ -720,8 +727,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .requiredOption("--policy <files...>", "the policy (.vigil files)")
     .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
     .option("--run <id>", "the run id of the session (default: one per gateway process)")
+    .option("--protect <paths...>", "guard: protect more paths (a directory with everything in it)")
+    .addOption(new Option("--unknown-commands <response>", "guard: what a call whose commands cannot be known gets (the gateway cannot ask: ask refuses too, saying so)").choices(["block", "ask"]).default("block"))
+    .option("--no-guard", "turn the guard of Vigil's own state off (every decision's audit record says so)")
     .argument("<command...>", "the MCP server to run, after --")
-    .action(async (command: string[], options: { policy: string[]; db?: string; run?: string }) => {
+    .action(async (command: string[], options: { policy: string[]; db?: string; run?: string } & GuardFlags) => {
       const { mcpGatewayCommand } = await import("./mcp-gateway.js");
       exitCode = await mcpGatewayCommand(command, options, io);
     });

@@ -1,7 +1,16 @@
 import { join, resolve } from "node:path";
-import type { Enforcer, EnforcerOptions, Store } from "@vigil/runtime";
+import type { Enforcer, EnforcerOptions, GuardOptions, ProtectedPath, Store } from "@vigil/runtime";
 import type { CliIo } from "./cli.js";
 import { printableLine } from "./render.js";
+
+/** The guard's options from the command line: `--no-guard`, `--protect PATH…`, `--unknown-commands`. */
+export function guardOptions(flags: { guard?: boolean; protect?: readonly string[]; unknownCommands?: "block" | "ask" }, cwd: string, extra: readonly ProtectedPath[] = []): GuardOptions | false {
+  if (flags.guard === false) return false;
+  return {
+    protect: [...extra, ...(flags.protect ?? []).map((path) => ({ path: resolve(cwd, path), what: "a path protected with --protect", tree: true }))],
+    ...(flags.unknownCommands !== undefined ? { unknownCommands: flags.unknownCommands } : {}),
+  };
+}
 
 /** An enforcement database opened and a policy loaded into it, for `serve` and `mcp-gateway`. */
 export interface OpenedEnforcement {

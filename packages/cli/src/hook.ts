@@ -9,8 +9,9 @@ import type { CliIo } from "./cli.js";
  * the compiler, whose checked program of the policy is read from the database after the first run.
  */
 
-const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow]
+const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow] [guard options]
        vigilc hook claude-code --server URL [--token-file FILE] [--explicit-allow]
+       vigilc hook claude-code --print-settings (with the options above)
 
 Runs as a Claude Code command hook: reads the hook's event (JSON) on standard input and answers on
 standard output. Handles PreToolUse (allow, ask or deny the call), PostToolUse and
@@ -26,7 +27,16 @@ options:
                     (default: $CLAUDE_PROJECT_DIR/.vigil/sidecar.token, else .vigil/sidecar.token here)
   --explicit-allow  answer \`allow\` when no rule objects, which skips Claude Code's own permission prompt
                     (by default the hook answers nothing then, and Claude Code's permission rules decide)
+  --print-settings  print the Claude Code settings that install this hook (every event, with the options
+                    given) and deny Claude Code's own tools the files Vigil protects; read no event
   -h, --help        show this help
+
+guard options (the guard refuses calls that would change Vigil's database, policy, code or Claude
+Code's settings, or whose commands cannot be known, whatever the policy says):
+  --protect PATH…   protect more paths (a directory with everything in it)
+  --unknown-commands ask|block
+                    what a call whose commands cannot be known gets (default: block)
+  --no-guard        turn the guard off (every decision's audit record says so)
 
 environment:
   VIGIL_AUDIT_KEY   key of the audit chain (HMAC-SHA-256); the database must be created with it
@@ -43,6 +53,15 @@ interface HookArguments {
   readonly explicitAllow: boolean;
   readonly help: boolean;
   readonly problem?: string;
+  readonly printSettings?: boolean;
+  readonly guard?: HookGuardArguments;
+}
+
+/** The guard options of the command line. */
+export interface HookGuardArguments {
+  readonly off: boolean;
+  readonly protect: readonly string[];
+  readonly unknownCommands?: "ask" | "block";
 }
 
 export function parseHookArguments(argv: readonly string[]): HookArguments {
@@ -53,6 +72,10 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
   let agent: string | undefined;
   let explicitAllow = false;
   let help = false;
+  let printSettings = false;
+  let guardOff = false;
+  const protect: string[] = [];
+  let unknownCommands: "ask" | "block" | undefined;
   for (let index = 0; index < argv.length; index++) {
     const word = argv[index]!;
     const [flag, inline] = word.startsWith("--") && word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
@@ -72,7 +95,17 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     } else if (flag === "--token-file") {
       tokenFile = inline ?? argv[++index];
       if (tokenFile === undefined || tokenFile === "") return { agent, policies, explicitAllow, help, problem: "--token-file needs a path" };
-    } else if (flag === "--explicit-allow") explicitAllow = true;
+    } else if (flag === "--protect") {
+      if (inline !== undefined) protect.push(inline);
+      while (index + 1 < argv.length && !argv[index + 1]!.startsWith("-")) protect.push(argv[++index]!);
+      if (protect.length === 0) return { agent, policies, explicitAllow, help, problem: "--protect needs at least one path" };
+    } else if (flag === "--unknown-commands") {
+      const value = inline ?? argv[++index];
+      if (value !== "ask" && value !== "block") return { agent, policies, explicitAllow, help, problem: "--unknown-commands takes ask or block" };
+      unknownCommands = value;
+    } else if (flag === "--no-guard") guardOff = true;
+    else if (flag === "--print-settings") printSettings = true;
+    else if (flag === "--explicit-allow") explicitAllow = true;
     else if (flag === "--defer-allowed") {
       // What earlier versions needed to leave allowed calls to Claude Code; it is now the default.
     }
@@ -80,7 +113,17 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     else if (!word.startsWith("-") && agent === undefined) agent = word;
     else return { agent, policies, explicitAllow, help, problem: `unknown option \`${word}\`` };
   }
-  return { agent, policies, ...(db !== undefined ? { db } : {}), ...(server !== undefined ? { server } : {}), ...(tokenFile !== undefined ? { tokenFile } : {}), explicitAllow, help };
+  return {
+    agent,
+    policies,
+    ...(db !== undefined ? { db } : {}),
+    ...(server !== undefined ? { server } : {}),
+    ...(tokenFile !== undefined ? { tokenFile } : {}),
+    explicitAllow,
+    help,
+    ...(printSettings ? { printSettings } : {}),
+    guard: { off: guardOff, protect, ...(unknownCommands !== undefined ? { unknownCommands } : {}) },
+  };
 }
 
 /** Runs `vigilc hook …` (`argv` starts with `hook`) and returns the exit code. */
@@ -97,6 +140,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   };
   if (parsed.problem !== undefined) return usageError(parsed.problem);
   if (parsed.agent !== "claude-code") return usageError(parsed.agent === undefined ? "name the agent whose hook this is: `vigilc hook claude-code`" : `no hook for \`${parsed.agent}\` (there is one for claude-code)`);
+  const guard = parsed.guard ?? { off: false, protect: [] };
+  if (parsed.server !== undefined && (guard.off || guard.protect.length > 0 || guard.unknownCommands !== undefined)) {
+    return usageError("with --server, the sidecar's guard applies: give the guard options to `vigilc serve`");
+  }
+  if (parsed.printSettings === true) {
+    const { claudeCodeSettings } = await import("./claude-settings.js");
+    io.stdout(JSON.stringify(claudeCodeSettings(parsed, io.cwd, process.env), null, 2) + "\n");
+    return 0;
+  }
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
   if (parsed.server !== undefined) {
     if (parsed.policies.length > 0 || parsed.db !== undefined) return usageError("with --server, the sidecar's policy and database apply: give no --policy or --db");
@@ -111,6 +163,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (parsed.tokenFile !== undefined) return usageError("--token-file goes with --server (the token of the sidecar the event is passed to)");
   if (parsed.policies.length === 0) return usageError("--policy FILE (or --server URL) is required");
   const { runClaudeCodeHook } = await import("@vigil/runtime");
+  const { resolve } = await import("node:path");
   const key = process.env["VIGIL_AUDIT_KEY"];
   const answer = await runClaudeCodeHook(await io.stdin(), {
     policyFiles: parsed.policies,
@@ -119,6 +172,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     explicitAllow: parsed.explicitAllow,
     env: process.env,
     cwd: io.cwd,
+    guard: guard.off
+      ? false
+      : {
+          protect: guard.protect.map((path) => ({ path: resolve(io.cwd, path), what: "a path protected with --protect", tree: true })),
+          ...(guard.unknownCommands !== undefined ? { unknownCommands: guard.unknownCommands } : {}),
+        },
   });
   if (answer.stdout !== "") io.stdout(answer.stdout);
   if (answer.stderr !== "") io.stderr(answer.stderr);

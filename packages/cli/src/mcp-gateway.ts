@@ -1,5 +1,5 @@
 import type { CliIo } from "./cli.js";
-import { openEnforcement } from "./enforcement.js";
+import { guardOptions, openEnforcement } from "./enforcement.js";
 
 /**
  * `vigilc mcp-gateway --policy FILE… [--db PATH] [--run ID] -- <server command…>`: an MCP server on
@@ -7,12 +7,16 @@ import { openEnforcement } from "./enforcement.js";
  * before forwarding it. Standard output carries the protocol only; everything else goes to
  * standard error. Exit 2 when the policy or the database cannot be read.
  */
-export async function mcpGatewayCommand(command: readonly string[], options: { policy: string[]; db?: string; run?: string }, io: CliIo): Promise<number> {
+export async function mcpGatewayCommand(
+  command: readonly string[],
+  options: { policy: string[]; db?: string; run?: string; guard?: boolean; protect?: string[]; unknownCommands?: "block" | "ask" },
+  io: CliIo,
+): Promise<number> {
   if (command.length === 0) {
     io.stderr("error: name the MCP server to run after `--`: vigilc mcp-gateway --policy FILE -- node server.js …\n");
     return 2;
   }
-  const opened = await openEnforcement(options, io);
+  const opened = await openEnforcement(options, io, { guard: guardOptions(options, io.cwd), cwd: io.cwd });
   if (opened === 2) return 2;
   const { store, enforcer } = opened;
   const { runMcpGateway } = await import("@vigil/runtime");

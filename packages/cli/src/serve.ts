@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from "node:path";
 import type { CliIo } from "./cli.js";
-import { openEnforcement } from "./enforcement.js";
+import { guardOptions, openEnforcement } from "./enforcement.js";
 import { printableLine } from "./render.js";
 import { loadOrCreateTokenFile, TOKEN_FILE_NAME } from "./token-file.js";
 
@@ -11,6 +11,10 @@ export interface ServeOptions {
   readonly db?: string;
   readonly tokenFile?: string;
   readonly hookTokenFile?: string;
+  readonly socketMode?: "600" | "660";
+  readonly guard?: boolean;
+  readonly protect?: string[];
+  readonly unknownCommands?: "block" | "ask";
 }
 
 /** The port when neither --port nor --socket is given. */
@@ -71,7 +75,9 @@ export async function serveCommand(options: ServeOptions, io: CliIo): Promise<nu
     { path: tokenFile, what: "the sidecar's admin token", secret: true },
     ...(hookTokenFile !== undefined ? [{ path: hookTokenFile, what: "the sidecar's hook token", secret: true }] : []),
   ];
-  const opened = await openEnforcement({ ...options, db: database }, io, { guard: { protect: secrets } });
+  const guard = guardOptions(options, io.cwd, secrets);
+  // Claude Code's settings files install the hook the sidecar answers for.
+  const opened = await openEnforcement({ ...options, db: database }, io, { guard: guard === false ? false : { ...guard, claudeSettings: true } });
   if (opened === 2) return 2;
   const { store, enforcer, rules } = opened;
   const { startSidecar, SidecarSocketError } = await import("@vigil/runtime");
@@ -82,7 +88,7 @@ export async function serveCommand(options: ServeOptions, io: CliIo): Promise<nu
         enforcer,
         token: admin.token,
         ...(hookToken !== undefined ? { hookToken } : {}),
-        ...(socket !== undefined ? { socket } : { port }),
+        ...(socket !== undefined ? { socket, socketMode: options.socketMode === "660" ? 0o660 : 0o600 } : { port }),
       });
     } catch (error) {
       if (error instanceof SidecarSocketError) io.stderr(`error: ${printableLine(error.message)}\n`);

@@ -143,3 +143,36 @@ describe("lost state is not forgotten state", () => {
     expect(answer.stderr).toContain("not a regular file");
   });
 });
+
+describe("the guard's options", () => {
+  it("--unknown-commands ask asks, --protect adds a path, and --no-guard is written on every decision", async () => {
+    const db = join(root, "options.db");
+    const run = (args: string[], command: string) =>
+      vigilc(["hook", "claude-code", "--policy", policy, "--db", db, ...args], {
+        input: JSON.stringify({ session_id: "options", cwd: project, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command }, tool_use_id: `toolu_o${++calls}` }),
+        cwd: project,
+        timeoutMs: 60_000,
+      });
+    expect(decision((await run(["--unknown-commands", "ask"], "$CMD x")).stdout)?.permissionDecision).toBe("ask");
+    expect(decision((await run(["--protect", "keep"], "rm -rf keep/notes")).stdout)?.permissionDecisionReason).toContain("a path protected with --protect");
+    const off = await run(["--no-guard"], "rm notes.txt");
+    expect(off.stdout).toBe("");
+    const store = Store.open(db, { mustExist: true });
+    try {
+      const last = [...readAudit(store)].at(-1)!;
+      expect(last.body["guardOff"]).toBe(true);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("--print-settings prints the hook on every event and deny rules for what Vigil protects", async () => {
+    const printed = await vigilc(["hook", "claude-code", "--print-settings", "--policy", ".claude/policy.vigil"], { cwd: project, env: { CLAUDE_PROJECT_DIR: project } });
+    expect(printed.code).toBe(0);
+    const settings = JSON.parse(printed.stdout) as { permissions: { deny: string[] }; hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]> };
+    expect(Object.keys(settings.hooks)).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
+    expect(settings.hooks["PreToolUse"]![0]!.matcher).toBe("*");
+    expect(settings.hooks["PreToolUse"]![0]!.hooks[0]!.command).toContain(`hook claude-code --policy ${policy}`);
+    expect(settings.permissions.deny).toEqual(expect.arrayContaining([`Edit(/${project}/.vigil/**)`, `Edit(/${policy})`, `Edit(/${project}/.claude/settings.json)`, "Bash(vigilc hook:*)"]));
+  });
+});

@@ -5,20 +5,22 @@
  * gateway, and the audit log's verification and replay.
  */
 export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, ChainAlgorithm, VerifyResult } from "./audit-chain.js";
-export { appendAudit, canonicalRecord, GENESIS_HASH, linkHash, readAudit, verifyAudit } from "./audit-chain.js";
-export type { CallEvent, CallResultContent } from "./call-events.js";
-export { CallEventsError, callEvents, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";
-export type { CallDecision, CallRecord } from "./decide-call.js";
+export { appendAudit, canonicalRecord, GENESIS_HASH, linkHash, readAudit, stateDigest, verifyAudit } from "./audit-chain.js";
+export type { CallEvent, CallResultContent, ReadCall } from "./call-events.js";
+export { CallEventsError, callEvents, readCall, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";
+export type { CallDecision, CallRecord, CallVerdict } from "./decide-call.js";
 export { decideCall, mergeViolations, recordCall, verdictOf } from "./decide-call.js";
-export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
-export { Enforcer, logRefusal } from "./enforcer.js";
+export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RebuiltEntry, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
+export { Enforcer, logRefusal, StateError } from "./enforcer.js";
+export type { Effect, GuardContext, GuardFinding, GuardOptions, GuardRule, ProtectedPath } from "./guard.js";
+export { databaseFiles, describeFindings, Guard, vigilCodeDirectory, vigilCodePaths } from "./guard.js";
 export type { EnforcedPolicy } from "./policy.js";
 export { decodeProgram, encodeProgram, loadPolicy, PolicyError, policyHash } from "./policy.js";
 export type { InvolvedEvent } from "./reason.js";
 export { decisionReason, describeEvent, describeViolation, printable } from "./reason.js";
 export type { OpenStoreOptions } from "./store.js";
 export { SCHEMA_VERSION, Store, StoreError } from "./store.js";
-export type { ClaudeCodeHookOptions, HookAnswer } from "./claude-code-hook.js";
+export type { ClaudeCodeHookOptions, HookAnswer, HookAnswerOptions } from "./claude-code-hook.js";
 export { answerClaudeCodeHook, BLOCKING_EXIT_CODE, defaultHookDatabase, runClaudeCodeHook } from "./claude-code-hook.js";
 export { checkState } from "./consistency.js";
 export type { ReplayedCall, ReplayedRun, ReplayReport, Verdict } from "./replay.js";

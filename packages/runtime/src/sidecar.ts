@@ -54,6 +54,13 @@ export interface SidecarOptions {
    * else at the path is refused. The socket file is removed on close.
    */
   readonly socket?: string;
+  /**
+   * Who may connect to the socket: `0o600` (the default: the sidecar's OS user) or `0o660` (its
+   * group too: a hook run as another user, in a deployment where that user is in the socket's
+   * group; put the socket in a directory the agent's user cannot write, so that nothing else can
+   * take its place).
+   */
+  readonly socketMode?: 0o600 | 0o660;
   /** The admin token: every request but the health check must carry it (or the hook token). */
   readonly token: string;
   /** The hook token, if any: it may only relay Claude Code hook events (`POST /v1/hooks/claude-code`). */
@@ -130,7 +137,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   // Slow or stalled clients cannot hold the server: a request must arrive whole within a minute.
   server.requestTimeout = 60_000;
   server.headersTimeout = 10_000;
-  if (options.socket !== undefined) return listenOnSocket(server, options.socket);
+  if (options.socket !== undefined) return listenOnSocket(server, options.socket, options.socketMode ?? 0o600);
   await new Promise<void>((resolvePromise, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => {
@@ -153,7 +160,7 @@ export class SidecarSocketError extends Error {
  * with mode 0600 from the start: the process's umask is narrowed around the call that creates it
  * and restored right after, so there is no moment when another user could connect.
  */
-async function listenOnSocket(server: Server, path: string): Promise<Sidecar> {
+async function listenOnSocket(server: Server, path: string, mode: 0o600 | 0o660): Promise<Sidecar> {
   // On Windows the path would name a pipe, which file modes do not protect.
   if (process.platform === "win32") throw new SidecarSocketError("Unix sockets are not available on Windows; listen on a port of 127.0.0.1 instead");
   // A longer path would be cut short by the system, and the socket made at another path.
@@ -164,7 +171,7 @@ async function listenOnSocket(server: Server, path: string): Promise<Sidecar> {
     const failed = (error: NodeJS.ErrnoException): void =>
       reject(error.code === "EADDRINUSE" ? new SidecarSocketError(`cannot listen on the socket ${path}: something was created at that path meanwhile`) : error);
     server.once("error", failed);
-    const umask = process.umask(0o177);
+    const umask = process.umask(0o777 & ~mode);
     try {
       // Node creates the socket file within this call (bind happens before it returns).
       server.listen(path, () => {
@@ -183,9 +190,9 @@ async function listenOnSocket(server: Server, path: string): Promise<Sidecar> {
     await closeServer(server);
     throw new SidecarSocketError(`the socket ${path} is not there after listening on it: ${(error as Error).message}`);
   }
-  if (!created.isSocket() || (created.mode & 0o777) !== 0o600) {
+  if (!created.isSocket() || (created.mode & 0o777) !== mode) {
     await closeServer(server);
-    throw new SidecarSocketError(`the socket ${path} was created with mode ${(created.mode & 0o777).toString(8)}, not 600; refusing to serve on it`);
+    throw new SidecarSocketError(`the socket ${path} was created with mode ${(created.mode & 0o777).toString(8)}, not ${mode.toString(8)}; refusing to serve on it`);
   }
   return {
     url: `unix:${path}`,
