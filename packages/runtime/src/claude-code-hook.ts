@@ -182,7 +182,6 @@ function answer(event: string, payload: { readonly [key: string]: JsonValue }, s
       const recorded = enforcer.record(session, {
         ...(call.id !== undefined ? { id: call.id } : {}),
         action: call.action,
-        args: call.args ?? {},
         status: failed ? "error" : "ok",
         ...(content !== undefined && content !== null ? { content } : {}),
       });

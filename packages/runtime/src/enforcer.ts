@@ -37,9 +37,12 @@ export interface ToolCall {
 export interface ToolCallResult {
   /** The id of the decided call this is the result of. */
   readonly id?: string;
-  /** For a call that was never decided here (or whose decision is unknown): what it was. */
+  /**
+   * The tool the result is of: a check (a result of another tool than the call decided is an
+   * anomaly), and without an id, which waiting call it answers. The call's arguments are those it
+   * was decided with, never the result's.
+   */
   readonly action?: string;
-  readonly args?: unknown;
   readonly status: "ok" | "error";
   /** The output: a string, or content blocks (`{type: "text", text}`). */
   readonly content?: JsonValue;

@@ -49,7 +49,6 @@ export interface McpGatewayOptions {
 interface ForwardedCall {
   readonly callId: string;
   readonly name: string;
-  readonly args: JsonValue;
 }
 
 /** Runs the gateway until either side closes; then the run's verdicts are logged. */
@@ -104,13 +103,12 @@ export async function runMcpGateway(options: McpGatewayOptions): Promise<void> {
           enforcer.record(runId, {
             id: call.callId,
             action: call.name,
-            args: call.args,
             status: result.isError === true ? "error" : "ok",
             ...(Array.isArray(result.content) ? { content: result.content as JsonValue } : {}),
           });
         } else {
           // The server refused the call (an unknown tool, invalid arguments): it failed.
-          enforcer.record(runId, { id: call.callId, action: call.name, args: call.args, status: "error", content: message.error.message });
+          enforcer.record(runId, { id: call.callId, action: call.name, status: "error", content: message.error.message });
         }
       } catch (error) {
         log(`vigil mcp-gateway: the result of the call ${call.callId} (${printable(call.name)}) could not be recorded: ${(error as Error).message}`);
@@ -149,7 +147,7 @@ function decideToolCall(enforcer: Enforcer, runId: string, request: JSONRPCReque
   if (typeof name !== "string" || name === "") return { forward: true };
   try {
     const decided = enforcer.decide(runId, { id: callId, action: name, args });
-    if (decided.decision === "allow") return { forward: true, call: { callId, name, args: args as JsonValue } };
+    if (decided.decision === "allow") return { forward: true, call: { callId, name } };
     const reason = decided.decision === "ask" ? `${decided.reason}\nThis gateway cannot ask a person, so the call is refused; ask the user, who can allow it in the policy.` : decided.reason;
     return { forward: false, reason };
   } catch (error) {

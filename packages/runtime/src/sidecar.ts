@@ -374,7 +374,6 @@ async function handle(enforcer: Enforcer, maxBody: number, admission: Admission,
         recorded = enforcer.record(runId, {
           ...optionalId(body),
           ...(typeof action === "string" ? { action } : {}),
-          ...(body["args"] !== undefined ? { args: body["args"] } : {}),
           status,
           ...(output !== undefined ? { content: output } : {}),
         });
