@@ -1,5 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import { stableStringify, type JsonValue } from "@vigil/trace";
+import type { CallVerdict } from "./decide-call.js";
 import type { Store } from "./store.js";
 
 /**
@@ -24,7 +25,7 @@ export type AuditKind = "decision" | "result" | "message" | "stop" | "finish" | 
  * `error`, or `cancel` for a call that did not run), a run's verdict at its end (`safe`, `unsafe`),
  * or `note` for a change of policy.
  */
-export type AuditOutcome = "allow" | "warn" | "ask" | "block" | "ok" | "error" | "cancel" | "safe" | "unsafe" | "note";
+export type AuditOutcome = CallVerdict | "ok" | "error" | "cancel" | "safe" | "unsafe" | "note";
 
 export interface AuditRecordInput {
   readonly runId: string;

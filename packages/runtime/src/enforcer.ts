@@ -7,6 +7,7 @@ import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict } 
 import { databaseFiles, describeFindings, findingsJson, Guard, vigilCodePaths, type GuardFinding, type GuardOptions } from "./guard.js";
 import type { EnforcedPolicy } from "./policy.js";
 import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";
+import { RunQueries, type RunRow } from "./run-queries.js";
 import type { Store } from "./store.js";
 
 /**
@@ -123,13 +124,6 @@ export interface EnforcerOptions {
   readonly cwd?: string;
 }
 
-interface RunRow {
-  run_id: string;
-  policy_hash: string;
-  state: string;
-  events: number;
-  version: number;
-}
 
 interface LiveRun {
   readonly runId: string;
@@ -153,6 +147,7 @@ export class Enforcer {
     this.budget = options.decisionBudgetMs;
     this.runsKept = options.runsKeptInMemory ?? 1000;
     this.cwd = options.cwd ?? process.cwd();
+    this.queries = new RunQueries(store.db);
     this.guard =
       options.guard === false
         ? undefined
@@ -165,6 +160,7 @@ export class Enforcer {
   /** The guard in force; undefined when it was turned off. */
   readonly guard: Guard | undefined;
   private readonly cwd: string;
+  private readonly queries: RunQueries;
 
   /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
   decide(runId: string, call: ToolCall): EnforcedDecision {
@@ -173,7 +169,7 @@ export class Enforcer {
       let events: CallEvent[] = [];
       let guard: GuardFinding[] = [];
       let decided;
-      const earlier = this.store.db.prepare("SELECT state FROM calls WHERE run_id = ? AND call_id = ?").get(runId, callId) as { state: string } | undefined;
+      const earlier = this.queries.call(runId, callId);
       try {
         // An id names one call: deciding again a call that ran (or was said not to) would let its
         // result be recorded a second time.
@@ -194,11 +190,7 @@ export class Enforcer {
       const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(violationKey(v)) ?? [], describeFindings(guard));
       if (earlier === undefined || earlier.state === "pending") {
         // The call as decided, with its arguments as given: its result is recorded against these.
-        this.store.db
-          .prepare(
-            "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq, args) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, args = excluded.args",
-          )
-          .run(runId, callId, call.action, JSON.stringify(events), decided.decision, argumentsJson(call.args));
+        this.queries.upsertPendingCall(runId, callId, call.action, JSON.stringify(events), decided.decision, argumentsJson(call.args));
       }
       const audit = this.append(run, "decision", verdict, callId, {
         // The events hold the arguments as observed; a call that made none keeps a prefix of its arguments' text.
@@ -211,7 +203,7 @@ export class Enforcer {
         ...(this.guard === undefined ? { guardOff: true } : {}),
         ...(decided.error !== undefined ? { error: decided.error } : {}),
       });
-      if (earlier === undefined || earlier.state === "pending") this.store.db.prepare("UPDATE calls SET audit_seq = ? WHERE run_id = ? AND call_id = ?").run(audit.seq, runId, callId);
+      if (earlier === undefined || earlier.state === "pending") this.queries.setCallAudit(runId, callId, audit.seq);
       return {
         runId,
         callId,
@@ -238,13 +230,7 @@ export class Enforcer {
    */
   record(runId: string, result: ToolCallResult): EnforcedRecord {
     return this.transaction(runId, (run) => {
-      const decided = (
-        result.id !== undefined
-          ? this.store.db.prepare("SELECT call_id, action, events, decision, state, args FROM calls WHERE run_id = ? AND call_id = ?").get(runId, result.id)
-          : this.store.db
-              .prepare("SELECT call_id, action, events, decision, state, args FROM calls WHERE run_id = ? AND state = 'pending' AND decision IN ('allow', 'ask') AND (? IS NULL OR action = ?) ORDER BY audit_seq DESC LIMIT 1")
-              .get(runId, result.action ?? null, result.action ?? null)
-      ) as { call_id: string; action: string; events: string; decision: string; state: string; args: string | null } | undefined;
+      const decided = result.id !== undefined ? this.queries.call(runId, result.id) : this.queries.latestWaitingCall(runId, result.action);
       const named = result.id !== undefined ? `the call \`${result.id}\`` : `a call${result.action !== undefined ? ` of \`${result.action}\`` : ""} without an id`;
       let anomaly: string | undefined;
       if (decided === undefined) anomaly = `${named} was never decided in run \`${runId}\``;
@@ -266,7 +252,7 @@ export class Enforcer {
       const action = decided.action;
       // The arguments it was decided with (a database of before they were kept: the call's own event's, as observed).
       const args = decided.args !== null ? (JSON.parse(decided.args) as unknown) : ((JSON.parse(decided.events) as CallEvent[])[0]?.args ?? {});
-      this.store.db.prepare("UPDATE calls SET state = 'recorded' WHERE run_id = ? AND call_id = ?").run(runId, callId);
+      this.queries.markRecorded(runId, callId);
       return this.addCall(run, callId, action, args, result);
     });
   }
@@ -279,8 +265,7 @@ export class Enforcer {
     const runId = run.runId;
     const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent);
     const recorded = recordCall(run.monitor, events);
-    const insert = this.store.db.prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    events.forEach((event, index) => insert.run(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
+    events.forEach((event, index) => this.queries.insertEvent(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
     this.saveState(run);
     const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
     const causes = this.causes(run, recorded.violations, firstPosition);
@@ -312,9 +297,7 @@ export class Enforcer {
     const observed = run.monitor.observe(event);
     const violations = mergeViolations(observed.violations);
     // No status: the row's status is NULL, which is how a message is told from a call when the run is judged again.
-    this.store.db
-      .prepare("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, NULL, NULL, NULL)")
-      .run(run.runId, observed.position, event.action, JSON.stringify(event.args));
+    this.queries.insertEvent(run.runId, observed.position, event.action, JSON.stringify(event.args), null, null, null);
     this.saveState(run);
     const audit = this.append(run, "message", "ok", undefined, {
       events: [{ position: observed.position, action: event.action, args: event.args }],
@@ -326,7 +309,7 @@ export class Enforcer {
 
   /** Whether the database holds a run of this id (its state was written at least once). */
   hasRun(runId: string): boolean {
-    return this.store.db.prepare("SELECT 1 FROM runs WHERE run_id = ?").get(runId) !== undefined;
+    return this.queries.hasRun(runId);
   }
 
   /**
@@ -338,7 +321,7 @@ export class Enforcer {
    */
   rebuild(runId: string, entries: readonly RebuiltEntry[], from: string): { readonly calls: number; readonly messages: number } {
     return this.transaction(runId, (run) => {
-      if (run.monitor.length > 0 || this.store.db.prepare("SELECT 1 FROM calls WHERE run_id = ? LIMIT 1").get(runId) !== undefined) return { calls: 0, messages: 0 };
+      if (run.monitor.length > 0 || this.queries.hasCalls(runId)) return { calls: 0, messages: 0 };
       let calls = 0;
       let messages = 0;
       entries.forEach((entry, index) => {
@@ -348,9 +331,7 @@ export class Enforcer {
           return;
         }
         const callId = entry.id ?? `rebuilt-${index + 1}`;
-        this.store.db
-          .prepare("INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq, args) VALUES (?, ?, ?, '[]', 'rebuilt', 'recorded', 0, ?) ON CONFLICT (run_id, call_id) DO NOTHING")
-          .run(runId, callId, entry.action, argumentsJson(entry.args));
+        this.queries.insertRebuiltCall(runId, callId, entry.action, argumentsJson(entry.args));
         this.addCall(run, callId, entry.action, entry.args, entry.result, { rebuiltFrom: from });
         calls++;
       });
@@ -367,8 +348,7 @@ export class Enforcer {
   /** A decided call that did not run (a person refused it, say). Returns false when no such call waits. */
   cancel(runId: string, callId: string): boolean {
     return this.transaction(runId, (run) => {
-      const changed = this.store.db.prepare("UPDATE calls SET state = 'cancelled' WHERE run_id = ? AND call_id = ? AND state = 'pending'").run(runId, callId).changes;
-      if (changed === 0) return false;
+      if (!this.queries.cancelWaiting(runId, callId)) return false;
       this.append(run, "result", "cancel", callId, { call: { id: callId } });
       return true;
     });
@@ -424,7 +404,7 @@ export class Enforcer {
       runId,
       events: run.monitor.length,
       statements: run.monitor.standing(),
-      pendingCalls: (this.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE run_id = ? AND state = 'pending' AND decision = 'allow'").get(runId) as { n: number }).n,
+      pendingCalls: this.queries.countUnrecordedAllowedCalls(runId),
     }));
   }
 
@@ -457,14 +437,13 @@ export class Enforcer {
 
   /** The run's monitor, as the database has it now; a run of another policy is judged again under this one. */
   private openRun(runId: string): LiveRun {
-    const db = this.store.db;
-    const row = db.prepare("SELECT run_id, policy_hash, state, events, version FROM runs WHERE run_id = ?").get(runId) as RunRow | undefined;
+    const row = this.queries.run(runId);
     const options = this.budget !== undefined ? { decisionBudgetMs: this.budget } : {};
     if (row === undefined) {
       const monitor = new Monitor(this.policy.statements, options);
       const now = new Date().toISOString();
       const state = JSON.stringify(monitor.snapshot());
-      db.prepare("INSERT INTO runs (run_id, policy_hash, state, events, version, created, updated) VALUES (?, ?, ?, 0, 0, ?, ?)").run(runId, this.policy.hash, state, now, now);
+      this.queries.insertRun(runId, this.policy.hash, state, now);
       const live = { runId, monitor, version: 0, stateHash: stateDigest(state) };
       this.keep(live);
       return live;
@@ -481,7 +460,7 @@ export class Enforcer {
     // something else than Vigil: deciding on it would let an edited state change decisions (and
     // the next record would commit to it, hiding the edit).
     const stateHash = stateDigest(row.state);
-    const committed = db.prepare("SELECT seq, state_hash FROM audit WHERE run_id = ? AND state_hash IS NOT NULL ORDER BY seq DESC LIMIT 1").get(runId) as { seq: number; state_hash: string } | undefined;
+    const committed = this.queries.committedState(runId);
     if (committed !== undefined && committed.state_hash !== stateHash) {
       throw new StateError(`the state of run \`${runId}\` in the database is not the one audit record ${committed.seq} committed to: it was changed outside Vigil (\`vigilc audit verify\` shows it)`);
     }
@@ -497,13 +476,7 @@ export class Enforcer {
    */
   private rejudge(row: RunRow): LiveRun {
     const monitor = new Monitor(this.policy.statements, this.budget !== undefined ? { decisionBudgetMs: this.budget } : {});
-    const rows = this.store.db.prepare("SELECT action, args, status, output FROM events WHERE run_id = ? ORDER BY position").iterate(row.run_id) as IterableIterator<{
-      action: string;
-      args: string;
-      status: string | null;
-      output: string | null;
-    }>;
-    for (const event of rows) {
+    for (const event of this.queries.events(row.run_id)) {
       const args = JSON.parse(event.args) as { [key: string]: JsonValue };
       // A row without a status is a message, not a call.
       if (event.status === null) monitor.observe({ action: event.action, args });
@@ -527,9 +500,7 @@ export class Enforcer {
     run.version++;
     const state = JSON.stringify(run.monitor.snapshot());
     run.stateHash = stateDigest(state);
-    this.store.db
-      .prepare("UPDATE runs SET policy_hash = ?, state = ?, events = ?, version = ?, updated = ? WHERE run_id = ?")
-      .run(this.policy.hash, state, run.monitor.length, run.version, new Date().toISOString(), run.runId);
+    this.queries.updateRun(run.runId, this.policy.hash, state, run.monitor.length, run.version, new Date().toISOString());
   }
 
   /**
@@ -537,10 +508,7 @@ export class Enforcer {
    * it is judged as a call without a result (fail closed), as the monitor's `finish` does.
    */
   private finalVerdicts(run: LiveRun): FinalVerdict[] {
-    const unrecorded = this.store.db.prepare("SELECT call_id, events FROM calls WHERE run_id = ? AND state = 'pending' AND decision = 'allow' ORDER BY audit_seq").all(run.runId) as {
-      call_id: string;
-      events: string;
-    }[];
+    const unrecorded = this.queries.unrecordedAllowedCalls(run.runId);
     if (unrecorded.length === 0) return run.monitor.finish();
     const scratch = new Monitor(this.policy.statements, { restore: run.monitor.snapshot() });
     unrecorded.forEach((call, index) => {
@@ -563,10 +531,7 @@ export class Enforcer {
       return operands.length > 0 ? [{ violation, operands }] : [];
     });
     if (wanted.length === 0) return causes;
-    const rows = this.store.db
-      .prepare("SELECT position, action, args, status, output FROM events WHERE run_id = ? AND position < ? ORDER BY position DESC LIMIT ?")
-      .iterate(run.runId, before, CAUSE_SEARCH_DEPTH) as IterableIterator<{ position: number; action: string; args: string; status: string | null; output: string | null }>;
-    for (const row of rows) {
+    for (const row of this.queries.eventsBefore(run.runId, before, CAUSE_SEARCH_DEPTH)) {
       const event: TraceEvent = {
         position: row.position,
         action: row.action,
@@ -593,7 +558,6 @@ export class Enforcer {
   /** The events the violations name: earlier ones from the database, the call's own from `events`. */
   private involvedEvents(run: LiveRun, violations: readonly Violation[], events: readonly CallEvent[], firstPosition: number, causes = new Map<string, number[]>()): InvolvedEvent[] {
     const positions = [...new Set([...violations.flatMap((v) => v.witnesses), ...[...causes.values()].flat()])].sort((a, b) => a - b);
-    const select = this.store.db.prepare("SELECT action, args FROM events WHERE run_id = ? AND position = ?");
     const involved: InvolvedEvent[] = [];
     for (const position of positions.slice(0, 50)) {
       if (position >= firstPosition) {
@@ -601,7 +565,7 @@ export class Enforcer {
         if (event !== undefined) involved.push({ position, action: event.action, args: event.args, current: true, ...(position > firstPosition ? { grounded: true } : {}) });
         continue;
       }
-      const row = select.get(run.runId, position) as { action: string; args: string } | undefined;
+      const row = this.queries.event(run.runId, position);
       if (row !== undefined) involved.push({ position, action: row.action, args: JSON.parse(row.args) as { [key: string]: JsonValue }, current: false });
     }
     return involved;
@@ -613,7 +577,7 @@ export class Enforcer {
   }
 
   private freshCallId(runId: string): string {
-    const count = (this.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE run_id = ?").get(runId) as { n: number }).n;
+    const count = this.queries.countCalls(runId);
     return `call-${count + 1}`;
   }
 }

@@ -3,7 +3,7 @@ import { Monitor } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import { readAudit } from "./audit-chain.js";
 import type { CallEvent } from "./call-events.js";
-import { decideCall, recordCall, verdictOf } from "./decide-call.js";
+import { decideCall, recordCall, verdictOf, type CallVerdict } from "./decide-call.js";
 import type { EnforcedPolicy } from "./policy.js";
 import type { Store } from "./store.js";
 
@@ -16,7 +16,8 @@ import type { Store } from "./store.js";
  * that was blocked did not run); what changes is the answer each call would have got.
  */
 
-export type Verdict = "allow" | "warn" | "ask" | "block";
+/** The verdict on a call (decide-call.ts), under the name the replay report has always used. */
+export type Verdict = CallVerdict;
 
 export interface ReplayedCall {
   /** The audit record of the original decision. */
