@@ -137,6 +137,8 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
       enforcer = new Enforcer(store, await loadPolicy(options.policyFiles.map((file) => resolve(cwd, file)), store), {
         guard: options.guard === false ? false : { claudeSettings: true, ...options.guard },
         cwd: eventCwd !== undefined && isAbsolute(eventCwd) ? eventCwd : cwd,
+        // Claude Code starts the hook and the agent's shell alike: the same environment.
+        env,
       });
     } catch (error) {
       const reason = `Vigil could not load its policy (${(error as Error).message}); the call is refused.`;

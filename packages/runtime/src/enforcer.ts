@@ -122,6 +122,11 @@ export interface EnforcerOptions {
   readonly guard?: GuardOptions | false;
   /** The directory calls run in when a call does not say (default: this process's). */
   readonly cwd?: string;
+  /**
+   * The environment the calls' shell starts with, when it is this process's too (a Claude Code
+   * hook's): the guard reads a variable a command line does not set as its value here.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 
@@ -147,6 +152,7 @@ export class Enforcer {
     this.budget = options.decisionBudgetMs;
     this.runsKept = options.runsKeptInMemory ?? 1000;
     this.cwd = options.cwd ?? process.cwd();
+    this.env = options.env;
     this.queries = new RunQueries(store.db);
     this.guard =
       options.guard === false
@@ -160,6 +166,7 @@ export class Enforcer {
   /** The guard in force; undefined when it was turned off. */
   readonly guard: Guard | undefined;
   private readonly cwd: string;
+  private readonly env: Readonly<Record<string, string | undefined>> | undefined;
   private readonly queries: RunQueries;
 
   /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
@@ -176,7 +183,7 @@ export class Enforcer {
         if (earlier !== undefined && earlier.state !== "pending") throw new Error(`a call with the id \`${callId}\` was already decided in this run and ${earlier.state === "recorded" ? "ran" : "was cancelled"}`);
         const read = readCall(call.action, call.args, callId);
         events = read.events;
-        guard = this.guard?.check(events, { cwd: call.cwd ?? this.cwd, notes: read.notes }) ?? [];
+        guard = this.guard?.check(events, { cwd: call.cwd ?? this.cwd, notes: read.notes, ...(this.env !== undefined ? { env: this.env } : {}) }) ?? [];
         decided = decideCall(run.monitor, this.policy.statements, events, this.budget);
       } catch (error) {
         decided = { decision: "block" as const, violations: [], error: (error as Error).message, position: run.monitor.length + 1 };

@@ -1,9 +1,11 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "@vigil/diagnostics";
-import { isJsonObject, shellToolNames, type JsonValue } from "@vigil/trace";
-import type { CallEvent } from "./call-events.js";
-import { childWord, mayBeIn, mayHold, mayName, pathWord, realPath, type PathWord } from "./guard-paths.js";
+import { groundWords, isJsonObject, shellToolNames, type JsonValue } from "@vigil/trace";
+import { readCall, type CallEvent } from "./call-events.js";
+import { childWord, fileIdentity, mayBeIn, mayHold, mayName, pathWord, realPath, sharedFileIdentity, type PathWord, type WordContext } from "./guard-paths.js";
 
 /**
  * The guard: what no policy can forget. The agent being policed runs commands as the same user as
@@ -21,9 +23,17 @@ import { childWord, mayBeIn, mayHold, mayName, pathWord, realPath, type PathWord
  * a command or script known only when it runs), a shell command line that does not parse, and one
  * too long to be read whole: what such a call runs cannot be known, so it is not let through.
  *
+ * Where it cannot know, it takes the worst: a program it has no model of (an interpreter, a
+ * database client) given or mentioning a protected path, a program the agent's user may have put
+ * in place of the one its name says, a command an option runs (`git -c core.fsmonitor=CMD`) checked
+ * as a command line of its own.
+ *
  * What it cannot see: code an interpreter builds while it runs (a Python script that assembles a
- * path and deletes it), the content of an archive or a script file. That is what running the
- * enforcement as another OS user closes (docs/enforcement.md, "Threat model").
+ * path and deletes it), the content of an archive, a patch or a script file, what a package
+ * manager's install scripts do, what a program it has no model of does to a directory it is given
+ * (`make clean`, `npx some-tool .`), and files Git brings back from history (`git checkout BRANCH`,
+ * `git reset --hard`). That is what running the enforcement as another OS user closes
+ * (docs/enforcement.md, "Threat model").
  */
 
 /** A path the guard protects. */
@@ -77,6 +87,12 @@ export interface GuardContext {
   readonly cwd?: string;
   /** What reading the call noted (T0011: a command line that does not parse; T0014: an argument cut). */
   readonly notes?: readonly Diagnostic[];
+  /**
+   * The environment the call's shell starts with, as far as it is known (the hook's own: Claude
+   * Code starts both): a variable the line does not set reads as its value here (`> "$TMPDIR/x"`).
+   * A variable it does not hold stays unknown (a shell's startup files may set it).
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The directory of Vigil's own code: the folder that holds this package and its siblings. */
@@ -85,14 +101,57 @@ export function vigilCodeDirectory(): string {
   return dirname(dirname(dirname(realPath(fileURLToPath(import.meta.url)))));
 }
 
-/** Vigil's own code, which the hook runs: its packages, and the `vigilc` command that starts it. */
+let codePaths: ProtectedPath[] | undefined;
+
+/**
+ * Vigil's own code, which the hook runs: its packages, the `vigilc` command that starts it, the
+ * packages its own depend on and the Node.js that runs it. Without any of them the hook cannot
+ * start, and a hook that cannot start does not refuse anything.
+ */
 export function vigilCodePaths(): ProtectedPath[] {
+  if (codePaths !== undefined) return codePaths;
   const code = vigilCodeDirectory();
-  return [
+  codePaths = [
     { path: code, what: "Vigil's own code", tree: true },
     { path: join(code, "..", ".bin", "vigilc"), what: "the `vigilc` command" },
     { path: join(code, "..", "node_modules", ".bin", "vigilc"), what: "the `vigilc` command" },
+    ...vigilDependencies(code).map((path): ProtectedPath => ({ path, what: "a package Vigil's code needs", tree: true })),
+    { path: process.execPath, what: "the Node.js that runs Vigil" },
   ];
+  return codePaths;
+}
+
+/** The directories of the packages Vigil's own packages depend on, found as Node finds them. */
+function vigilDependencies(code: string): string[] {
+  const found = new Set<string>();
+  let packages: string[] = [];
+  try {
+    packages = readdirSync(code);
+  } catch {
+    return [];
+  }
+  for (const name of packages) {
+    const directory = join(code, name);
+    let dependencies: string[];
+    try {
+      dependencies = Object.keys((JSON.parse(readFileSync(join(directory, "package.json"), "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {});
+    } catch {
+      continue;
+    }
+    for (const dependency of dependencies) {
+      if (dependency.startsWith("@vigil/")) continue;
+      // The nearest `node_modules` above the package that holds it.
+      for (let at = directory; ; at = dirname(at)) {
+        const candidate = join(at, "node_modules", dependency);
+        if (existsSync(candidate)) {
+          found.add(realPath(candidate));
+          break;
+        }
+        if (dirname(at) === at) break;
+      }
+    }
+  }
+  return [...found];
 }
 
 /** The database's files: the file, its write-ahead log, its shared memory and a rollback journal. */
@@ -106,6 +165,37 @@ export function databaseFiles(database: string): ProtectedPath[] {
     files.push({ path: dirname(path), what: "Vigil's state directory", tree: true, contents: [name, `${name}-wal`, `${name}-shm`, `${name}-journal`, "*.token", "*.db", "*.db-*"] });
   }
   return files;
+}
+
+/** What one check knows besides the event: the protected entries and how the shell reads words. */
+interface Scope {
+  readonly entries: readonly ProtectedPath[];
+  readonly words: WordContext;
+  /** The files the command line opens for reading (`< FILE`): what `/dev/stdin` or `/dev/fd/N` may be. */
+  readonly opened: readonly string[];
+  /** The identities on disk of the protected files, when first needed (a hard link shares one). */
+  identities?: Map<string, ProtectedPath>;
+}
+
+/** How deep a command an option runs (`git -c core.fsmonitor=CMD`) is checked as a command line. */
+const MAXIMUM_OPTION_DEPTH = 2;
+
+/** How many strings of a program's code are looked at as paths and commands. */
+const MAXIMUM_CODE_STRINGS = 32;
+
+/**
+ * The quoted strings in code (`'…'`, `"…"`, `` `…` ``), without their quotes: in most languages a
+ * path or a shell command is one (`os.remove('.vigil/audit.db')`, `system("rm -rf .v*")`).
+ */
+function stringLiterals(texts: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const text of texts) {
+    for (const match of text.matchAll(/'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`/g)) {
+      const literal = match[1] ?? match[2] ?? match[3] ?? "";
+      if (literal.trim() !== "") found.push(literal);
+    }
+  }
+  return found;
 }
 
 export class Guard {
@@ -140,13 +230,22 @@ export class Guard {
 
   /** The findings against a call's events; empty when the guard lets it through. */
   check(events: readonly CallEvent[], context: GuardContext = {}): GuardFinding[] {
+    return this.checkAt(events, context, 0);
+  }
+
+  private checkAt(events: readonly CallEvent[], context: GuardContext, depth: number): GuardFinding[] {
     const findings: GuardFinding[] = [];
     const notes = context.notes ?? [];
-    const entries = this.claudeSettings ? [...this.entries, ...claudeSettingsEntries(context.cwd, this.home)] : this.entries;
+    const shell = events[0];
+    const command = shell !== undefined && shellToolNames.includes(shell.action) && typeof shell.args["command"] === "string" ? shell.args["command"] : undefined;
+    const line = lineShell(command);
+    const scope = this.scopeOf(events, context, line);
+    const programs = new Programs(line, [this.home, homedir()], events, context.cwd, scope);
     // The directories the commands may run in: a `cd` adds one (the shell may or may not be in it
     // afterwards: a subshell's `cd` ends with the subshell), an unknown one adds "not known".
     const cwds = new Set<string | undefined>([context.cwd !== undefined && isAbsolute(context.cwd) ? context.cwd : undefined]);
-    let findRoots: readonly string[] = [];
+    let find: FindScope | undefined;
+    let opaque = false;
     events.forEach((event, index) => {
       const found = (finding: Omit<GuardFinding, "event">) => findings.push({ ...finding, event: index });
       if (index === 0 && shellToolNames.includes(event.action)) {
@@ -164,70 +263,179 @@ export class Guard {
       }
       const program = programOf(event);
       if (program === "cd" || program === "pushd" || program === "popd") {
-        const target = strings(event.args["path"])[0];
-        if (program === "cd" && target === undefined) cwds.add(this.home);
-        else if (target === undefined || target === "-" || program !== "cd") cwds.add(undefined);
-        else for (const cwd of [...cwds]) cwds.add(exactOrUnknown(pathWord(target, cwd, this.home)));
+        const after = directoriesAfter(event, [...cwds], scope.words, line);
+        // Without a subshell, the shell is where the `cd` took it; with one, it may be either.
+        if (!line.subshells) cwds.clear();
+        for (const cwd of after) cwds.add(cwd);
         return;
       }
-      if (program === "shopt" || program === "set") {
-        // Globbing options (dotglob, nullglob) change what a pattern matches: take patterns as any text.
-        cwds.add(undefined);
-      }
-      const itself = vigilInvocation(event);
-      if (itself !== undefined) found({ guard: "vigil_itself", response: "block", message: `it runs Vigil itself (${itself}), which could forge events or change Vigil's state` });
       // Per command: `git -C DIR`, `tar -C DIR`, `make -C DIR`, `env -C DIR` run in another directory.
       const own = strings(event.args["directory"] ?? event.args["env_directory"])[0];
-      const here = own !== undefined ? new Set([...cwds].map((cwd) => exactOrUnknown(pathWord(own, cwd, this.home)))) : cwds;
-      for (const effect of effectsOf(event, findRoots)) {
-        for (const cwd of here) {
-          const hit = this.hit(effect, cwd, entries);
-          if (hit !== undefined) {
-            found({ guard: "protected_path", response: "block", path: hit.path, what: hit.what, effect: effect.effect, message: describeHit(event, effect, hit) });
-            break;
-          }
-        }
-      }
-      if (program === "find") findRoots = strings(event.args["path"]).length > 0 ? strings(event.args["path"]) : ["."];
+      const here = own !== undefined ? [...new Set([...cwds].map((cwd) => exactOrUnknown(pathWord(own, cwd, scope.words))))] : [...cwds];
+      const effects = effectsOf(event, find);
+      // A program the agent's user may have put in place of the one its name says (`./cat`, a `cat`
+      // of its own early on PATH) keeps the model of that one, and is also one the guard cannot follow.
+      if (!effects.some((effect) => effect.opaque === true) && !programs.trusted(event, here)) effects.push(opaqueUse(event));
+      if (effects.some((effect) => effect.opaque === true) && event.args["program"] !== undefined) opaque = true;
+      for (const finding of this.checkEvent(event, effects, here, scope, depth)) found(finding);
+      if (program === "find") find = findScope(event);
     });
-    // A program the guard has no model of (an interpreter, a client) may read its code from a
-    // here-document or a here-string, which are not among its arguments: the command line itself
-    // must not mention a protected path then.
-    const shell = events[0];
-    const command = shell !== undefined && shellToolNames.includes(shell.action) ? shell.args["command"] : undefined;
-    if (typeof command === "string" && events.some((event, index) => index > 0 && unmodelled(event))) {
-      for (const cwd of cwds) {
-        const entry = entries.find((candidate) => mentions(command, candidate, cwd));
-        if (entry !== undefined) {
-          findings.push({ guard: "protected_path", response: "block", event: 0, path: entry.path, what: entry.what, effect: "use", message: `the command line mentions \`${entry.path}\`, ${entry.what}, and runs a program the guard cannot follow` });
-          break;
-        }
-      }
-    }
+    findings.push(...this.checkLine(command, events, [...cwds], scope, opaque));
     // One finding per protected path and rule is enough to say why.
     const unique = new Map<string, GuardFinding>();
     for (const finding of findings) unique.set(`${finding.guard}\u0000${finding.path ?? finding.message}`, unique.get(`${finding.guard}\u0000${finding.path ?? finding.message}`) ?? finding);
     return [...unique.values()];
   }
 
+  /** The protected entries of a call, and how its command line's shell reads words. */
+  private scopeOf(events: readonly CallEvent[], context: GuardContext, line: LineShell): Scope {
+    const entries = this.claudeSettings ? [...this.entries, ...claudeSettingsEntries(context.cwd, this.home)] : this.entries;
+    const env = context.env;
+    const words: WordContext = {
+      ...(line.changes("HOME") ? {} : { home: this.home }),
+      knownPwd: !line.redefinesPwd,
+      dotglob: line.dotglob,
+      nocaseglob: line.nocaseglob,
+      ...(env !== undefined ? { variable: (name: string) => (line.changes(name) ? undefined : env[name]) } : {}),
+    };
+    const opened = events.flatMap((event) => (event.action === "read" && event.args["redirection"] !== undefined ? strings(event.args["path"]) : []));
+    // Where the line may make or move a link (`ln`, `mv`, `cp -a`, extracting an archive), `x/..`
+    // may lead elsewhere than the disk says now.
+    const links = events.slice(1).flatMap((event) => ownEffects(event).filter((effect) => effect.effect === "link" || effect.effect === "move" || (effect.effect === "write" && (effect.tree || effect.into !== undefined))));
+    if (links.length === 0) return { entries, words, opened };
+    const places = links.flatMap((effect) => effect.words.map((word) => ({ word: pathWord(word, context.cwd, { ...words, logical: true }), tree: effect.tree })));
+    return { entries, words: { ...words, linked: (path) => places.some((place) => mayName(place.word, path) || (place.tree && mayHold(place.word, path))) }, opened };
+  }
+
+  /** The findings against one command of the call, given its effects and the directories it may run in. */
+  private checkEvent(event: CallEvent, effects: readonly PathEffect[], here: readonly (string | undefined)[], scope: Scope, depth: number): Omit<GuardFinding, "event">[] {
+    const findings: Omit<GuardFinding, "event">[] = [];
+    const program = programOf(event);
+    const itself = vigilInvocation(event) ?? vigilReinstall(event);
+    if (itself !== undefined) findings.push({ guard: "vigil_itself", response: "block", message: itself });
+    const redefined = redefinition(event);
+    if (redefined !== undefined) findings.push(this.unknown(`it changes what a command's name runs (${redefined}), so what the line runs cannot be known`));
+    for (const effect of effects) {
+      const hit = here.map((cwd) => this.hit(effect, cwd, scope)).find((entry) => entry !== undefined);
+      if (hit !== undefined) findings.push({ guard: "protected_path", response: "block", path: hit.path, what: hit.what, effect: effect.effect, message: describeHit(event, effect, hit) });
+    }
+    const opaque = effects.some((effect) => effect.opaque === true);
+    // A program the guard cannot follow, run inside a protected directory, may change anything there.
+    const inside = opaque ? here.flatMap((cwd) => (cwd === undefined ? [] : scope.entries.filter((entry) => entry.tree === true && (cwd === entry.path || cwd.startsWith(`${entry.path}/`)))))[0] : undefined;
+    if (inside !== undefined) findings.push({ guard: "protected_path", response: "block", path: inside.path, what: inside.what, effect: "use", message: `\`${program}\` runs inside \`${inside.path}\`, ${inside.what}, and the guard cannot follow what it does there` });
+    // A command an option runs (`git -c core.fsmonitor=CMD`, `tar --to-command=CMD`) is checked as a command line.
+    const runsIn = here.find((cwd) => cwd !== undefined);
+    for (const script of optionCommands(event)) {
+      const refused = this.checkCommandText(script, runsIn, depth);
+      if (refused !== undefined) findings.push({ ...refused, message: `\`${program}\` runs \`${script.slice(0, 120)}\`: ${refused.message}` });
+    }
+    // A sed script may run a command (`1e CMD`), and the strings in the code of a program the
+    // guard cannot follow may be paths (`glob('.v*')`) or commands (`system("rm -rf .v*")`).
+    const code = [...(event.action === "sed" ? strings(event.args["script"]) : []), ...(opaque ? stringLiterals(effects.flatMap((effect) => effect.texts ?? [])) : [])];
+    for (const text of code.slice(0, MAXIMUM_CODE_STRINGS)) {
+      // In code, `$x` and `${x}` are the language's own (`"$1\n"` in Perl): such a string is no path pattern.
+      const path = event.action !== "sed" && !/[$`{]/.test(text);
+      const named = path ? here.map((cwd) => this.hit({ effect: "use", words: [text], tree: false }, cwd, scope)).find((entry) => entry !== undefined) : undefined;
+      if (named !== undefined) {
+        findings.push({ guard: "protected_path", response: "block", path: named.path, what: named.what, effect: "use", message: `\`${program}\` is given code naming \`${named.path}\`, ${named.what} (\`${text.slice(0, 80)}\`)` });
+        continue;
+      }
+      const refused = this.checkCommandText(text, runsIn, depth, true);
+      if (refused !== undefined) findings.push({ ...refused, message: `\`${program}\` may run \`${text.slice(0, 120)}\`: ${refused.message}` });
+    }
+    return findings;
+  }
+
+  /** The findings against the command line as a whole (event 0). */
+  private checkLine(command: string | undefined, events: readonly CallEvent[], cwds: readonly (string | undefined)[], scope: Scope, opaque: boolean): GuardFinding[] {
+    if (command === undefined) return [];
+    const findings: GuardFinding[] = [];
+    // `cp -t DIR …`, `mv --target-directory=DIR …`: grounding loses DIR (it gives it the role of the
+    // last operand, which keeps the operand), so it is read from the command line itself.
+    for (const { program, directory, operands } of targetDirectories(command)) {
+      const effect: PathEffect = { effect: "write", words: [directory], tree: false, into: operands };
+      const hit = cwds.map((cwd) => this.hit(effect, cwd, scope)).find((entry) => entry !== undefined);
+      if (hit !== undefined) findings.push({ guard: "protected_path", response: "block", event: 0, path: hit.path, what: hit.what, effect: "write", message: `\`${program} -t ${directory}\` may write \`${hit.path}\`, ${hit.what}` });
+    }
+    // A program the guard has no model of (an interpreter, a client) may read its code from a
+    // here-document, a here-string or an `echo` into its pipe, which are not among its arguments:
+    // the command line, and the words of its commands (quotes removed), must not mention a
+    // protected path then.
+    if (opaque) {
+      const texts = [command, ...events.slice(1).flatMap((event) => textsOf(event.args))];
+      for (const cwd of cwds) {
+        const entry = scope.entries.find((candidate) => texts.some((text) => mentions(text, candidate, cwd)));
+        if (entry !== undefined) {
+          findings.push({ guard: "protected_path", response: "block", event: 0, path: entry.path, what: entry.what, effect: "use", message: `the command line mentions \`${entry.path}\`, ${entry.what}, and runs a program the guard cannot follow` });
+          break;
+        }
+      }
+    }
+    return findings;
+  }
+
   private unknown(why: string): Omit<GuardFinding, "event"> {
     return { guard: "unknown_command", response: this.unknownResponse, message: why };
   }
 
+  /**
+   * The first finding against a command line an option runs, if any. `lenient`: the text may not be
+   * a command at all (a string in a program's code, a sed script), so what cannot be known of it
+   * is not held against it; only what it would do to a protected path or to Vigil is.
+   */
+  private checkCommandText(script: string, cwd: string | undefined, depth: number, lenient = false): Omit<GuardFinding, "event"> | undefined {
+    if (depth >= MAXIMUM_OPTION_DEPTH) return lenient ? undefined : this.unknown("a command given to an option of a command given to an option is not followed");
+    // `git -c alias.x='!rm …'`, `--checkpoint-action=exec=CMD`: the command follows a key and `=`, or a `!`.
+    const candidates = [script, script.replace(/^[^=\s]*=/, "").replace(/^exec=/, "").replace(/^!/, "")];
+    for (const candidate of new Set(candidates)) {
+      let read;
+      try {
+        read = readCall("Bash", { command: candidate }, "option");
+      } catch {
+        continue;
+      }
+      // A value that is not a command line (a name with a quote in it) runs nothing the shell would run.
+      if (read.notes.some((note) => note.code === "T0011")) continue;
+      const refused = this.checkAt(read.events, { ...(cwd !== undefined ? { cwd } : {}), notes: read.notes }, depth + 1).filter((finding) => !lenient || finding.guard !== "unknown_command");
+      if (refused[0] !== undefined) return refused[0];
+    }
+    return undefined;
+  }
+
   /** The protected entry an effect may reach from `cwd`, if any. */
-  private hit(effect: PathEffect, cwd: string | undefined, entries: readonly ProtectedPath[]): ProtectedPath | undefined {
+  private hit(effect: PathEffect, cwd: string | undefined, scope: Scope): ProtectedPath | undefined {
+    const entries = scope.entries;
     for (const word of effect.words) {
-      const path = pathWord(word, cwd, this.home);
-      const targets: PathWord[] = [path];
+      const path = pathWord(word, cwd, scope.words);
+      // A program the guard has no model of, given nothing but a variable the line does not set
+      // (`pytest "$TEST"`, a loop's `"$f"`): its value comes from outside the command line, where
+      // the guard cannot follow it, as it cannot follow a path built at run time. Refusing it would
+      // refuse most scripted work; a writer given one (`rm "$X"`, `> "$X"`) is still refused.
+      if (effect.effect === "use" && path.tokens.every((token) => token.kind === "any")) continue;
+      // `/dev/stdin`, `/dev/fd/3`: whatever the command line opened there.
+      const paths = path.descriptor === true ? scope.opened.map((opened) => pathWord(opened, cwd, scope.words)) : [path];
+      const targets: PathWord[] = [...paths];
       // `cp a b DIR`, `mv a DIR`: DIR/a and DIR/b are written too.
-      for (const source of effect.into ?? []) targets.push(childWord(path, pathWord(source, cwd, this.home)));
+      for (const base of paths) for (const source of effect.into ?? []) targets.push(childWord(base, pathWord(source, cwd, scope.words)));
       for (const entry of entries) {
         if (effect.effect === "read" && entry.secret !== true) continue;
         for (const target of targets) {
           if (mayName(target, entry.path)) return entry;
           if (entry.tree === true && mayBeIn(target, entry.path)) return entry;
           // Deleting, moving, re-linking or changing the permissions of a directory does it to what it holds.
-          if (effect.tree && mayHold(target, entry.path) && namedBy(effect.names, entry)) return entry;
+          if (effect.tree && mayHold(target, entry.path) && namedBy(effect.names, entry, effect.namesReach === "tree")) {
+            // Reading a directory whole reads a secret in it; from further up (`grep -r x .` in the
+            // project) it is taken as ordinary work, which the separate-user deployment covers.
+            if (effect.effect !== "read" || mayBeIn(target, posix.dirname(entry.path))) return entry;
+          }
+        }
+      }
+      // Another name of a protected file, made earlier (`cp -l DB /tmp/x`): writing it writes the file.
+      if (effect.effect !== "delete" && effect.effect !== "move") {
+        for (const target of targets) {
+          const identity = target.exact ? sharedFileIdentity(target.real ?? "") : undefined;
+          const entry = identity !== undefined ? this.identities(scope).get(identity) : undefined;
+          if (entry !== undefined && (effect.effect !== "read" || entry.secret === true)) return entry;
         }
       }
     }
@@ -240,6 +448,87 @@ export class Guard {
     }
     return undefined;
   }
+
+  /** The protected files by their identity on disk: the files named, and those in a state directory. */
+  private identities(scope: Scope): Map<string, ProtectedPath> {
+    if (scope.identities !== undefined) return scope.identities;
+    const identities = new Map<string, ProtectedPath>();
+    for (const entry of scope.entries) {
+      const files = entry.contents !== undefined ? directoryFiles(entry.path) : [entry.path];
+      for (const file of files) {
+        const identity = fileIdentity(file);
+        if (identity !== undefined && !identities.has(identity)) identities.set(identity, entry);
+      }
+    }
+    scope.identities = identities;
+    return identities;
+  }
+}
+
+function directoryFiles(directory: string): string[] {
+  try {
+    return readdirSync(directory).map((name) => join(directory, name));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * What a command line may change of how its shell reads words, as far as the line shows it (quotes
+ * and backslashes do not hide a name from this, and ANSI-C quoting `$'…'` may hide any: then
+ * everything may change).
+ */
+interface LineShell {
+  /** Whether the line may set the variable `name`: it names it other than to expand it. */
+  changes(name: string): boolean;
+  /** `$PWD` or `pwd` may not be the working directory: the line sets `PWD`, or defines a `pwd`. */
+  readonly redefinesPwd: boolean;
+  /** Patterns match leading dots (`shopt -s dotglob`, or `GLOBIGNORE` set), or any case (`nocaseglob`). */
+  readonly dotglob: boolean;
+  readonly nocaseglob: boolean;
+  /** `cd NAME` may go elsewhere than `./NAME`: `CDPATH` is set (in the line, or in the environment). */
+  readonly cdpath: boolean;
+  /** `cd` resolves symbolic links before `..` (`set -P`, `set -o physical`). */
+  readonly physical: boolean;
+  /**
+   * Whether a `cd` may run in a subshell, after which the shell is back where it was: the line has
+   * parentheses, a pipe, backquotes or a `&`. Without, a `cd` moves the shell for what follows.
+   */
+  readonly subshells: boolean;
+}
+
+function lineShell(command: string | undefined): LineShell {
+  const environmentCdpath = (process.env["CDPATH"] ?? "") !== "";
+  if (command === undefined) return { changes: () => false, redefinesPwd: false, dotglob: false, nocaseglob: false, cdpath: environmentCdpath, physical: false, subshells: false };
+  const hidden = command.includes("$'");
+  const plain = command.replace(/['"\\]/g, "");
+  const changes = (name: string) => hidden || new RegExp(`\\b${name}\\b`).test(plain.replace(new RegExp(`\\$\\{?${name}\\b`, "g"), ""));
+  return {
+    changes,
+    redefinesPwd: changes("PWD") || /\bpwd\s*\(\s*\)|\bfunction\s+pwd\b|\balias\b[^;&|]*\bpwd=/.test(plain),
+    dotglob: hidden || /\b(dotglob|GLOBIGNORE)\b/.test(plain),
+    nocaseglob: hidden || /\bnocaseglob\b/.test(plain),
+    cdpath: environmentCdpath || hidden || /\bCDPATH\b/.test(plain),
+    physical: hidden || /\bset\s+-[A-Za-z]*P|\bphysical\b/.test(plain),
+    // `||` and `&&` do not make subshells; a lone `|` or `&` does.
+    subshells: hidden || /[()`]/.test(command) || /(^|[^|])\|([^|]|$)/.test(command) || /(^|[^&])&([^&>]|$)/.test(command),
+  };
+}
+
+/**
+ * Where a `cd`, `pushd` or `popd` may take the shell, from each directory it may be in (undefined:
+ * not known). `cd DIR` climbs `..` as written; `cd -P` (or after `set -P`) through symbolic links.
+ */
+function directoriesAfter(event: CallEvent, cwds: readonly (string | undefined)[], words: WordContext, line: LineShell): (string | undefined)[] {
+  const program = programOf(event);
+  const target = program === "cd" ? strings(event.args["path"])[0] : program === "pushd" ? positionalsOf(event.args)[0] : undefined;
+  if (program === "cd" && target === undefined) return [words.home];
+  // `cd -` (the previous directory), `popd`, `pushd +1` (the directory stack): not known.
+  if (target === undefined || /^[-+]/.test(target)) return [undefined];
+  // With CDPATH, `cd NAME` looks for NAME in its directories first (not `./NAME`, `../NAME` or `/…`).
+  const searched = line.cdpath && !/^(\/|\.\.?(\/|$))/.test(target);
+  const physical = event.args["P"] === true || line.physical;
+  return cwds.flatMap((cwd) => [exactOrUnknown(pathWord(target, cwd, { ...words, logical: !physical })), ...(searched ? [undefined] : [])]);
 }
 
 /** What an event does to the paths its words name. */
@@ -254,61 +543,145 @@ interface PathEffect {
   readonly texts?: readonly string[];
   /** For a tree effect, the name patterns it is limited to (`find -name`), when it is. */
   readonly names?: readonly string[];
+  /** Whether what bears such a name is affected alone (`-delete`) or with all it holds (`-exec rm -rf {}`). */
+  readonly namesReach?: "self" | "tree";
+  /** The program is one the guard has no model of: what it does with its words is not known. */
+  readonly opaque?: boolean;
 }
 
-/** Programs and tools that read and never change a file they are given. */
+/** What `find` looks through, for the commands it runs on what it finds (`-exec rm {} ;`). */
+interface FindScope {
+  readonly roots: readonly string[];
+  /** The name patterns every entry it acts on bears; undefined when not limited (`!`, `-o`). */
+  readonly names?: readonly string[];
+}
+
+/** Programs and tools that read and never change a file they are given (see also {@link NO_FILES}). */
 const READ_ONLY = new Set([
-  "cat", "head", "tail", "less", "more", "ls", "grep", "egrep", "fgrep", "rg", "ag", "wc", "diff", "cmp", "stat", "file", "du", "df",
-  "sha256sum", "sha1sum", "md5sum", "cksum", "b2sum", "jq", "echo", "printf", "pwd", "which", "type", "realpath", "readlink", "dirname",
-  "basename", "tree", "test", "[", "true", "false", "date", "read", "command", "nl", "od", "xxd", "hexdump", "strings", "column", "cut", "tr", "comm",
+  "cat", "head", "tail", "less", "more", "wc", "diff", "cmp", "file",
+  "sha256sum", "sha1sum", "md5sum", "cksum", "b2sum", "jq", "nl", "od", "xxd", "hexdump", "strings", "column", "cut", "tr", "comm",
   "git status", "git diff", "git log", "git show", "git blame", "git ls-files", "git rev-parse", "git add", "git commit", "git fetch", "git remote",
-  "git grep", "git describe", "git shortlog", "git config", "git push",
+  "git grep", "git describe", "git shortlog", "git push",
   // Claude Code's own tools that read, and the MCP filesystem server's.
   "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task", "ExitPlanMode", "BashOutput", "KillShell", "Skill", "SlashCommand",
   "read_file", "read_text_file", "read_media_file", "read_multiple_files", "list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info", "list_allowed_directories",
 ]);
 
+/**
+ * Programs that change no file and read no file's content: their words are text, names or paths
+ * whose content they do not show (`echo "$f"` is not a read of whatever `$f` is). `cd` is followed apart.
+ */
+const NO_FILES = new Set([
+  "cd", "pushd", "popd", "dirs", "exit", "return", "set", "shopt", "export", "unset", "local", "declare", "typeset", "readonly",
+  "shift", "wait", "break", "continue", ":", "sleep", "umask", "ulimit", "hash", "times",
+  "echo", "printf", "pwd", "which", "type", "command", "test", "[", "true", "false", "date", "basename", "dirname", "realpath", "readlink",
+  "stat", "ls", "du", "df", "tree", "read",
+]);
+
+/**
+ * Options of programs the guard models that write a file, delete one, or run a command, under the
+ * keys grounding gives them. An option grounding does not know is `key: true`, with its value among
+ * the other words: then each of those is taken as its value.
+ */
+const OPTION_EFFECTS: Readonly<Record<string, { readonly writes?: readonly string[]; readonly trees?: readonly string[]; readonly deletes?: readonly string[]; readonly commands?: readonly string[] }>> = {
+  curl: { writes: ["D", "dump_header", "c", "cookie_jar", "trace", "trace_ascii", "libcurl", "stderr", "etag_save", "hsts", "alt_svc"], trees: ["output_dir"] },
+  wget: { writes: ["o", "output_file", "a", "append_output", "save_cookies"] },
+  tar: {
+    writes: ["index_file"],
+    // `--remove-files` deletes what it puts in the archive.
+    deletes: ["remove_files"],
+    commands: ["to_command", "checkpoint_action", "use_compress_program", "I", "rsh_command", "info_script", "F", "new_volume_script"],
+  },
+  rsync: { writes: ["log_file", "write_batch", "only_write_batch"], trees: ["backup_dir", "temp_dir", "partial_dir"], commands: ["shell", "rsh", "rsync_path"] },
+  rg: { commands: ["pre"] },
+  sort: { commands: ["compress_program"] },
+  // `git log --output=FILE` and its kin; `git -c core.fsmonitor=CMD status` runs CMD.
+  git: { writes: ["output"], commands: ["config"] },
+};
+
 /** The effects of one event on paths, from its action and its arguments' roles (the grounding catalog's). */
-function effectsOf(event: CallEvent, findRoots: readonly string[]): PathEffect[] {
+function effectsOf(event: CallEvent, find: FindScope | undefined): PathEffect[] {
+  const effects = ownEffects(event);
+  const a = event.args;
+  // `time -o FILE CMD` (the program, not Bash's keyword) writes its report to FILE.
+  if (a["time_output"] !== undefined) effects.push({ effect: "write", words: strings(a["time_output"]), tree: false });
+  // Options that write files or delete them, of the programs the guard models.
+  const table = OPTION_EFFECTS[event.action.split(" ")[0]!];
+  if (table !== undefined && !effects.some((effect) => effect.opaque === true)) {
+    const valuesOf = (keys: readonly string[] = []) => keys.flatMap((key) => (a[key] === true ? textsOf(a) : strings(a[key])));
+    effects.push({ effect: "write", words: valuesOf(table.writes), tree: false }, { effect: "write", words: valuesOf(table.trees), tree: true });
+    if ((table.deletes ?? []).some((key) => a[key] !== undefined)) effects.push({ effect: "delete", words: textsOf(a), tree: true });
+  }
+  // A command `find` runs on what it finds: `{}` is each path under find's roots, and when find
+  // looks only for names (`-name N`), only what bears such a name, with all it holds.
+  if (find === undefined || !strings(a["via"]).includes("find")) return effects;
+  return effects.flatMap((effect) => {
+    const exact = effect.words.filter((word) => word === "{}");
+    const words = effect.words.flatMap((word) => (word === "{}" && find.names !== undefined ? [] : word.includes("{}") ? find.roots.map((root) => word.replace("{}", `${root}/$FOUND`)) : [word]));
+    const named: PathEffect[] = exact.length > 0 && find.names !== undefined ? [{ ...effect, words: find.roots, tree: true, names: find.names, namesReach: "tree" }] : [];
+    return [{ ...effect, words }, ...named];
+  });
+}
+
+/** What `find` looks through and, when it is limited to names, which. */
+function findScope(event: CallEvent): FindScope {
+  const a = event.args;
+  const paths = strings(a["path"]);
+  const roots = paths.filter((path) => !["!", ",", "(", ")"].includes(path));
+  // `!`, `-not`, `-o`, `-or` and `,` (grounding reads `-not` and `-or` as letters, `o` among them):
+  // the entries acted on need not bear the names given.
+  const limited = roots.length === paths.length && a["o"] === undefined && strings(a["name"]).length > 0;
+  return { roots: roots.length > 0 ? roots : ["."], ...(limited ? { names: strings(a["name"]) } : {}) };
+}
+
+function ownEffects(event: CallEvent): PathEffect[] {
   const a = event.args;
   const action = event.action;
-  const flag = (key: string) => a[key] === true;
+  const flag = (...keys: string[]) => keys.some((key) => a[key] === true);
   const all = (...keys: string[]) => keys.flatMap((key) => strings(a[key]));
-  const positionals = () => Object.keys(a).filter((key) => /^arg[0-9]+$/.test(key)).flatMap((key) => strings(a[key]));
-  // `find … -exec rm {} ;`: `{}` is each path find finds, under its roots.
-  const found = (words: string[]) => (strings(a["via"]).includes("find") ? words.flatMap((w) => (w.includes("{}") ? findRoots.map((root) => w.replace("{}", `${root}/$FOUND`)) : [w])) : words);
+  const positionals = () => positionalsOf(a);
   // `… | xargs rm`: more paths come from standard input, and may be any.
   const fromInput = flag("stdin_arguments") ? ["$STDIN"] : [];
   const e = (effect: Effect, words: string[], tree = false, more: Partial<PathEffect> = {}): PathEffect => ({ effect, words, tree, ...more });
-  const recursive = flag("recursive") || flag("archive");
+  const recursive = flag("recursive", "archive");
+  if (NO_FILES.has(programOf(event))) return [];
   switch (action) {
     case "write":
       return [e("write", all("path"))];
     case "read":
       return [e("read", all("path"))];
     case "rm":
-      return [e("delete", [...found(all("target")), ...fromInput], recursive)];
+      return [e("delete", [...all("target"), ...fromInput], recursive)];
     case "rmdir":
     case "unlink":
     case "shred":
-      return [e("delete", [...found([...all("target"), ...positionals()]), ...fromInput])];
-    case "mv":
-      return [e("move", [...found(all("source")), ...fromInput], true), e("write", all("dest"), false, { into: all("source") })];
+      return [e("delete", [...all("target"), ...positionals(), ...fromInput])];
+    case "mv": {
+      const { sources, destinations } = copyOperands(a);
+      return [e("move", [...sources, ...fromInput], true), e("write", destinations, false, { into: [...sources, ...fromInput] })];
+    }
     case "cp":
     case "scp":
     case "rsync": {
-      const dest = all("dest").filter((d) => action === "cp" || !/^[^/]*:/.test(d));
-      const effects = [e("write", [...dest, ...fromInput], recursive, { into: all("source") })];
-      if (action === "rsync" && flag("delete")) effects.push(e("delete", dest, true));
+      const { sources, destinations } = copyOperands(a);
+      const local = (word: string) => action === "cp" || !/^[^/]*:/.test(word);
+      const effects = [e("write", [...destinations.filter(local), ...fromInput], recursive, { into: sources }), e("read", sources.filter(local), recursive)];
+      // `cp -l` and `cp -s` make links to the sources: another name to write them by.
+      if (action === "cp" && flag("l", "link", "s", "symbolic_link")) effects.push(e("link", sources, recursive));
+      if (action === "rsync" && Object.keys(a).some((key) => /^(delete|del)(_|$)/.test(key))) effects.push(e("delete", destinations.filter(local), true));
+      if (action === "rsync" && flag("remove_source_files")) effects.push(e("delete", sources.filter(local), true));
       return effects;
     }
-    case "install":
-      return [e("write", [...positionals(), ...all("target_directory", "t")], false)];
+    case "install": {
+      // `install SRC… DIR` and `install -t DIR SRC…`: each word may be the directory written into.
+      const words = [...positionals(), ...all("target_directory", "t")];
+      return [e("write", words, false, { into: words })];
+    }
     case "ln":
       return [e("link", [...all("target", "link"), ...fromInput], true)];
     case "chmod":
     case "chown":
-      return [e("chmod", [...found(all("path")), ...fromInput], true)];
+      return [e("chmod", [...all("path"), ...fromInput], true)];
     case "chgrp":
     case "chattr":
     case "setfacl":
@@ -316,18 +689,29 @@ function effectsOf(event: CallEvent, findRoots: readonly string[]): PathEffect[]
     case "touch":
     case "mkdir":
     case "tee":
-      return [e("write", [...found(all("path")), ...fromInput])];
+      return [e("write", [...all("path"), ...fromInput])];
     case "truncate":
     case "mkfifo":
       return [e("write", [...positionals(), ...fromInput])];
-    case "sed":
-      return flag("in_place") || a["i"] !== undefined ? [e("write", [...found(all("path")), ...fromInput])] : [];
+    case "sed": {
+      // The script itself may write a file (`w FILE`) or run a command (`e CMD`): a mention counts.
+      // In place, every word may be a file: with `-e SCRIPT`, grounding takes the first file for the script.
+      const script = e("use", [], false, { texts: all("script") });
+      return a["in_place"] !== undefined || a["i"] !== undefined ? [e("write", [...textsOf(a), ...fromInput]), script] : [e("read", all("path")), script];
+    }
     case "sort":
-      return [e("write", all("output"))];
+      return [e("write", all("output")), e("read", all("path"))];
     case "uniq":
-      return [e("write", all("output"))];
+      return [e("write", all("output")), e("read", all("input"))];
     case "curl":
       return [e("write", all("output"))];
+    case "grep":
+    case "egrep":
+    case "fgrep":
+    case "rg":
+    case "ag":
+      // A search reads the files it is given, and a recursive one what the directories given hold.
+      return [e("read", pathLike(a), action === "rg" || action === "ag" || flag("recursive", "r", "R", "d"), { texts: textsOf(a) })];
     case "wget":
       return [e("write", all("output")), e("write", all("directory"), true)];
     case "tar": {
@@ -336,33 +720,64 @@ function effectsOf(event: CallEvent, findRoots: readonly string[]): PathEffect[]
       const letters = words[0] !== undefined && /^[A-Za-z]+$/.test(words[0]) && /[xtcru]/.test(words[0]) ? words[0] : "";
       const create = flag("create") || /[cru]/.test(letters);
       const archive = all("archive").length > 0 ? all("archive") : letters.includes("f") && words[1] !== undefined ? [words[1]] : [];
+      const extract = flag("extract", "x", "get") || letters.includes("x");
+      const toOutput = flag("O", "to_stdout") || letters.includes("O");
       return [
-        ...(create ? [e("write", archive)] : []),
+        ...(create ? [e("write", archive), e("read", words.filter((word) => word !== letters && !archive.includes(word)), true)] : []),
         // Extracting writes anywhere under its directory: whatever the archive holds.
-        ...(flag("extract") || flag("x") || letters.includes("x") ? [e("write", all("directory").length > 0 ? all("directory") : ["."], true)] : []),
+        ...(extract && !toOutput ? [e("write", all("directory").length > 0 ? all("directory") : ["."], true)] : []),
       ];
     }
     case "unzip":
-      return [e("write", all("directory").length > 0 ? all("directory") : ["."], true)];
+      // Listing, testing, or extracting to standard output writes no file.
+      return flag("l", "t", "v", "Z", "p", "z") ? [] : [e("write", all("directory").length > 0 ? all("directory") : ["."], true)];
+    case "patch": {
+      // `patch FILE [PATCH]` writes FILE; otherwise (`patch -p1 < x.diff`, `-i`, `-d DIR`) whatever
+      // files the patch names, anywhere under its directory.
+      if (flag("dry_run")) return [];
+      const named = positionals().length >= 1 && positionals().length <= 2 && !flag("i", "input", "d", "directory", "o", "output");
+      return named ? [e("write", positionals().slice(0, 1))] : [e("write", [".", ...positionals()], true)];
+    }
     case "dd":
-      return [e("write", all("operand").flatMap((o) => (o.startsWith("of=") ? [o.slice(3)] : [])))];
-    case "find":
+      return [e("write", all("operand").flatMap((o) => (o.startsWith("of=") ? [o.slice(3)] : []))), e("read", all("operand").flatMap((o) => (o.startsWith("if=") ? [o.slice(3)] : [])))];
+    case "find": {
       // `find R -name N -delete` deletes what is named N under R: with a name, a protected path is
-      // at stake only when its name (or a name its directory may hold) matches.
-      return flag("delete") ? [e("delete", all("path").length > 0 ? all("path") : ["."], true, { names: all("name") })] : [];
+      // at stake only when its name (or a name its directory may hold) matches. `-fprint FILE` and
+      // `-fls FILE` write FILE (grounding reads these words as letters).
+      const scope = findScope(event);
+      const writes = [["f", "p", "r", "i", "n", "t"], ["f", "l", "s"]].some((letters) => letters.every((letter) => a[letter] === true));
+      return [
+        ...(flag("delete") ? [e("delete", [...scope.roots], true, { ...(scope.names !== undefined ? { names: scope.names } : {}), namesReach: "self" })] : []),
+        ...(writes ? [e("write", all("path"))] : []),
+      ];
+    }
     case "git clean":
+      if (flag("n", "dry_run")) return [];
       return [e("delete", all("target", "arg1").length > 0 ? all("target", "arg1") : ["."], true)];
     case "git rm":
-      return [e("delete", all("path"), recursive)];
+      // `--cached` removes from the index only.
+      return flag("cached") ? [] : [e("delete", all("path"), recursive)];
     case "git mv":
       return [e("move", positionals(), true)];
     case "git checkout":
     case "git restore":
+      // With paths, these rewrite the files: `git checkout -- .` rewrites the whole tree (a word
+      // that names no file, a branch, names no protected path either). `--staged` alone rewrites the index.
+      if (action === "git restore" && flag("staged", "S") && !flag("worktree", "W")) return [];
+      return [e("write", [...all("target"), ...positionals()], true)];
     case "git reset":
-      // With paths, these rewrite the files: `git checkout -- .` rewrites the whole tree.
-      return [e("write", [...all("target"), ...positionals()].filter((t) => t === "." || t.includes("/") || t.startsWith(".")), true)];
+      // With paths, `git reset` rewrites the index only; without, `--hard` brings files back from
+      // history, which the guard does not read (see "What it cannot see").
+      return [];
     case "git stash":
-      return flag("u") || flag("include_untracked") || flag("all") || flag("a") ? [e("delete", ["."], true)] : [];
+      return flag("u", "include_untracked", "all", "a") ? [e("delete", ["."], true)] : [];
+    case "git apply":
+    case "git am":
+      // A patch writes whatever files it names: anywhere under the repository.
+      return flag("check", "stat", "numstat", "summary", "cached") ? [] : [e("write", ["."], true)];
+    case "git config":
+      // `git config --file F` writes F; a value may be a command Git runs later (`core.fsmonitor`).
+      return [e("write", [...positionals(), ...all("file")], false, { texts: positionals() })];
     case "Write":
     case "Edit":
     case "MultiEdit":
@@ -380,20 +795,78 @@ function effectsOf(event: CallEvent, findRoots: readonly string[]): PathEffect[]
       return [e("move", all("source"), true), e("write", all("destination"))];
   }
   if (READ_ONLY.has(action)) return [e("read", pathLike(a), false, { texts: textsOf(a) })];
-  if (programOf(event) === "vigilc" && vigilInvocation(event) === undefined) {
-    // Checking and explaining read the files they are given; `fmt --write` rewrites them.
-    const files = positionals().slice(1);
-    return strings(a["arg1"])[0] === "fmt" && (flag("w") || flag("write")) ? [e("write", files)] : [e("read", files)];
+  const vigil = vigilCommand(event);
+  if (vigil !== undefined && vigilInvocation(event) === undefined) {
+    // Checking and explaining read the files they are given; `fmt --write` rewrites them, and
+    // `check --html F` and `--sarif F` write F.
+    const reports = ["html", "sarif"].flatMap((key) => (a[key] === true ? vigil.rest : strings(a[key])));
+    const rewrites = vigil.subcommand === "fmt" && flag("w", "write");
+    return [e(rewrites ? "write" : "read", vigil.rest), e("write", reports)];
   }
-  // Any other program or tool (an interpreter, a database client, `vigilc`, an MCP tool): a
-  // protected path among its arguments, or mentioned in its code, may be changed by it.
-  const grounded = event.args["program"] !== undefined;
-  return [e("use", pathLike(a), false, grounded ? { texts: textsOf(a) } : {})];
+  const sqlite = sqliteReads(event);
+  if (sqlite !== undefined) return sqlite;
+  const deleted = deleterOperands(event);
+  if (deleted !== undefined) return [e("delete", deleted, true)];
+  const applet = multicallApplet(event);
+  if (applet !== undefined) return [...ownEffects(applet), opaqueUse(event)];
+  return [opaqueUse(event)];
 }
 
-/** Whether the guard has no model of what the event's program does with its input (an interpreter, a client). */
-function unmodelled(event: CallEvent): boolean {
-  return effectsOf(event, []).some((effect) => effect.effect === "use") && event.args["program"] !== undefined;
+/**
+ * Any other program or tool (an interpreter, a database client, `vigilc`, an MCP tool): a
+ * protected path among its arguments, or mentioned in its code, may be changed by it.
+ */
+function opaqueUse(event: CallEvent): PathEffect {
+  const a = event.args;
+  const grounded = a["program"] !== undefined;
+  // awk's code is grounded under the key `program` (its catalog role), where other events name their program.
+  const code = programOf(event) === "awk" ? strings(a["program"]) : [];
+  return { effect: "use", words: pathLike(a), tree: false, ...(grounded ? { texts: [...textsOf(a), ...code] } : {}), opaque: true };
+}
+
+/** Programs that delete the files and directories they are given, whole (`rimraf`, `trash`), run directly or by a package runner. */
+const DELETERS = new Set(["rimraf", "del", "del-cli", "trash", "trash-put", "trash-cli", "rmtrash", "srm", "wipe"]);
+
+/** The operands of a program that deletes them (`npx rimraf dist`), or undefined. */
+function deleterOperands(event: CallEvent): string[] | undefined {
+  const program = programOf(event);
+  if (DELETERS.has(program)) return [...textsOf(event.args), ...(event.args["stdin_arguments"] === true ? ["$STDIN"] : [])];
+  if (!PACKAGE_RUNNERS.has(program)) return undefined;
+  const words = runnerWords(event);
+  const at = words.findIndex((word) => DELETERS.has(word.replace(/@[^/]*$/, "")));
+  return at < 0 ? undefined : words.slice(at + 1);
+}
+
+/** `busybox rm -rf x`, `toybox rm …`: the applet's own event, as grounding would make it. */
+function multicallApplet(event: CallEvent): CallEvent | undefined {
+  if (!["busybox", "toybox"].includes(programOf(event))) return undefined;
+  const [applet, ...operands] = positionalsOf(event.args);
+  if (applet === undefined) return undefined;
+  // Grounding kept the options apart from the words: they are put back before the operands.
+  const options = Object.entries(event.args).flatMap(([key, value]) =>
+    GROUNDING_KEYS.has(key) || key === "env" || /^arg[0-9]+$/.test(key) ? [] : value === true ? [key.length === 1 ? `-${key}` : `--${key.replace(/_/g, "-")}`] : strings(value).map((text) => `--${key.replace(/_/g, "-")}=${text}`),
+  );
+  const grounded = groundWords([applet, ...options, ...operands]);
+  return { action: grounded.action, args: grounded.args };
+}
+
+/**
+ * The sources and the destinations of `cp`, `mv`, `scp`, `rsync`. Grounding gives the directory of
+ * `-t DIR` the role of the last operand (`dest`), so when there are several, each may be the
+ * directory the others go into.
+ */
+function copyOperands(a: CallEvent["args"]): { sources: string[]; destinations: string[] } {
+  const sources = strings(a["source"]);
+  const destinations = strings(a["dest"]);
+  if (destinations.length <= 1) return { sources, destinations };
+  return { sources: [...sources, ...destinations], destinations };
+}
+
+/** The positional words of an event (`arg1`, `arg2`, …), in order. */
+function positionalsOf(args: CallEvent["args"]): string[] {
+  return Object.keys(args)
+    .filter((key) => /^arg[0-9]+$/.test(key))
+    .flatMap((key) => strings(args[key]));
 }
 
 /** The argument values that may be paths: the strings of the arguments, but the grounding's own keys. */
@@ -412,12 +885,53 @@ function pathLike(args: { readonly [key: string]: JsonValue }): string[] {
 
 /**
  * Whether an effect limited to names (`find -name N`) may reach a protected entry: its own name
- * matches, or, for a directory, a name it may hold does (its `contents`; any name when not known).
+ * matches, or, for a directory, a name it may hold does (its `contents`; the names found in it
+ * when not given), or, when what bears the name is affected with all it holds (`-exec rm -rf {}`),
+ * the name of a directory above it does. Names are compared whatever the case (`-iname`).
  */
-function namedBy(names: readonly string[] | undefined, entry: ProtectedPath): boolean {
+function namedBy(names: readonly string[] | undefined, entry: ProtectedPath, reachTree: boolean): boolean {
   if (names === undefined || names.length === 0) return true;
-  const candidates = [posix.basename(entry.path), ...(entry.tree === true ? (entry.contents ?? ["*"]) : [])];
-  return names.some((name) => candidates.some((candidate) => candidate === "*" || mayName(pathWord(name, "/", "/"), `/${candidate}`)));
+  const above = reachTree ? entry.path.split("/").filter((part) => part !== "") : [];
+  const held = entry.tree === true ? (entry.contents ?? (reachTree ? ["*"] : namesIn(entry.path))) : [];
+  const candidates = [posix.basename(entry.path), ...held, ...above].map((candidate) => candidate.toLowerCase());
+  // Either side may be a pattern: `-name '*.db'` against `audit.db`, `-name x.db` against a directory's `*.db`.
+  const match = (pattern: string, name: string) => mayName(pathWord(pattern, "/", { dotglob: true }), `/${name}`);
+  return names.some((name) => candidates.some((candidate) => candidate === "*" || match(name.toLowerCase(), candidate) || match(candidate, name.toLowerCase())));
+}
+
+const namesFound = new Map<string, string[]>();
+
+/**
+ * The names a directory holds, as patterns: `*.EXT` for a name with an extension, the name itself
+ * otherwise; `*` when there are too many to look through.
+ */
+function namesIn(directory: string): string[] {
+  const known = namesFound.get(directory);
+  if (known !== undefined) return known;
+  const names = new Set<string>();
+  const pending = [directory];
+  let seen = 0;
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (++seen > 20_000) {
+        namesFound.set(directory, ["*"]);
+        return ["*"];
+      }
+      const extension = /\.[^.]+$/.exec(entry.name);
+      names.add(entry.name.startsWith(".") || extension === null ? entry.name : `*${extension[0]}`);
+      if (entry.isDirectory()) pending.push(join(current, entry.name));
+    }
+  }
+  const result = [...names];
+  namesFound.set(directory, result);
+  return result;
 }
 
 /** Texts in which a path may be mentioned anywhere: every string of a command's arguments. */
@@ -431,25 +945,43 @@ function textsOf(args: { readonly [key: string]: JsonValue }): string[] {
 }
 
 /** Keys grounding adds that name programs, not paths. */
-const GROUNDING_KEYS = new Set(["program", "via", "piped_from", "by", "argument", "redirection", "reason", "description"]);
+const GROUNDING_KEYS = new Set(["program", "via", "piped_from", "by", "reason", "description"]);
 
-/** Whether a text mentions a protected path: as written whole, or as its last two names (`.vigil/audit.db`). */
+/**
+ * Whether a text mentions a protected path: as written whole; as its last two names
+ * (`.vigil/audit.db`); a directory of Vigil's own by its name (`.vigil`); a file's name and its
+ * hidden directory's, apart (`os.chdir('.claude'); open('policy.vigil')`); relative to the working
+ * directory (`audit.db` inside `.vigil`); or, where that is not known, by a file's name alone.
+ */
 function mentions(text: string, entry: ProtectedPath, cwd: string | undefined): boolean {
   const path = entry.path;
   if (text.includes(path)) return true;
   const name = posix.basename(path);
   const parent = posix.basename(posix.dirname(path));
-  if (name.startsWith(".") && entry.tree === true && new RegExp(`(^|[\\s'"\`/=:(])${escapeRegExp(name)}(/|$|[\\s'"\`)])`).test(text)) return true;
+  if (name.startsWith(".") && entry.tree === true && named(text, name)) return true;
   if (parent !== "" && text.includes(`${parent}/${name}`)) return true;
-  if (cwd !== undefined && path.startsWith(`${cwd}/`) && text.includes(path.slice(cwd.length + 1)) && path.slice(cwd.length + 1).includes("/")) return true;
+  if (parent.startsWith(".") && named(text, parent) && named(text, name)) return true;
+  if (cwd !== undefined && path.startsWith(`${cwd}/`)) {
+    const relative = path.slice(cwd.length + 1);
+    if (relative.includes("/") ? text.includes(relative) : named(text, relative)) return true;
+  }
+  if (cwd === undefined && entry.tree !== true && name.includes(".") && named(text, name)) return true;
   return false;
+}
+
+/** Whether `name` stands in `text` as a name of its own (not part of a longer one). */
+function named(text: string, name: string): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9_.-])${escapeRegExp(name)}($|[^A-Za-z0-9_.-])`).test(text);
 }
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** Claude Code's settings files that may install the hook, from the working directory up and in the home directory. */
+/**
+ * Claude Code's settings files that may install the hook, from the working directory up and in the
+ * home directory, and its shell snapshots.
+ */
 function claudeSettingsEntries(cwd: string | undefined, home: string): ProtectedPath[] {
   const directories = new Set<string>([home]);
   if (cwd !== undefined && isAbsolute(cwd)) {
@@ -461,36 +993,237 @@ function claudeSettingsEntries(cwd: string | undefined, home: string): Protected
       current = parent;
     }
   }
-  return [...directories].flatMap((directory) =>
-    ["settings.json", "settings.local.json"].map((name) => ({ path: join(directory, ".claude", name), what: "Claude Code's settings, which install Vigil's hook" })),
-  );
+  return [
+    ...[...directories].flatMap((directory) =>
+      ["settings.json", "settings.local.json"].map((name) => ({ path: join(directory, ".claude", name), what: "Claude Code's settings, which install Vigil's hook" })),
+    ),
+    // The shell setup Claude Code takes from the user's shell at the start of a session and runs
+    // before each Bash call: a function or a command written there would run unseen.
+    { path: join(home, ".claude", "shell-snapshots"), what: "Claude Code's shell snapshots, which run before each Bash call", tree: true },
+  ];
 }
 
 /** The program an event runs (for a grounded command), or its action. */
 function programOf(event: CallEvent): string {
   const program = event.args["program"];
+  // awk's code takes the place of its name under `program` (the catalog's role for it).
+  if (event.action === "awk") return "awk";
   return typeof program === "string" ? posix.basename(program) : event.action;
 }
 
 /** Vigil's commands that change nothing: checking, formatting to standard output, explaining. */
 const VIGIL_READ_ONLY = new Set(["check", "fmt", "explain", "signature", "lower", "help"]);
 
+/** Programs that run a package's command: `npx vigilc …`, `npm exec`, `pnpm dlx`, `yarn vigilc …`, `bunx`. */
+const PACKAGE_RUNNERS = new Set(["npx", "npm", "pnpm", "pnpx", "yarn", "bun", "bunx"]);
+
+/** The words a package runner is given after its name (`pnpm dlx vigilc hook`: `dlx`, `vigilc`, `hook`). */
+function runnerWords(event: CallEvent): string[] {
+  return [...event.action.split(" ").slice(1), ...textsOf(event.args)];
+}
+
+/** Vigil's command or package, as a package runner is given it (`vigilc@latest`, `@vigil/cli`). */
+const VIGIL_PACKAGE = /^(vigilc|@vigil\/cli)(@.*)?$/;
+
+/**
+ * Vigil's command in an event, run directly or by a package runner: its subcommand (undefined:
+ * none, as `vigilc --help`) and the words after it.
+ */
+function vigilCommand(event: CallEvent): { subcommand: string | undefined; rest: string[] } | undefined {
+  const program = programOf(event);
+  if (program === "vigilc" || program === "vigil-language-server") {
+    const words = positionalsOf(event.args);
+    return { subcommand: words[0], rest: words.slice(1) };
+  }
+  if (!PACKAGE_RUNNERS.has(program)) return undefined;
+  const words = runnerWords(event);
+  // `npx -p @vigil/cli vigilc hook`: the package, then its command.
+  const at = words.findIndex((word, index) => VIGIL_PACKAGE.test(word) && !VIGIL_PACKAGE.test(words[index + 1] ?? ""));
+  return at < 0 ? undefined : { subcommand: words[at + 1], rest: words.slice(at + 2) };
+}
+
 /**
  * How the event runs Vigil itself in a way that could change its state or forge an event (`vigilc
  * hook`, `npx vigilc serve`, `vigilc audit`…), or undefined. Checking a policy is fine.
  */
 function vigilInvocation(event: CallEvent): string | undefined {
+  const vigil = vigilCommand(event);
+  if (vigil === undefined || vigil.subcommand === undefined || VIGIL_READ_ONLY.has(vigil.subcommand)) return undefined;
+  return `it runs Vigil itself (\`vigilc ${vigil.subcommand}\`), which could forge events or change Vigil's state`;
+}
+
+/** What package managers do to the packages they are given, that changes Vigil's code when one is Vigil's. */
+const PACKAGE_CHANGES = new Set(["uninstall", "remove", "rm", "r", "un", "unlink", "install", "i", "add", "update", "up", "upgrade", "link"]);
+
+/** How the event uninstalls, reinstalls or relinks Vigil (`npm uninstall @vigil/cli`), or undefined. */
+function vigilReinstall(event: CallEvent): string | undefined {
   const program = programOf(event);
-  let subcommand: string | undefined;
-  if (program === "vigilc" || program === "vigil-language-server") subcommand = strings(event.args["arg1"])[0];
-  else if (event.action === "npx" || event.action === "npm exec" || event.action === "pnpm dlx" || event.action === "bunx") {
-    const words = [...strings(event.args["package"]), ...strings(event.args["command"]), ...strings(event.args["argument"])];
-    const index = words.findIndex((w) => /^(vigilc|@vigil\/cli)(@.*)?$/.test(w));
-    if (index < 0) return undefined;
-    subcommand = words[index + 1];
-  } else return undefined;
-  if (subcommand !== undefined && VIGIL_READ_ONLY.has(subcommand)) return undefined;
-  return `\`vigilc${subcommand !== undefined ? ` ${subcommand}` : ""}\``;
+  if (!["npm", "pnpm", "yarn", "bun"].includes(program)) return undefined;
+  const words = [...event.action.split(" ").slice(1), ...textsOf(event.args)];
+  if (!PACKAGE_CHANGES.has(words[0] ?? "") || !words.slice(1).some((word) => /^(@vigil\/[^@]+|vigilc)(@.*)?$/.test(word))) return undefined;
+  return `it changes Vigil's own code (\`${program} ${words[0]}\` of a package of Vigil's)`;
+}
+
+/**
+ * How the event changes what a command's name runs for the rest of the line (`hash -p /bin/rm ls`,
+ * `alias ls=rm`, `enable -f lib.so rm`), or undefined.
+ */
+function redefinition(event: CallEvent): string | undefined {
+  const program = programOf(event);
+  const words = positionalsOf(event.args);
+  if (program === "hash" && event.args["p"] !== undefined) return "`hash -p`";
+  if (program === "alias" && words.some((word) => word.includes("="))) return "`alias`";
+  if (program === "enable" && words.length > 0) return "`enable`";
+  return undefined;
+}
+
+/** Shell builtins: the shell runs them before it looks for a program of that name. */
+const BUILTINS = new Set([
+  "cd", "pushd", "popd", "dirs", "echo", "printf", "pwd", "test", "[", "read", "type", "command", "builtin", "hash", "true", "false", ":",
+  "export", "unset", "local", "declare", "typeset", "readonly", "set", "shopt", "source", ".", "eval", "exec", "exit", "return", "shift",
+  "break", "continue", "wait", "kill", "let", "trap", "alias", "unalias", "enable", "getopts", "mapfile", "readarray", "umask", "ulimit",
+  "times", "jobs", "fg", "bg", "disown", "history", "help",
+]);
+
+/**
+ * Whether programs are what their names say. A program the agent's user may have put there (in
+ * the home directory, the project or a temporary directory: `./cat`, `~/.local/bin/cat` early on
+ * PATH), or found while the line changes PATH or writes into one of its directories, may be any
+ * program. Shell builtins, the system's programs and Vigil's own are what they say.
+ */
+class Programs {
+  private readonly places: readonly string[];
+  private readonly path: readonly string[];
+  private readonly anyName: boolean;
+  private readonly found = new Map<string, string | undefined>();
+
+  constructor(line: LineShell, homes: readonly string[], events: readonly CallEvent[], cwd: string | undefined, private readonly scope: Scope) {
+    this.places = [...homes, ...(cwd !== undefined ? [cwd] : []), tmpdir(), "/tmp", "/var/tmp", "/dev/shm"].filter((place) => place !== "/" && place !== "");
+    this.path = (process.env["PATH"] ?? "").split(":").filter((directory) => isAbsolute(directory));
+    // The line changes PATH, or writes into a directory of it (`cp /bin/rm ~/.local/bin/cat`).
+    const writes = events.slice(1).flatMap((event) => ownEffects(event).filter((effect) => ["write", "link", "move", "chmod"].includes(effect.effect)));
+    this.anyName =
+      line.changes("PATH") ||
+      writes.some((effect) => effect.words.some((word) => this.path.some((directory) => mayBeIn(pathWord(word, cwd, scope.words), directory))));
+  }
+
+  trusted(event: CallEvent, cwds: readonly (string | undefined)[]): boolean {
+    const written = event.action === "awk" ? "awk" : event.args["program"];
+    if (typeof written !== "string" || !/^[A-Za-z0-9_./+-]+$/.test(written)) return true;
+    if (!written.includes("/")) {
+      if (BUILTINS.has(written)) return true;
+      if (this.anyName) return false;
+      const directory = this.directoryOf(written);
+      return directory === undefined || !this.userPlace(directory);
+    }
+    // A program named by its path: what is at that path now, unless the agent's user keeps it.
+    return cwds.every((cwd) => {
+      const path = pathWord(written, cwd, this.scope.words);
+      if (!path.exact || path.real === undefined) return false;
+      if (this.scope.entries.some((entry) => mayName(path, entry.path) || (entry.tree === true && mayBeIn(path, entry.path)))) return true;
+      return !this.anyName && !this.userPlace(posix.dirname(path.real));
+    });
+  }
+
+  private userPlace(directory: string): boolean {
+    const real = realPath(directory);
+    return this.places.some((place) => [directory, real].some((candidate) => candidate === place || candidate.startsWith(`${place}/`)));
+  }
+
+  /** The directory on PATH the shell would run `name` from, if any. */
+  private directoryOf(name: string): string | undefined {
+    if (this.found.has(name)) return this.found.get(name);
+    const directory = this.path.find((candidate) => {
+      try {
+        return statSync(join(candidate, name)).isFile();
+      } catch {
+        return false;
+      }
+    });
+    this.found.set(name, directory);
+    return directory;
+  }
+}
+
+/** Dot-commands of SQLite's shell that only read or print. */
+const SQLITE_READING_COMMANDS = new Set([
+  "tables", "schema", "fullschema", "indexes", "indices", "databases", "dbinfo", "dump", "headers", "header", "mode", "show", "width",
+  "nullvalue", "separator", "print", "timer", "stats", "help", "quit", "exit", "eqp", "changes", "echo", "bail",
+]);
+
+/** SQLite's shell options that change nothing but how it prints (grounding reads them as letters). */
+const SQLITE_READING_OPTIONS = ["readonly", "header", "noheader", "csv", "json", "line", "list", "column", "box", "table", "markdown", "html", "tabs", "quote", "ascii", "bail", "batch", "echo", "safe", "nofollow"];
+
+/**
+ * `sqlite3 DB 'select …'`: SQLite's shell given the database and statements that only read it (a
+ * `SELECT`, and dot-commands that print), so reading the database stays allowed. Anything else it
+ * is given (another statement, an option that runs a file or a command, statements read from
+ * standard input) leaves it a program the guard cannot follow.
+ */
+function sqliteReads(event: CallEvent): PathEffect[] | undefined {
+  if (!["sqlite3", "sqlite"].includes(programOf(event))) return undefined;
+  const letters = new Set(SQLITE_READING_OPTIONS.flatMap((option) => [...option]));
+  const options = Object.entries(event.args).filter(([key]) => !GROUNDING_KEYS.has(key) && key !== "env" && !/^arg[0-9]+$/.test(key));
+  if (!options.every(([key, value]) => value === true && (SQLITE_READING_OPTIONS.includes(key) || (key.length === 1 && letters.has(key))))) return undefined;
+  const [database, ...statements] = positionalsOf(event.args);
+  if (database === undefined || statements.length === 0 || !statements.every(readsOnly)) return undefined;
+  return [{ effect: "read", words: [database], tree: false }];
+}
+
+/** Whether SQLite's shell input only reads: dot-commands that print, and `SELECT` statements. */
+function readsOnly(input: string): boolean {
+  const sql: string[] = [];
+  for (const line of input.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed.startsWith(".")) {
+      if (!SQLITE_READING_COMMANDS.has(trimmed.slice(1).split(/\s+/)[0]!.toLowerCase())) return false;
+    } else sql.push(line);
+  }
+  // Quoted strings and comments are not statements; what is left must only select.
+  const code = sql
+    .join("\n")
+    .replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]/g, "''")
+    .replace(/--[^\n]*|\/\*[\s\S]*?(\*\/|$)/g, " ");
+  if (/['"`[]/.test(code.replace(/''/g, ""))) return false;
+  const statements = code.split(";").map((statement) => statement.trim()).filter((statement) => statement !== "");
+  const changes = /\b(insert|update|delete|drop|create|alter|attach|detach|vacuum|pragma|reindex|analyze|begin|commit|rollback|savepoint|release|writefile|edit|load_extension|readfile|fts3_tokenizer)\b|\breplace\s+into\b/i;
+  return statements.every((statement) => /^(select|with|values|explain)\b/i.test(statement) && !changes.test(statement));
+}
+
+/** Programs that take the directory they write into as `-t DIR` or `--target-directory=DIR`. */
+const TARGET_DIRECTORY_PROGRAMS = new Set(["cp", "mv", "ln", "install"]);
+
+/**
+ * The directories given to `cp`, `mv`, `ln` and `install` with `-t DIR` (`-tDIR`, `-rt DIR`,
+ * `--target-directory DIR`, `--target-directory=DIR`) on a command line, with the words after the
+ * program (what may be written into it). The line is cut at its operators and read word by word,
+ * quotes dropped: an approximation that finds more rather than less.
+ */
+function targetDirectories(command: string): { program: string; directory: string; operands: string[] }[] {
+  const found: { program: string; directory: string; operands: string[] }[] = [];
+  for (const segment of command.split(/[;&|()\n`]|\$\(/)) {
+    const words = segment.replace(/['"\\]/g, "").split(/\s+/).filter((word) => word !== "");
+    const at = words.findIndex((word) => TARGET_DIRECTORY_PROGRAMS.has(posix.basename(word)));
+    if (at < 0) continue;
+    const operands = words.slice(at + 1).filter((word) => !word.startsWith("-"));
+    for (let index = at + 1; index < words.length; index++) {
+      const word = words[index]!;
+      const long = /^--target-directory(=(.*))?$/.exec(word);
+      const short = /^-[A-Za-z]*t(.*)$/.exec(word);
+      const directory = long !== null ? (long[2] ?? words[index + 1]) : short !== null && !word.startsWith("--") ? (short[1] !== "" ? short[1] : words[index + 1]) : undefined;
+      if (directory !== undefined && directory !== "") found.push({ program: posix.basename(words[at]!), directory, operands });
+    }
+  }
+  return found;
+}
+
+/** The commands an event's options run (`git -c core.fsmonitor=CMD`, `tar --to-command=CMD`, `rsync -e CMD`). */
+function optionCommands(event: CallEvent): string[] {
+  const table = OPTION_EFFECTS[event.action.split(" ")[0]!];
+  const commands = (table?.commands ?? []).flatMap((key) => (event.args[key] === true ? textsOf(event.args) : strings(event.args[key])));
+  // `git config core.fsmonitor CMD` sets a command Git runs later.
+  if (event.action === "git config") commands.push(...positionalsOf(event.args).slice(1));
+  return commands;
 }
 
 function strings(value: JsonValue | undefined): string[] {
