@@ -76,7 +76,9 @@ function renderReplay(report: ReplayReport, database: string): string {
   const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
   lines.push(`replayed ${plural(report.runs.length, "run")} of ${printableLine(database)} (${plural(report.decisions, "decision")}) under ${report.policy.files.map(printableLine).join(", ")}`);
   for (const run of report.runs) {
-    const unjudged = run.unjudged > 0 ? `; ${plural(run.unjudged, "call")} refused before it could be judged, not replayed` : "";
+    const unjudged =
+      (run.unjudged > 0 ? `; ${plural(run.unjudged, "call")} refused before it could be judged, not replayed` : "") +
+      (run.guarded > 0 ? `; ${plural(run.guarded, "call")} decided by the guard whatever the policy, not replayed` : "");
     if (run.changed.length === 0) {
       lines.push(`run ${printableLine(JSON.stringify(run.runId))}: no decision changes (${plural(run.decisions, "decision")})${unjudged}`);
       continue;

@@ -289,6 +289,22 @@ describe("vigilc replay", () => {
     expect(result.stdout).toContain("no decision would change");
   });
 
+  it("does not replay what the guard decided: another policy changes nothing of it", async () => {
+    const database = join(scratch, "guarded", ".vigil", "audit.db");
+    const store = Store.open(database);
+    try {
+      const guard = new Enforcer(store, await loadPolicy([strict], store), { cwd: join(scratch, "guarded") });
+      expect(guard.decide("run-g", { id: "1", action: "Bash", args: { command: "rm .vigil/audit.db" } }).guard).not.toEqual([]);
+    } finally {
+      store.close();
+    }
+    const result = await vigilc(["replay", "--audit", database, "--policy", lenient]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("1 call decided by the guard whatever the policy, not replayed");
+    const json = JSON.parse((await vigilc(["replay", "--audit", database, "--policy", lenient, "--format", "json"])).stdout) as { runs: { guarded: number; changed: unknown[] }[] };
+    expect(json.runs[0]).toMatchObject({ guarded: 1, changed: [] });
+  });
+
   it("refuses a log that does not verify", async () => {
     const result = await vigilc(["replay", "--audit", tampered((store) => store.db.prepare("DELETE FROM audit WHERE seq = 2").run()), "--policy", strict]);
     expect(result.code).toBe(2);

@@ -40,6 +40,8 @@ export interface ReplayedRun {
   readonly decisions: number;
   /** Calls refused before they could be judged (they have no events to judge again). */
   readonly unjudged: number;
+  /** Calls the guard refused or put to a person whatever the policy said: another policy changes nothing of them. */
+  readonly guarded: number;
   /** The decisions that differ. */
   readonly changed: readonly ReplayedCall[];
 }
@@ -55,6 +57,7 @@ interface RunReplay {
   readonly monitor: Monitor;
   decisions: number;
   unjudged: number;
+  guarded: number;
   readonly changed: ReplayedCall[];
 }
 
@@ -62,7 +65,7 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
   const runs = new Map<string, RunReplay>();
   const runOf = (runId: string): RunReplay => {
     let run = runs.get(runId);
-    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements), decisions: 0, unjudged: 0, changed: [] }));
+    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements), decisions: 0, unjudged: 0, guarded: 0, changed: [] }));
     return run;
   };
   for (const record of readAudit(store, options.runId)) {
@@ -73,6 +76,10 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
       const events = (body["events"] ?? []) as unknown as CallEvent[];
       if (events.length === 0) {
         run.unjudged++;
+        continue;
+      }
+      if (Array.isArray(body["guard"]) && body["guard"].length > 0) {
+        run.guarded++;
         continue;
       }
       run.decisions++;
@@ -104,7 +111,7 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
       runOf(record.runId).unjudged++;
     }
   }
-  const replayed = [...runs].map(([runId, run]) => ({ runId, decisions: run.decisions, unjudged: run.unjudged, changed: run.changed }));
+  const replayed = [...runs].map(([runId, run]) => ({ runId, decisions: run.decisions, unjudged: run.unjudged, guarded: run.guarded, changed: run.changed }));
   return {
     policy: { hash: policy.hash, files: policy.files },
     runs: replayed,
