@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { tokenProblem } from "@vigil/runtime/token";
 
 /**
  * The sidecar's token files: `vigilc serve` reads them (or creates them), and `vigilc hook
@@ -11,9 +12,6 @@ import { dirname } from "node:path";
  * token is 256 random bits as 64 hex digits.
  */
 
-/** The shortest token accepted (the sidecar refuses shorter ones too). */
-export const MIN_TOKEN_LENGTH = 32;
-
 /** A token file is a line; anything much larger is not one (and is not read whole). */
 const MAX_TOKEN_FILE_BYTES = 4096;
 
@@ -21,15 +19,6 @@ const MAX_TOKEN_FILE_BYTES = 4096;
 export const TOKEN_FILE_NAME = "sidecar.token";
 
 export type TokenRead = { readonly token: string; readonly created: boolean } | { readonly problem: string };
-
-/** Why `token` cannot be a token, or undefined when it can. */
-export function tokenProblem(token: string): string | undefined {
-  if (token === "") return "it is empty";
-  if (token.length < MIN_TOKEN_LENGTH) return `it has ${token.length} characters; a token has at least ${MIN_TOKEN_LENGTH} (a generated one has 64 hex digits)`;
-  // The token travels in an HTTP header: visible ASCII only, no spaces.
-  if (!/^[\x21-\x7e]+$/.test(token)) return "it holds a space or a character other than visible ASCII, which an HTTP header cannot carry";
-  return undefined;
-}
 
 /**
  * Reads a token file. Only a regular file is read (a FIFO planted at the path would otherwise

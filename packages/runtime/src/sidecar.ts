@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, connect } from "node:net";
 import { isAbsolute } from "node:path";
 import { isJsonObject, type JsonValue } from "@vigil/trace";
+import { tokenProblem } from "./token.js";
 import { answerClaudeCodeHook } from "./claude-code-hook.js";
 import type { Enforcer } from "./enforcer.js";
 
@@ -80,8 +81,6 @@ export interface Sidecar {
   close(): Promise<void>;
 }
 
-/** The shortest token accepted: 32 characters (the generated ones are 64 hex digits, 256 bits). */
-const MIN_TOKEN_LENGTH = 32;
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const MAX_RUN_ID = 256;
@@ -105,15 +104,6 @@ interface Admission {
   readonly hookToken: Buffer | undefined;
   /** The origins a request may come from (the sidecar's own); empty on a Unix socket. */
   origins: ReadonlySet<string>;
-}
-
-/** Why `token` cannot be the sidecar's token, or undefined when it can (the CLI checks a token file the same way). */
-function tokenProblem(token: unknown): string | undefined {
-  if (typeof token !== "string" || token === "") return "it is empty";
-  if (token.length < MIN_TOKEN_LENGTH) return `it has ${token.length} characters; a token has at least ${MIN_TOKEN_LENGTH} (a generated one has 64 hex digits)`;
-  // A token travels in an HTTP header: visible ASCII only, no spaces.
-  if (!/^[\x21-\x7e]+$/.test(token)) return "it holds a space or a character other than visible ASCII, which an HTTP header cannot carry";
-  return undefined;
 }
 
 export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
