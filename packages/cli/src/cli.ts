@@ -5,7 +5,7 @@ import type { ReadRunFileResult, RecordingRun } from "@vigil/trace";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { checkCorpus, expandCorpus, expandRunFiles, isCorpus, progressLine, renderSummary, runsOfFile, summarize, type CorpusRun } from "./corpus.js";
 import { toHtml, type RuleText } from "./html.js";
-import { outcomeOf, timelineEvents, type RunOutcome } from "./outcome.js";
+import { failsOn, outcomeOf, timelineEvents, type FailOn, type RunOutcome } from "./outcome.js";
 import { toSarif } from "./sarif.js";
 import { printableLine, printableText, renderClosedWorldSummary, renderDiagnostic, renderReport, splitClosedWorld } from "./render.js";
 
@@ -306,6 +306,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     options: {
       format: "human" | "json";
       exitZero?: boolean;
+      failOn: FailOn;
       sarif?: string;
       html?: string;
       engine: EngineName;
@@ -356,7 +357,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stdout(JSON.stringify({ verdict, summary, runs }, null, 2) + "\n");
     } else io.stdout(renderSummary(summary, outcomes));
     if (summary.failed > 0) return EXIT_INPUT_ERROR;
-    return summary.unsafe > 0 && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
+    const failing = outcomes.some((outcome) => failsOn(options.failOn, outcome.statements));
+    return failing && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
   };
 
   const program = new Command("vigilc")
@@ -381,6 +383,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
     .option("--exit-zero", "exit 0 even when a rule is violated or undecided (bad input still exits 2)")
+    .addOption(
+      new Option("--fail-on <response>", "exit 1 only for a rule whose response is at least this strong (block > ask > warn); weaker ones are reported and do not fail")
+        .choices(["block", "ask", "warn"])
+        .default("warn"),
+    )
     .option("--sarif <file>", "also write the results as SARIF 2.1.0 (for code-scanning interfaces)")
     .option("--html <file>", "also write a self-contained HTML report: a timeline per run, witnesses beside the rules they violate")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
@@ -388,7 +395,19 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(
       async (
         policyFile: string,
-        options: { trace?: string; schema?: string; sarif?: string; html?: string; engine: EngineName; format: "human" | "json"; strict?: boolean; exitZero?: boolean; timeout: number; budget: number } & TraceReading,
+        options: {
+          trace?: string;
+          schema?: string;
+          sarif?: string;
+          html?: string;
+          engine: EngineName;
+          format: "human" | "json";
+          strict?: boolean;
+          exitZero?: boolean;
+          failOn: FailOn;
+          timeout: number;
+          budget: number;
+        } & TraceReading,
       ) => {
         if (options.trace === undefined && options.schema === undefined) {
           io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
@@ -525,7 +544,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           const eventAt = kept !== undefined ? (position: number) => kept[position - 1] : (position: number) => judged.witnessEvents!.get(position);
           io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: runName, eventCount: judged.eventCount, eventAt }, colors));
         }
-        exitCode = report.verdict === "safe" || options.exitZero === true ? EXIT_SAFE : EXIT_UNSAFE;
+        exitCode = failsOn(options.failOn, report.statements.map((s) => ({ holds: s.holds, response: s.statement.response }))) && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
       },
     );
 

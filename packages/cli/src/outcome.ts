@@ -278,3 +278,18 @@ export function outcomeOf(
     ...(options.timeline === true ? { timeline: timelineOf(eventCount, eventAt, statements.map((s) => s.witnesses)) } : {}),
   };
 }
+
+/** The responses a rule may give, weakest first. */
+const RESPONSE_RANK = { warn: 0, ask: 1, block: 2 } as const;
+
+/** How strong a response must be for a rule it breaks to fail `vigilc check` (`--fail-on`). */
+export type FailOn = keyof typeof RESPONSE_RANK;
+
+/**
+ * Whether the statements fail the run's exit status under `--fail-on`: some statement that does not
+ * hold (violated, or undecided: fail closed) has a response at least as strong as `threshold`. A
+ * `warn` rule's violation under `--fail-on block` is reported and does not fail.
+ */
+export function failsOn(threshold: FailOn, statements: readonly { readonly holds: boolean; readonly response: FailOn }[]): boolean {
+  return statements.some((statement) => !statement.holds && RESPONSE_RANK[statement.response] >= RESPONSE_RANK[threshold]);
+}

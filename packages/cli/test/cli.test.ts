@@ -194,6 +194,37 @@ describe.concurrent("vigilc check: verdicts and exit codes", () => {
     expect(bad.code).toBe(2);
   });
 
+  it("--fail-on block: a violated warn or ask rule is reported and does not fail; a block rule does, in one run and in a corpus", async ({ expect }) => {
+    const policy = generated("fail-on.vigil");
+    writeFileSync(
+      policy,
+      `policy p {
+  /// Warp only validated transforms (only a warning here).
+  rule warned: prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)
+    warn "Validate first."
+  /// No sampling at all (needs approval).
+  rule asked: abs(action in {sample_frames})
+    ask "Ask before sampling."
+}
+`,
+    );
+    const trace = join(dashcam, "violating.jsonl");
+    const byDefault = await vigilc(["check", policy, "--trace", trace]);
+    expect(byDefault.code).toBe(1);
+    expect(byDefault.stdout).toContain("verdict: unsafe");
+    const onBlock = await vigilc(["check", policy, "--trace", trace, "--fail-on", "block"]);
+    expect(onBlock.code).toBe(0);
+    expect(onBlock.stdout).toContain("verdict: unsafe");
+    expect((await vigilc(["check", policy, "--trace", trace, "--fail-on", "ask"])).code).toBe(1);
+    // A block rule fails under --fail-on block.
+    expect((await vigilc(["check", join(dashcam, "dashcam.vigil"), "--trace", trace, "--fail-on", "block"])).code).toBe(1);
+    // A corpus: the same.
+    const corpus = join(dashcam, "*.jsonl");
+    expect((await vigilc(["check", policy, "--trace", corpus, "--fail-on", "block"])).code).toBe(0);
+    expect((await vigilc(["check", policy, "--trace", corpus])).code).toBe(1);
+    expect((await vigilc(["check", policy, "--trace", trace, "--fail-on", "never"])).code).toBe(2);
+  });
+
   it("fails closed: a statement the solver cannot decide in time is undecided, holds is false and the exit code is 1", async ({ expect }) => {
     const result = await vigilc(["check", generated("many-rules.vigil"), "--trace", join(dashcam, "benign.jsonl"), "--engine", "smt", "--timeout", "1", "--format", "json"]);
     const report = JSON.parse(result.stdout) as JsonReport;
