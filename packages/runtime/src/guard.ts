@@ -62,6 +62,8 @@ export interface GuardOptions {
   readonly unknownCommands?: "block" | "ask";
   /** The home directory (`~`); by default the user's. */
   readonly home?: string;
+  /** How long one check may take, in milliseconds, before the call is refused as too large to check (default 250). */
+  readonly budgetMs?: number;
 }
 
 export type GuardRule = "protected_path" | "vigil_itself" | "unknown_command";
@@ -177,6 +179,15 @@ interface Scope {
   identities?: Map<string, ProtectedPath>;
 }
 
+/**
+ * How long the guard may take over one call. Its work grows with the paths a call names; a command
+ * line made of tens of thousands of patterns would otherwise hold the hook for seconds. Past the
+ * budget the call is refused as one whose effects cannot be known.
+ */
+const GUARD_BUDGET_MS = 250;
+
+class GuardBudgetExceeded extends Error {}
+
 /** How deep a command an option runs (`git -c core.fsmonitor=CMD`) is checked as a command line. */
 const MAXIMUM_OPTION_DEPTH = 2;
 
@@ -203,6 +214,9 @@ export class Guard {
   private readonly home: string;
   private readonly claudeSettings: boolean;
   private readonly unknownResponse: "block" | "ask";
+  private readonly budgetMs: number;
+  /** When the check under way must be over. */
+  private deadline = Infinity;
 
   constructor(entries: readonly ProtectedPath[], options: GuardOptions = {}) {
     const all = [...entries, ...(options.protect ?? [])];
@@ -221,6 +235,7 @@ export class Guard {
     this.home = options.home ?? process.env["HOME"] ?? "/";
     this.claudeSettings = options.claudeSettings === true;
     this.unknownResponse = options.unknownCommands ?? "block";
+    this.budgetMs = options.budgetMs ?? GUARD_BUDGET_MS;
   }
 
   /** What the guard protects, for the audit log and `--help`. */
@@ -230,7 +245,15 @@ export class Guard {
 
   /** The findings against a call's events; empty when the guard lets it through. */
   check(events: readonly CallEvent[], context: GuardContext = {}): GuardFinding[] {
-    return this.checkAt(events, context, 0);
+    // The check is synchronous: one deadline at a time, for the whole check and the command lines nested in it.
+    this.deadline = performance.now() + this.budgetMs;
+    try {
+      return this.checkAt(events, context, 0);
+    } catch (error) {
+      if (!(error instanceof GuardBudgetExceeded)) throw error;
+      // A command line crafted to be slow to check is not let through unchecked: fail closed.
+      return [{ ...this.unknown(`it names more paths than can be checked within the guard's budget of ${this.budgetMs} ms`), event: 0 }];
+    }
   }
 
   private checkAt(events: readonly CallEvent[], context: GuardContext, depth: number): GuardFinding[] {
@@ -406,6 +429,7 @@ export class Guard {
   private hit(effect: PathEffect, cwd: string | undefined, scope: Scope): ProtectedPath | undefined {
     const entries = scope.entries;
     for (const word of effect.words) {
+      if (performance.now() > this.deadline) throw new GuardBudgetExceeded();
       const path = pathWord(word, cwd, scope.words);
       // A program the guard has no model of, given nothing but a variable the line does not set
       // (`pytest "$TEST"`, a loop's `"$f"`): its value comes from outside the command line, where

@@ -317,6 +317,12 @@ describe("the guard refuses what would switch enforcement off", () => {
     expect(bash("npm uninstall @vigil/cli")).toMatchObject([{ guard: "vigil_itself" }]);
   });
 
+  it("refuses a command line that names more paths than it can check within its budget, instead of holding the hook", () => {
+    const quick = new Guard([...databaseFiles(join(project, ".vigil", "audit.db"))], { home, budgetMs: 1 });
+    const read = readCall("Bash", { command: `rm -rf ${Array.from({ length: 2000 }, (_, i) => `a${i}*`).join(" ")}` }, "t");
+    expect(quick.check(read.events, { cwd: project, notes: read.notes })).toMatchObject([{ guard: "unknown_command", response: "block", message: expect.stringContaining("budget of 1 ms") }]);
+  });
+
   it("relaxes what cannot be grounded to ask when told", () => {
     const asking = new Guard([], { unknownCommands: "ask", home });
     const read = readCall("Bash", { command: "$CMD x" }, "t");
