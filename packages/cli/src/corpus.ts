@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RunFile, TextOrigin } from "@vigil/trace";
 import type { RunTask } from "./corpus-worker.js";
-import { runErrorText, runLabel, type RunOutcome } from "./outcome.js";
+import { neverTriggered, runErrorText, runLabel, type RunOutcome } from "./outcome.js";
 import { printableLine } from "./render.js";
 
 /**
@@ -145,6 +145,11 @@ export interface CorpusSummary {
   readonly events: number;
   /** Per statement: in how many runs it was violated (or undecided). */
   readonly violations: readonly { readonly rule: string; readonly runs: number }[];
+  /**
+   * The rules whose trigger held on no event of any run checked (counted by the forward engine):
+   * they held everywhere vacuously, which is what a pattern that can never match looks like.
+   */
+  readonly neverTriggered: readonly string[];
 }
 
 export function summarize(outcomes: readonly RunOutcome[]): CorpusSummary {
@@ -163,6 +168,7 @@ export function summarize(outcomes: readonly RunOutcome[]): CorpusSummary {
     failed: outcomes.filter((o) => o.verdict === undefined).length,
     events: outcomes.reduce((sum, o) => sum + o.events, 0),
     violations: [...counts].map(([rule, runs]) => ({ rule, runs })),
+    neverTriggered: neverTriggered(outcomes),
   };
 }
 
@@ -198,6 +204,9 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
     const names = outcomes.filter((o) => o.statements.some((s) => !s.holds && `${s.policy}.${s.name}` === rule)).map((o) => printableLine(o.run ?? o.file));
     const shown = names.slice(0, RUNS_NAMED_PER_RULE);
     lines.push(`${rule}: ${shown.join(", ")}${names.length > shown.length ? `, … and ${names.length - shown.length} more` : ""}`);
+  }
+  for (const rule of summary.neverTriggered) {
+    lines.push("", `warning: the trigger of ${rule} matched no event in any of the ${summary.runs - summary.failed} runs: it held only vacuously (a pattern that can never match looks like this)`);
   }
   lines.push(
     "",

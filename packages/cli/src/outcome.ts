@@ -86,6 +86,8 @@ export interface StatementResult {
   /** For `until`: per witness (same order), the bad event that broke the interval it opened. */
   readonly brokenBy?: number[];
   readonly undecided?: string;
+  /** On how many events the rule's trigger held (forward engine; absent for `always`): 0 means the rule held vacuously. */
+  readonly triggered?: number;
 }
 
 /** One event of a timeline, its values shortened for display. */
@@ -264,6 +266,7 @@ export function outcomeOf(
     witnesses: [...s.witnesses],
     witnessLines: s.witnesses.map((position) => options.witnessLines?.get(position) ?? eventAt(position)?.source?.line ?? 1),
     ...(s.brokenBy !== undefined ? { brokenBy: [...s.brokenBy] } : {}),
+    ...(s.triggers !== undefined ? { triggered: s.triggers.count } : {}),
     ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
   }));
   return {
@@ -292,4 +295,21 @@ export type FailOn = keyof typeof RESPONSE_RANK;
  */
 export function failsOn(threshold: FailOn, statements: readonly { readonly holds: boolean; readonly response: FailOn }[]): boolean {
   return statements.some((statement) => !statement.holds && RESPONSE_RANK[statement.response] >= RESPONSE_RANK[threshold]);
+}
+
+/**
+ * The rules whose trigger held on no event of any run whose triggers were counted (the forward
+ * engine counts them): each held only vacuously, which is what a pattern that can never match
+ * looks like. In the order the rules were first met.
+ */
+export function neverTriggered(outcomes: readonly RunOutcome[]): string[] {
+  const untriggered = new Map<string, boolean>();
+  for (const outcome of outcomes) {
+    for (const statement of outcome.statements) {
+      if (statement.triggered === undefined) continue;
+      const rule = `${statement.policy}.${statement.name}`;
+      untriggered.set(rule, (untriggered.get(rule) ?? true) && statement.triggered === 0);
+    }
+  }
+  return [...untriggered].filter(([, none]) => none).map(([rule]) => rule);
 }

@@ -1,7 +1,7 @@
 import { relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as Sarif from "sarif";
-import type { RunOutcome } from "./outcome.js";
+import { neverTriggered, type RunOutcome } from "./outcome.js";
 
 /**
  * SARIF 2.1.0 for code-scanning interfaces: one `rule` per Vigil statement (its `///` text as the
@@ -70,6 +70,13 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
       });
     }
   }
+  // A rule that held only vacuously everywhere is a problem of the policy (its configuration): said so.
+  const configuration: Sarif.Notification[] = neverTriggered(outcomes).map((rule) => ({
+    level: "warning",
+    message: { text: `the trigger of ${rule} matched no event in any run: it held only vacuously (a pattern that can never match looks like this)` },
+    descriptor: { id: "never-triggered" },
+    associatedRule: { id: rule },
+  }));
   return {
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
     version: "2.1.0",
@@ -77,7 +84,7 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
       {
         tool: { driver: { name: "vigilc", version: options.version, rules: [...rules.values()] } },
         results,
-        invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications }],
+        invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications, ...(configuration.length > 0 ? { toolConfigurationNotifications: configuration } : {}) }],
       },
     ],
   };

@@ -66,16 +66,24 @@ afterAll(() => {
 
 interface JsonReport {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: string; remediation?: string; undecided?: string }[];
+  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: string; remediation?: string; undecided?: string; triggers?: { count: number; first: number[] } }[];
 }
 
 const dashcamViolating: JsonReport = {
   verdict: "unsafe",
   statements: [
     { policy: "dashcam", name: "R0", holds: true, witnesses: [], response: "block" },
-    { policy: "dashcam", name: "R1", holds: true, witnesses: [], response: "block" },
-    { policy: "dashcam", name: "R2", holds: true, witnesses: [], response: "block" },
-    { policy: "dashcam", name: "R3", holds: false, witnesses: [5], response: "block", remediation: "Run validate_output on the transform before warping with it." },
+    { policy: "dashcam", name: "R1", holds: true, witnesses: [], response: "block", triggers: { count: 1, first: [8] } },
+    { policy: "dashcam", name: "R2", holds: true, witnesses: [], response: "block", triggers: { count: 1, first: [6] } },
+    {
+      policy: "dashcam",
+      name: "R3",
+      holds: false,
+      witnesses: [5],
+      response: "block",
+      remediation: "Run validate_output on the transform before warping with it.",
+      triggers: { count: 1, first: [5] },
+    },
   ],
 };
 
@@ -318,7 +326,8 @@ describe.concurrent("vigilc check: malformed traces exit 2 and name the line and
       expect(JSON.parse(result.stdout)).toStrictEqual({
         verdict: "safe",
         statements: [
-          { policy: "files", name: "read_first", holds: true, witnesses: [], response: "block" },
+          // Vacuously: their triggers matched no event.
+          { policy: "files", name: "read_first", holds: true, witnesses: [], response: "block", triggers: { count: 0, first: [] } },
           { policy: "files", name: "text_only", holds: true, witnesses: [], response: "block" },
         ],
       });

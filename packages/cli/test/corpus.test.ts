@@ -24,6 +24,33 @@ describe.concurrent("vigilc check on a corpus", () => {
     expect(result.stderr).not.toContain("[#");
   });
 
+  it("warns about a rule whose trigger matched no event in any run (human, JSON, SARIF), with either engine", async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const scratch = mkdtempSync(join(tmpdir(), "vigil-never-"));
+    try {
+      const policy = join(scratch, "never.vigil");
+      // `rm` runs are grounded with `target`; a condition on `path` can never match them.
+      writeFileSync(policy, `policy p {\n  /// Never delete the home directory.\n  rule home: abs(action in {rm} and path in {"~"})\n  /// No recursive delete.\n  rule recursive: abs(action in {rm} and recursive in {true})\n}\n`);
+      const human = await vigilc(["check", policy, "--trace", "corpus"], { cwd: fixtures });
+      expect(human.stdout).toContain("warning: the trigger of p.home matched no event in any of the 3 runs: it held only vacuously");
+      expect(human.stdout).not.toContain("the trigger of p.recursive");
+      for (const engine of ["eval", "smt"]) {
+        const json = JSON.parse((await vigilc(["check", policy, "--trace", "corpus", "--format", "json", "--engine", engine], { cwd: fixtures })).stdout) as { summary: { neverTriggered: string[] } };
+        expect(json.summary.neverTriggered).toEqual(["p.home"]);
+      }
+      const sarif = join(scratch, "out.sarif");
+      await vigilc(["check", policy, "--trace", "corpus", "--sarif", sarif], { cwd: fixtures });
+      const log = JSON.parse(readFileSync(sarif, "utf8")) as { runs: { invocations: { toolConfigurationNotifications?: { level: string; message: { text: string }; associatedRule: { id: string } }[] }[] }[] };
+      expect(log.runs[0]!.invocations[0]!.toolConfigurationNotifications).toEqual([
+        expect.objectContaining({ level: "warning", associatedRule: { id: "p.home" }, message: { text: expect.stringContaining("matched no event in any run") } }),
+      ]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   it("draws a progress bar on a terminal", async () => {
     // util-linux `script` gives the CLI a pseudo-terminal for stdout and stderr.
     const { execFile } = await import("node:child_process");

@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { breakingEvents, TraceRun } from "@vigil/engine";
+import { breakingEvents, TraceRun, type TriggerCount } from "@vigil/engine";
 import { SmtDecider, type SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
@@ -31,6 +31,12 @@ export interface StatementVerdict extends StatementOutcome {
    * the witness opened. Absent for the other forms.
    */
   readonly brokenBy?: readonly number[];
+  /**
+   * On how many events the statement's trigger held, and the first of them (the forward engine
+   * counts them as it reads; absent for `always` and for the SMT engine). A statement that holds
+   * with a count of 0 holds vacuously: nothing it speaks of happened.
+   */
+  readonly triggers?: TriggerCount;
 }
 
 export interface CheckReport {
@@ -58,7 +64,7 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
       if (signal !== undefined && index % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
       run.step(events[index]!);
     }
-    return reportOf(statements, run.finish(), engine, (index) => run.finalizedBy(index));
+    return reportOf(statements, run.finish(), engine, (index) => run.finalizedBy(index), (index) => run.triggers(index));
   }
   const outcomes: StatementOutcome[] = [];
   let decider = options.decider;
@@ -77,8 +83,17 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
     signal?.removeEventListener("abort", interrupt);
     if (ownsDecider) await decider!.dispose();
   }
-  // The breaking events of `until` are read off the forward machine: one semantics for both engines.
-  return reportOf(statements, outcomes, engine, (index) => breakingEvents(statements[index]!, events));
+  // The breaking events of `until`, and how often each trigger held, are read off the forward
+  // machines: one semantics for both engines, and the same report.
+  const counted = countTriggers(statements, events);
+  return reportOf(statements, outcomes, engine, (index) => breakingEvents(statements[index]!, events), (index) => counted.triggers(index));
+}
+
+/** A forward run over the events, for what every report says besides the verdicts (how often each trigger held). */
+function countTriggers(statements: readonly CheckedStatement[], events: readonly TraceEvent[]): TraceRun {
+  const run = new TraceRun(statements);
+  for (const event of events) run.step(event);
+  return run;
 }
 
 /** How many events the evaluator steps between two looks at the abort signal. */
@@ -94,10 +109,12 @@ export function reportOf(
   outcomes: readonly StatementOutcome[],
   engine: EngineName,
   finalizedBy?: (index: number) => ReadonlyMap<number, number>,
+  triggers?: (index: number) => TriggerCount | undefined,
 ): CheckReport {
   const verdicts: StatementVerdict[] = statements.map((statement, index) => {
     const outcome = outcomes[index]!;
     const breakers = statement.form === "until" && outcome.witnesses.length > 0 && finalizedBy !== undefined ? finalizedBy(index) : undefined;
+    const triggered = triggers?.(index);
     return {
       policy: statement.policy,
       name: statement.name,
@@ -107,6 +124,7 @@ export function reportOf(
       ...outcome,
       // A witness of an undecided run may have no breaker recorded: 0 says "not known".
       ...(breakers !== undefined ? { brokenBy: outcome.witnesses.map((witness) => breakers.get(witness) ?? 0) } : {}),
+      ...(triggered !== undefined ? { triggers: { count: triggered.count, first: [...triggered.first] } } : {}),
     };
   });
   return { verdict: verdicts.every((v) => v.holds) ? "safe" : "unsafe", engine, statements: verdicts };
@@ -115,7 +133,17 @@ export function reportOf(
 /** The machine-readable form of a report: exactly the documented JSON shape, plus optional fields. */
 export function reportToJson(report: CheckReport): {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; brokenBy?: number[]; response: "block" | "warn" | "ask"; remediation?: string; undecided?: string }[];
+  statements: {
+    policy: string;
+    name: string;
+    holds: boolean;
+    witnesses: number[];
+    brokenBy?: number[];
+    response: "block" | "warn" | "ask";
+    remediation?: string;
+    undecided?: string;
+    triggers?: { count: number; first: number[] };
+  }[];
 } {
   return {
     verdict: report.verdict,
@@ -128,6 +156,7 @@ export function reportToJson(report: CheckReport): {
       response: v.statement.response,
       ...(v.statement.remediation !== undefined ? { remediation: v.statement.remediation } : {}),
       ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
+      ...(v.triggers !== undefined ? { triggers: { count: v.triggers.count, first: [...v.triggers.first] } } : {}),
     })),
   };
 }

@@ -25,6 +25,7 @@ export type {
   RecordOutcome,
   Response,
   StatementStanding,
+  TriggerCount,
   Violation,
 } from "@vigil/engine";
 export { Monitor } from "@vigil/engine";

@@ -29,8 +29,19 @@ const BUDGET_CHECK_INTERVAL = 4096;
  * so a trace never has to be held whole. A run past its time budget, or a statement past its
  * memory budget, is undecided with the reason: it counts as not holding.
  */
+/** How many events matched a statement's trigger, and the first of them. */
+export interface TriggerCount {
+  readonly count: number;
+  readonly first: readonly number[];
+}
+
+/** How many of the first trigger positions a run keeps per statement. */
+const TRIGGERS_KEPT = 10;
+
 export class TraceRun {
   private readonly machines: StatementMachine[];
+  /** Per statement: on how many events its trigger held, and the first of them. */
+  private readonly triggered: { count: number; first: number[] }[];
   private readonly witnesses: number[][];
   /** Per statement: each witness reported before the end, and the event whose reading made it one. */
   private readonly finalAt: Map<number, number>[];
@@ -45,7 +56,16 @@ export class TraceRun {
     readonly statements: readonly CheckedStatement[],
     private readonly budget: EvaluationBudget = {},
   ) {
-    this.machines = statements.map((statement) => createMachine(statement));
+    this.triggered = statements.map(() => ({ count: 0, first: [] as number[] }));
+    this.machines = statements.map((statement, index) => {
+      const seen = this.triggered[index]!;
+      return createMachine(statement, undefined, {
+        trigger: (position) => {
+          seen.count++;
+          if (seen.first.length < TRIGGERS_KEPT) seen.first.push(position);
+        },
+      });
+    });
     this.witnesses = statements.map(() => []);
     this.finalAt = statements.map(() => new Map());
     this.undecided = statements.map(() => undefined);
@@ -102,6 +122,15 @@ export class TraceRun {
    * witness itself, for `bresp[ℓ]` the event that closed the window. Witnesses the end of the run
    * makes final (`resp`, `rslv`) have none.
    */
+  /**
+   * On how many of the events read the statement's trigger held (for some binding), and the first
+   * of them (at most ten); undefined for an `always`, which has no single trigger. A statement
+   * whose trigger held on no event holds vacuously.
+   */
+  triggers(index: number): TriggerCount | undefined {
+    return this.statements[index]!.form === "always" ? undefined : this.triggered[index]!;
+  }
+
   finalizedBy(index: number): ReadonlyMap<number, number> {
     return this.finalAt[index]!;
   }

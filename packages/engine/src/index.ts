@@ -1,9 +1,9 @@
 export type { StatementOutcome } from "@vigil/checker";
 export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
 export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
-export type { MachineState, StatementMachine } from "./machines.js";
+export type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
-export type { EvaluationBudget } from "./eval.js";
+export type { EvaluationBudget, TriggerCount } from "./eval.js";
 export { breakingEvents, DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
 export type {
   CallResult,

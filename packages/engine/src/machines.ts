@@ -42,11 +42,27 @@ export interface StatementMachine {
   snapshot(): MachineState;
 }
 
+/**
+ * Told what a machine sees as it steps (not when it probes): each event on which the statement's
+ * trigger holds for some binding — the pattern of an `abs`, the first pattern of `prec`, `resp`,
+ * `bresp` and `rslv`, the trigger of `until`. An `always` has no single trigger and tells nothing.
+ * A rule whose trigger never holds on a run holds on it vacuously; reports say so.
+ */
+export interface MachineObserver {
+  trigger(position: number): void;
+}
+
 /** A machine's state as plain data (JSON-compatible): what survives between processes. */
 export type MachineState = { readonly form: string; readonly [field: string]: unknown };
 
 /** A fresh machine for a statement, or one resumed from a snapshot of a machine of the same statement. */
-export function createMachine(statement: CheckedStatement, state?: MachineState): StatementMachine {
+export function createMachine(statement: CheckedStatement, state?: MachineState, observer?: MachineObserver): StatementMachine {
+  const machine = newMachine(statement, state);
+  if (observer !== undefined && "observer" in machine) (machine as { observer?: MachineObserver }).observer = observer;
+  return machine;
+}
+
+function newMachine(statement: CheckedStatement, state?: MachineState): StatementMachine {
   if (state !== undefined && state.form !== machineForm(statement)) {
     throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${statement.form})`);
   }
@@ -99,8 +115,11 @@ class AbsenceMachine extends DecidedAtEachEvent implements StatementMachine {
     this.matches = compilePattern(formula);
     this.pendingMatches = compilePendingPattern(formula);
   }
+  observer: MachineObserver | undefined = undefined;
   step(event: TraceEvent): number[] {
-    return this.matches(event) ? [event.position] : NONE;
+    if (!this.matches(event)) return NONE;
+    this.observer?.trigger(event.position);
+    return [event.position];
   }
   probe(event: TraceEvent): number[] {
     return this.pendingMatches(event) === Truth.True ? [event.position] : NONE;
@@ -147,15 +166,18 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
     this.searched.set(binding, this.candidates.length);
     return false;
   }
-  private unseen(event: TraceEvent, mode: "exact" | "definitely"): number[] {
-    for (const binding of this.first.bindings(event, mode)) if (!this.hadEarlier(binding)) return [event.position];
+  observer: MachineObserver | undefined = undefined;
+  private unseen(triggered: readonly string[], position: number): number[] {
+    for (const binding of triggered) if (!this.hadEarlier(binding)) return [position];
     return NONE;
   }
   probe(event: TraceEvent): number[] {
-    return this.unseen(event, "definitely");
+    return this.unseen(this.first.bindings(event, "definitely"), event.position);
   }
   step(event: TraceEvent): number[] {
-    const witnesses = this.unseen(event, "exact");
+    const triggered = this.first.bindings(event, "exact");
+    if (triggered.length > 0) this.observer?.trigger(event.position);
+    const witnesses = this.unseen(triggered, event.position);
     if (this.second.generates) for (const binding of this.second.bindings(event)) this.seen.add(binding);
     else if (this.second.mayHoldForSome(event)) this.candidates.push(plainEvent(event));
     return witnesses;
@@ -251,6 +273,7 @@ class WaitingByBinding {
  * response; a response discharges every earlier trigger of its binding at once.
  */
 class ResponseMachine implements StatementMachine {
+  observer: MachineObserver | undefined = undefined;
   private readonly waiting: WaitingByBinding;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
@@ -265,7 +288,9 @@ class ResponseMachine implements StatementMachine {
     // Responses first: a trigger is answered only by a strictly later event.
     const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, this.waiting.bindings());
     for (const binding of responded) this.waiting.delete(binding);
-    for (const binding of this.first.bindings(event)) this.waiting.add(binding, event.position);
+    const triggered = this.first.bindings(event);
+    if (triggered.length > 0) this.observer?.trigger(event.position);
+    for (const binding of triggered) this.waiting.add(binding, event.position);
     return NONE;
   }
   probe(): number[] {
@@ -288,6 +313,7 @@ class ResponseMachine implements StatementMachine {
  * closes, ℓ events after it (or at the end of the run, which closes every window).
  */
 class BoundedResponseMachine implements StatementMachine {
+  observer: MachineObserver | undefined = undefined;
   private readonly queue: { position: number; bindings: readonly string[] }[];
   private head: number;
   private readonly latestResponse: Map<string, number>;
@@ -342,7 +368,10 @@ class BoundedResponseMachine implements StatementMachine {
       this.head = 0;
     }
     const triggered = this.first.bindings(event);
-    if (triggered.length > 0) this.queue.push({ position: event.position, bindings: triggered });
+    if (triggered.length > 0) {
+      this.observer?.trigger(event.position);
+      this.queue.push({ position: event.position, bindings: triggered });
+    }
     return witnesses;
   }
 
@@ -372,6 +401,7 @@ class BoundedResponseMachine implements StatementMachine {
  * finally delivered state is judged.
  */
 class ResolutionMachine implements StatementMachine {
+  observer: MachineObserver | undefined = undefined;
   private readonly latest: Map<string, number>;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
@@ -384,6 +414,7 @@ class ResolutionMachine implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     const triggered = this.first.bindings(event);
+    if (triggered.length > 0) this.observer?.trigger(event.position);
     const resolved = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, [...this.latest.keys(), ...triggered]);
     for (const binding of resolved) this.latest.delete(binding);
     for (const binding of triggered) {
@@ -413,6 +444,7 @@ class ResolutionMachine implements StatementMachine {
  * event's own triggers open new ones: the resolution must come strictly between.
  */
 class UntilMachine implements StatementMachine {
+  observer: MachineObserver | undefined = undefined;
   private readonly open: WaitingByBinding;
   /** Triggers already reported, for a trigger open under several bindings (list values). */
   private readonly reported: Set<number>;
@@ -454,7 +486,9 @@ class UntilMachine implements StatementMachine {
     if (!this.resolve.binds) {
       if (this.resolve.bindings(event).length > 0) this.open.clear();
     } else for (const binding of this.resolve.generates ? this.resolve.bindings(event) : testedAmong(this.resolve, event, this.open.bindings())) this.open.delete(binding);
-    for (const binding of this.trigger.bindings(event)) this.open.add(binding, event.position);
+    const triggered = this.trigger.bindings(event);
+    if (triggered.length > 0) this.observer?.trigger(event.position);
+    for (const binding of triggered) this.open.add(binding, event.position);
     return witnesses;
   }
 
