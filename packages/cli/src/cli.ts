@@ -390,6 +390,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     )
     .option("--sarif <file>", "also write the results as SARIF 2.1.0 (for code-scanning interfaces)")
     .option("--html <file>", "also write a self-contained HTML report: a timeline per run, witnesses beside the rules they violate")
+    .option("--why", "in the human report of one run, say for every rule why it holds or not (how many events matched its trigger; the JSON always says)")
     .option("--timeout <ms>", "for --engine smt: time limit per solver call, in milliseconds", parsePositiveInteger, 30_000)
     .option("--budget <ms>", "for --engine eval: time budget for judging one run, in milliseconds; past it every rule is undecided (fail closed)", parsePositiveInteger, 600_000)
     .action(
@@ -405,6 +406,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           strict?: boolean;
           exitZero?: boolean;
           failOn: FailOn;
+          why?: boolean;
           timeout: number;
           budget: number;
         } & TraceReading,
@@ -542,7 +544,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           // A streamed run kept only the events at the witnesses the report shows.
           const kept = judged.events;
           const eventAt = kept !== undefined ? (position: number) => kept[position - 1] : (position: number) => judged.witnessEvents!.get(position);
-          io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: runName, eventCount: judged.eventCount, eventAt }, colors));
+          io.stdout(renderReport({ report, policySource: source, policyFile, traceFile: runName, eventCount: judged.eventCount, eventAt, ...(options.why === true ? { why: true } : {}) }, colors));
         }
         exitCode = failsOn(options.failOn, report.statements.map((s) => ({ holds: s.holds, response: s.statement.response }))) && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
       },

@@ -165,6 +165,8 @@ export interface RenderReportInput {
   readonly eventCount: number;
   /** The event at a position (a streamed run keeps only the events a report shows). */
   readonly eventAt: (position: number) => TraceEvent | undefined;
+  /** Say, for every rule, why it holds or not (`--why`). */
+  readonly why?: boolean;
 }
 
 /** The human report: every violated (or undecided) rule with its requirement, code frame and witnesses. */
@@ -176,6 +178,7 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
     if (verdict.holds) continue;
     out.push(renderViolation(verdict, input, colors), "");
   }
+  if (input.why === true) out.push(c.bold("why:"), ...report.statements.map((verdict) => `  ${whyLine(verdict)}`), "");
   const held = report.statements.filter((v) => v.holds).length;
   const violated = report.statements.filter((v) => !v.holds && v.undecided === undefined);
   const undecided = report.statements.filter((v) => v.undecided !== undefined);
@@ -190,6 +193,41 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
   out.push(`  ${c.green(`${held} hold`)}` + (violated.length > 0 ? `, ${c.red(`${violated.length} violated`)} (${names(violated)})` : "") + (undecided.length > 0 ? `, ${c.magenta(`${undecided.length} undecided`)} (${names(undecided)})` : ""));
   out.push(`verdict: ${report.verdict === "safe" ? c.green(c.bold("safe")) : c.red(c.bold("unsafe"))}`);
   return out.join("\n") + "\n";
+}
+
+/**
+ * Why a rule holds or not, in one line, from how often its trigger held: a rule whose trigger
+ * matched no event holds vacuously (nothing it speaks of happened); one whose trigger matched holds
+ * because every such event got what the form asks for.
+ */
+export function whyLine(verdict: StatementVerdict): string {
+  const id = printableLine(`${verdict.policy}.${verdict.name}`);
+  if (verdict.undecided !== undefined) return `${id} undecided: ${printableLine(verdict.undecided)}`;
+  const triggers = verdict.triggers;
+  if (triggers === undefined) {
+    return verdict.holds
+      ? `${id} holds: its body held at every event (an \`always\` has no single trigger)`
+      : `${id} violated: its body failed at event${verdict.witnesses.length === 1 ? "" : "s"} ${listed(verdict.witnesses)}`;
+  }
+  const what = verdict.form === "abs" ? "its pattern" : "its trigger";
+  if (triggers.count === 0) return `${id} holds vacuously: ${what} matched no event`;
+  const matched = `${what} matched ${triggers.count} event${triggers.count === 1 ? "" : "s"} (${listed(triggers.first, triggers.count)})`;
+  if (!verdict.holds) return `${id} violated: ${matched}; ${verdict.witnesses.length} broke it (${listed(verdict.witnesses)})`;
+  const statement = verdict.statement;
+  const answered: Record<string, string> = {
+    prec: "each after an event that meets its prerequisite",
+    resp: "each followed by a response",
+    bresp: `each answered within ${"bound" in statement ? String(statement.bound) : "its"} events`,
+    rslv: "each resolved before the end",
+    until: "no interval broken by a bad event before its resolution",
+  };
+  return `${id} holds: ${matched}, ${answered[verdict.form] ?? "each as the rule asks"}`;
+}
+
+/** Positions as a short list: the first ten, and how many more. */
+function listed(positions: readonly number[], total = positions.length): string {
+  const shown = positions.slice(0, 10).join(", ");
+  return total > Math.min(positions.length, 10) ? `${shown}, … ${total - Math.min(positions.length, 10)} more` : shown;
 }
 
 function renderViolation(verdict: StatementVerdict, input: RenderReportInput, colors: Colors): string {

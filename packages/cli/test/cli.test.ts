@@ -233,6 +233,17 @@ describe.concurrent("vigilc check: verdicts and exit codes", () => {
     expect((await vigilc(["check", policy, "--trace", trace, "--fail-on", "never"])).code).toBe(2);
   });
 
+  it("--why says for every rule why it holds or not: vacuously, or how many events matched its trigger", async ({ expect }) => {
+    const empty = await vigilc(["check", "files.vigil", "--trace", "empty.jsonl", "--why"]);
+    expect(empty.stdout).toContain("files.read_first holds vacuously: its trigger matched no event");
+    expect(empty.stdout).toContain("files.text_only holds: its body held at every event");
+    const violated = await vigilc(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--why", "--engine", "smt"], { cwd: dashcam });
+    expect(violated.stdout).toContain("dashcam.R2 holds: its trigger matched 1 event (6), each after an event that meets its prerequisite");
+    expect(violated.stdout).toContain("dashcam.R3 violated: its trigger matched 1 event (5); 1 broke it (5)");
+    // Without --why the human report says nothing of it.
+    expect((await vigilc(["check", "files.vigil", "--trace", "empty.jsonl"])).stdout).not.toContain("vacuously");
+  });
+
   it("fails closed: a statement the solver cannot decide in time is undecided, holds is false and the exit code is 1", async ({ expect }) => {
     const result = await vigilc(["check", generated("many-rules.vigil"), "--trace", join(dashcam, "benign.jsonl"), "--engine", "smt", "--timeout", "1", "--format", "json"]);
     const report = JSON.parse(result.stdout) as JsonReport;
