@@ -373,13 +373,6 @@ export class Guard {
   private checkLine(command: string | undefined, events: readonly CallEvent[], cwds: readonly (string | undefined)[], scope: Scope, opaque: boolean): GuardFinding[] {
     if (command === undefined) return [];
     const findings: GuardFinding[] = [];
-    // `cp -t DIR …`, `mv --target-directory=DIR …`: grounding loses DIR (it gives it the role of the
-    // last operand, which keeps the operand), so it is read from the command line itself.
-    for (const { program, directory, operands } of targetDirectories(command)) {
-      const effect: PathEffect = { effect: "write", words: [directory], tree: false, into: operands };
-      const hit = cwds.map((cwd) => this.hit(effect, cwd, scope)).find((entry) => entry !== undefined);
-      if (hit !== undefined) findings.push({ guard: "protected_path", response: "block", event: 0, path: hit.path, what: hit.what, effect: "write", message: `\`${program} -t ${directory}\` may write \`${hit.path}\`, ${hit.what}` });
-    }
     // A program the guard has no model of (an interpreter, a client) may read its code from a
     // here-document, a here-string or an `echo` into its pipe, which are not among its arguments:
     // the command line, and the words of its commands (quotes removed), must not mention a
@@ -719,9 +712,8 @@ function ownEffects(event: CallEvent): PathEffect[] {
       return [e("write", [...positionals(), ...fromInput])];
     case "sed": {
       // The script itself may write a file (`w FILE`) or run a command (`e CMD`): a mention counts.
-      // In place, every word may be a file: with `-e SCRIPT`, grounding takes the first file for the script.
       const script = e("use", [], false, { texts: all("script") });
-      return a["in_place"] !== undefined || a["i"] !== undefined ? [e("write", [...textsOf(a), ...fromInput]), script] : [e("read", all("path")), script];
+      return a["in_place"] !== undefined || a["i"] !== undefined ? [e("write", [...all("path"), ...fromInput]), script] : [e("read", all("path")), script];
     }
     case "sort":
       return [e("write", all("output")), e("read", all("path"))];
@@ -1212,33 +1204,6 @@ function readsOnly(input: string): boolean {
   const statements = code.split(";").map((statement) => statement.trim()).filter((statement) => statement !== "");
   const changes = /\b(insert|update|delete|drop|create|alter|attach|detach|vacuum|pragma|reindex|analyze|begin|commit|rollback|savepoint|release|writefile|edit|load_extension|readfile|fts3_tokenizer)\b|\breplace\s+into\b/i;
   return statements.every((statement) => /^(select|with|values|explain)\b/i.test(statement) && !changes.test(statement));
-}
-
-/** Programs that take the directory they write into as `-t DIR` or `--target-directory=DIR`. */
-const TARGET_DIRECTORY_PROGRAMS = new Set(["cp", "mv", "ln", "install"]);
-
-/**
- * The directories given to `cp`, `mv`, `ln` and `install` with `-t DIR` (`-tDIR`, `-rt DIR`,
- * `--target-directory DIR`, `--target-directory=DIR`) on a command line, with the words after the
- * program (what may be written into it). The line is cut at its operators and read word by word,
- * quotes dropped: an approximation that finds more rather than less.
- */
-function targetDirectories(command: string): { program: string; directory: string; operands: string[] }[] {
-  const found: { program: string; directory: string; operands: string[] }[] = [];
-  for (const segment of command.split(/[;&|()\n`]|\$\(/)) {
-    const words = segment.replace(/['"\\]/g, "").split(/\s+/).filter((word) => word !== "");
-    const at = words.findIndex((word) => TARGET_DIRECTORY_PROGRAMS.has(posix.basename(word)));
-    if (at < 0) continue;
-    const operands = words.slice(at + 1).filter((word) => !word.startsWith("-"));
-    for (let index = at + 1; index < words.length; index++) {
-      const word = words[index]!;
-      const long = /^--target-directory(=(.*))?$/.exec(word);
-      const short = /^-[A-Za-z]*t(.*)$/.exec(word);
-      const directory = long !== null ? (long[2] ?? words[index + 1]) : short !== null && !word.startsWith("--") ? (short[1] !== "" ? short[1] : words[index + 1]) : undefined;
-      if (directory !== undefined && directory !== "") found.push({ program: posix.basename(words[at]!), directory, operands });
-    }
-  }
-  return found;
 }
 
 /** The commands an event's options run (`git -c core.fsmonitor=CMD`, `tar --to-command=CMD`, `rsync -e CMD`). */

@@ -345,7 +345,10 @@ function groundCall(
   const positionals = parsed.positionals.slice(subcommandCount);
   const action = [spec?.action ?? program, ...subcommandWords].join(" ");
   const last = subcommandWords[subcommandWords.length - 1];
-  const roles = (last !== undefined ? spec?.subcommandPositionals?.[last] : undefined) ?? spec?.positionals ?? [];
+  const allRoles = (last !== undefined ? spec?.subcommandPositionals?.[last] : undefined) ?? spec?.positionals ?? [];
+  // A single role an option already gave is not the positionals' to take: `cp -t DIR a b` copies a
+  // and b into DIR, `sed -e SCRIPT FILE` edits FILE, `grep -e PATTERN FILE` searches FILE.
+  const roles = allRoles.filter((role) => role.endsWith("...") || !Object.hasOwn(parsed.named, role));
   const roleOf = positionalRoles(positionals.length, roles);
   positionals.forEach((index, k) => {
     if (expanded[index]) expandedRoles.add(roleOf[k]!);
