@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { breakingEvents, TraceRun, type TriggerCount } from "@vigil/engine";
+import { TraceRun, type TriggerCount } from "@vigil/engine";
 import { SmtDecider, type SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
@@ -83,17 +83,11 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
     signal?.removeEventListener("abort", interrupt);
     if (ownsDecider) await decider!.dispose();
   }
-  // The breaking events of `until`, and how often each trigger held, are read off the forward
-  // machines: one semantics for both engines, and the same report.
-  const counted = countTriggers(statements, events);
-  return reportOf(statements, outcomes, engine, (index) => breakingEvents(statements[index]!, events), (index) => counted.triggers(index));
-}
-
-/** A forward run over the events, for what every report says besides the verdicts (how often each trigger held). */
-function countTriggers(statements: readonly CheckedStatement[], events: readonly TraceEvent[]): TraceRun {
-  const run = new TraceRun(statements);
-  for (const event of events) run.step(event);
-  return run;
+  // The breaking events of `until` and how often each trigger held are read off one forward run of
+  // the machines: one semantics for both engines, and the same report.
+  const forward = new TraceRun(statements);
+  for (const event of events) forward.step(event);
+  return reportOf(statements, outcomes, engine, (index) => forward.finalizedBy(index), (index) => forward.triggers(index));
 }
 
 /** How many events the evaluator steps between two looks at the abort signal. */
