@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { canonicalRecord, Enforcer, GENESIS_HASH, linkHash, loadPolicy, Store } from "@vigil/runtime";
+import { canonicalRecord, Enforcer, GENESIS_HASH, linkHash, loadPolicy, Store, type AuditRow } from "@vigil/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, vigilc } from "./support/run-vigilc.js";
 
@@ -82,20 +82,7 @@ function tampered(tamper: (store: Store) => void, keyed = false): string {
   return copy;
 }
 
-interface Row {
-  seq: number;
-  time: string;
-  run_id: string;
-  kind: string;
-  outcome: string;
-  policy_hash: string | null;
-  call_id: string | null;
-  body: string;
-  prev_hash: string;
-  hash: string;
-  state_hash: string | null;
-}
-const row = (store: Store, seq: number) => store.db.prepare("SELECT * FROM audit WHERE seq = ?").get(seq) as Row;
+const row = (store: Store, seq: number) => store.db.prepare("SELECT * FROM audit WHERE seq = ?").get(seq) as AuditRow;
 
 /** Recomputes a record's SHA-256 link as a forger without the key would. */
 function rehash(store: Store, seq: number): void {
@@ -208,7 +195,7 @@ describe("vigilc audit verify", () => {
     const downgraded = tampered((store) => {
       store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
       let prev = GENESIS_HASH;
-      const rows = store.db.prepare("SELECT * FROM audit ORDER BY seq").all() as Row[];
+      const rows = store.db.prepare("SELECT * FROM audit ORDER BY seq").all() as AuditRow[];
       for (const r of rows) {
         const hash = linkHash("sha256", undefined, prev, canonicalRecord(r, JSON.parse(r.body)));
         store.db.prepare("UPDATE audit SET prev_hash = ?, hash = ? WHERE seq = ?").run(prev, hash, r.seq);

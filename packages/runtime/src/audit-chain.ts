@@ -54,7 +54,7 @@ export function stateDigest(stateText: string): string {
 export const GENESIS_HASH = "0".repeat(64);
 
 /** The row as stored: every column the hash covers, and the two hashes. */
-interface AuditRow {
+export interface AuditRow {
   seq: number;
   time: string;
   run_id: string;

@@ -4,7 +4,7 @@
  * that decides and records in one transaction, the Claude Code hook, the HTTP sidecar, the MCP
  * gateway, and the audit log's verification and replay.
  */
-export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, ChainAlgorithm, VerifyResult } from "./audit-chain.js";
+export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, AuditRow, ChainAlgorithm, VerifyResult } from "./audit-chain.js";
 export { appendAudit, canonicalRecord, GENESIS_HASH, linkHash, readAudit, stateDigest, verifyAudit } from "./audit-chain.js";
 export type { CallEvent, CallResultContent, ReadCall } from "./call-events.js";
 export { CallEventsError, callEvents, readCall, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";

@@ -5,7 +5,7 @@ import { Monitor } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { stateDigest } from "../src/audit-chain.js";
+import { stateDigest, type AuditRow } from "../src/audit-chain.js";
 import { userMessageEvent } from "../src/call-events.js";
 import { canonicalRecord, checkState, Enforcer, GENESIS_HASH, linkHash, loadPolicy, readAudit, SCHEMA_VERSION, Store, StoreError, verifyAudit } from "../src/index.js";
 
@@ -71,19 +71,6 @@ const stateOf = (store: Store, runId: string) => (store.db.prepare("SELECT state
 /** The latest record of a run that commits to its state. */
 const lastCommitment = (store: Store, runId: string) => [...readAudit(store, runId)].filter((r) => r.stateHash !== undefined).at(-1)!;
 
-interface AuditRow {
-  seq: number;
-  time: string;
-  run_id: string;
-  kind: string;
-  outcome: string;
-  policy_hash: string | null;
-  call_id: string | null;
-  body: string;
-  prev_hash: string;
-  hash: string;
-  state_hash?: string | null;
-}
 
 describe("each audit record commits to its run's monitor state", () => {
   it("every record the enforcer appends carries the SHA-256 of the run's stored state, and the log verifies", async () => {
