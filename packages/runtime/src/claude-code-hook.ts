@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
-import { isJsonObject, readRecording, type JsonValue } from "@vigil/trace";
+import { isJsonObject, readRecording, readRegularFile, type JsonValue } from "@vigil/trace";
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
 import { Enforcer, logRefusal, type EnforcedDecision, type RebuiltEntry } from "./enforcer.js";
 import type { GuardOptions } from "./guard.js";
@@ -102,11 +103,11 @@ function readEvent(input: string): ReadEvent {
  * Answers one hook event with an enforcer that is already open (the sidecar's): what a hook
  * process would answer, without opening the database and loading the policy for it.
  */
-export function answerClaudeCodeHook(input: string, enforcer: Enforcer, options: HookAnswerOptions = {}): HookAnswer {
+export async function answerClaudeCodeHook(input: string, enforcer: Enforcer, options: HookAnswerOptions = {}): Promise<HookAnswer> {
   const read = readEvent(input);
   if ("answer" in read) return read.answer;
   try {
-    return answer(read.event, read.payload, read.session, enforcer, options);
+    return await answer(read.event, read.payload, read.session, enforcer, options);
   } catch (error) {
     const reason = `Vigil failed (${(error as Error).message}); the call is refused.`;
     if (read.event === "PreToolUse") {
@@ -145,7 +146,7 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
       if (event === "PreToolUse") logRefusal(store, session, reason, callOf(payload));
       return refused(event, reason, payload);
     }
-    return answer(event, payload, session, enforcer, options);
+    return await answer(event, payload, session, enforcer, options);
   } catch (error) {
     const reason = `Vigil failed (${(error as Error).message}); the call is refused.`;
     if (event === "PreToolUse" && store !== undefined) {
@@ -163,8 +164,8 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
 
 const HANDLED_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
 
-function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: HookAnswerOptions): HookAnswer {
-  const lost = rebuildLostRun(event, payload, session, enforcer);
+async function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: HookAnswerOptions): Promise<HookAnswer> {
+  const lost = await rebuildLostRun(event, payload, session, enforcer);
   if (lost !== undefined) return lost;
   switch (event) {
     case "PreToolUse": {
@@ -231,23 +232,19 @@ function answer(event: string, payload: { readonly [key: string]: JsonValue }, s
  * The transcript is written by Claude Code as the agent's user, so a rebuilt run is only as
  * faithful as that file; it is a fallback, not a replacement for a database the agent cannot reach.
  */
-function rebuildLostRun(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer): HookAnswer | undefined {
+async function rebuildLostRun(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer): Promise<HookAnswer | undefined> {
   const path = payload["transcript_path"];
   if (typeof path !== "string" || path === "" || enforcer.hasRun(session)) return undefined;
-  let text: string;
   try {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      // Only a regular file: a pipe put in its place would hold the hook forever.
-      if (!fstatSync(fd).isFile()) throw new Error("it is not a regular file");
-      text = readFileSync(fd, "utf8");
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "EACCES" || code === "EPERM") return undefined;
-    return refused(event, `Vigil has no state for this session, and its transcript \`${printable(path)}\` cannot be read (${(error as Error).message}); the call is refused.`, payload);
+    await access(path, constants.R_OK);
+  } catch {
+    // No transcript this process may read (none yet, or a sidecar running as another user).
+    return undefined;
+  }
+  // Read as every trace is: a regular file only (a pipe put in its place would hold the hook forever).
+  const text = await readRegularFile(path, "transcript");
+  if (typeof text !== "string") {
+    return refused(event, `Vigil has no state for this session, and its transcript cannot be read (${printable(text.message)}); the call is refused.`, payload);
   }
   const read = readRecording(text, { format: "claude-code", ground: false, messages: true });
   const errors = read.diagnostics.filter((d) => d.severity === "error");

@@ -311,7 +311,7 @@ async function handle(enforcer: Enforcer, maxBody: number, admission: Admission,
     allow(request, ["POST"]);
     const text = await readBody(request, maxBody);
     const explicitAllow = url.searchParams.get("explicit-allow") === "1";
-    send(response, 200, answerClaudeCodeHook(text, enforcer, { explicitAllow }));
+    send(response, 200, await answerClaudeCodeHook(text, enforcer, { explicitAllow }));
     return;
   }
   const match = /^\/v1\/runs\/([^/]+)\/(decide|record|message|cancel|stop|finish|standing)$/.exec(path);
