@@ -359,19 +359,13 @@ async function handle(enforcer: Enforcer, maxBody: number, admission: Admission,
       if (output !== undefined && typeof output !== "string" && !Array.isArray(output)) throw new HttpError(400, "bad_request", "`output` must be a string or a list of content blocks");
       const action = body["action"];
       if (action !== undefined && (typeof action !== "string" || action === "")) throw new HttpError(400, "bad_request", "`action` must be a non-empty string");
-      let recorded;
-      try {
-        recorded = enforcer.record(runId, {
-          ...optionalId(body),
-          ...(typeof action === "string" ? { action } : {}),
-          status,
-          ...(output !== undefined ? { content: output } : {}),
-        });
-      } catch (error) {
-        // A result that names no call, or arguments that cannot be read: the request is wrong.
-        if (error instanceof RangeError || (error as Error).name === "CallEventsError") throw new HttpError(400, "bad_request", (error as Error).message);
-        throw error;
-      }
+      // A result of no call this sidecar let run is not an error of the request: it is logged, and `anomaly` says why.
+      const recorded = enforcer.record(runId, {
+        ...optionalId(body),
+        ...(typeof action === "string" ? { action } : {}),
+        status,
+        ...(output !== undefined ? { content: output } : {}),
+      });
       send(response, 200, {
         callId: recorded.callId,
         positions: recorded.positions,
