@@ -138,7 +138,8 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
       enforcer = new Enforcer(store, await loadPolicy(options.policyFiles.map((file) => resolve(cwd, file)), store), {
         guard: options.guard === false ? false : { claudeSettings: true, ...options.guard },
         cwd: eventCwd !== undefined && isAbsolute(eventCwd) ? eventCwd : cwd,
-        // Claude Code starts the hook and the agent's shell alike: the same environment.
+        // Claude Code starts the hook and the agent's shell from its own environment (the shell also
+        // sources a snapshot of the user's login shell: see GuardContext.env).
         env,
       });
     } catch (error) {

@@ -91,8 +91,9 @@ export interface GuardContext {
   readonly notes?: readonly Diagnostic[];
   /**
    * The environment the call's shell starts with, as far as it is known (the hook's own: Claude
-   * Code starts both): a variable the line does not set reads as its value here (`> "$TMPDIR/x"`).
-   * A variable it does not hold stays unknown (a shell's startup files may set it).
+   * Code starts both from its environment, and its Bash tool also sources a snapshot of the user's
+   * login shell, which may set a variable differently): a variable the line does not set reads as
+   * its value here (`> "$TMPDIR/x"`). A variable it does not hold stays unknown.
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
