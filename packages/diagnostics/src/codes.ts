@@ -45,6 +45,22 @@ export const diagnosticCodes = {
   V1106: { severity: "warning", summary: "a rule's remediation message is empty" },
   V1107: { severity: "error", summary: "a pattern nests too deeply once the patterns it refers to are expanded" },
 
+  // Test files (produced by @vigil/syntax when reading one, and by the test runner of @vigil/compiler).
+  V2001: { severity: "error", summary: "unexpected text in a test file: the parser expected something else here" },
+  V2002: { severity: "error", summary: "a string in a test file is not closed before the end of the line" },
+  V2003: { severity: "error", summary: "a string in a test file contains an invalid escape sequence" },
+  V2004: { severity: "error", summary: "a number in a test file is not a valid JSON number, or an event position is not a positive integer" },
+  V2005: { severity: "error", summary: "a character in a test file that cannot start any token" },
+  V2101: { severity: "error", summary: "a test file names no policy, or its policy cannot be read or has errors" },
+  V2102: { severity: "error", summary: "a test names a rule the policy does not have, or a name several of its policies share" },
+  V2103: { severity: "error", summary: "a test has no run: neither `events { … }` nor `trace \"…\"`" },
+  V2104: { severity: "error", summary: "the run of a test cannot be read: its trace file is missing or has errors" },
+  V2105: { severity: "error", summary: "an expectation names an event position beyond the run, or `decide` names an event that is not a call" },
+  V2106: { severity: "warning", summary: "two tests of one file have the same name" },
+  V2107: { severity: "error", summary: "`broken by` is given for a rule that is not an `until`" },
+  V2108: { severity: "warning", summary: "a test has no expectations, so it cannot fail" },
+  V2201: { severity: "error", summary: "an expectation of a test does not hold: the policy's verdict or decision differs" },
+
   // Traces (produced by @vigil/trace).
   T0001: { severity: "error", summary: "a trace line is not valid JSON" },
   T0002: { severity: "error", summary: "a trace event lacks a required field or a field has the wrong type" },

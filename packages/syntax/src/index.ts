@@ -7,3 +7,19 @@ export { maximumNestingDepth } from "./nesting.js";
 export { grammarRuleNames } from "./text-to-cst.js";
 export { declarationExpressions, walkExpressions } from "./walk.js";
 export { scanTokens, type ScannedToken, type ScannedTokenKind } from "./scan.js";
+export {
+  parseTestFile,
+  testFileKeywords,
+  type DecisionExpectation,
+  type EventsInput,
+  type Expectation,
+  type ExpectedDecision,
+  type ExpectedWitness,
+  type HandEvent,
+  type RuleReference,
+  type TestCase,
+  type TestFile,
+  type TestInput,
+  type TraceInput,
+  type VerdictExpectation,
+} from "./test-file.js";

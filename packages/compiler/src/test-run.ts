@@ -1,0 +1,590 @@
+import { dirname, resolve } from "node:path";
+import type { CheckedStatement } from "@vigil/checker";
+import { closestName, diagnostic, type Diagnostic, type RelatedInformation, type Span } from "@vigil/diagnostics";
+import { PatternMatches, type MonitorDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
+import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
+import { parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
+import { readRegularFile, type TraceEvent } from "@vigil/trace";
+import { check, type CheckReport } from "./check.js";
+import { compile, type CompiledPolicy } from "./compile.js";
+import { judgeRun, type RunJudgement } from "./judge-run.js";
+import { createMonitor } from "./monitor.js";
+
+/**
+ * The test runner of policies (`vigilc test`, the editor's test lenses): reads a test file, compiles
+ * the policy it names, builds each test's run through the one pipeline (`judgeRun`: events written
+ * by hand are read as a canonical trace, a trace file in any format), and holds every expectation
+ * against every engine: the forward engine, Z3 over the Figure 5 lowering, and the online monitor
+ * fed the run call by call (deciding each call before it runs, every prefix). Everything comes back
+ * as data; nothing is printed.
+ */
+
+/** What judges a test's verdicts: the forward engine, SMT, or the online monitor. */
+export type TestEngine = "eval" | "smt" | "monitor";
+export const testEngines: readonly TestEngine[] = ["eval", "smt", "monitor"];
+
+export interface TestRunOptions {
+  /** The engines that judge verdicts (default: all three). Decisions are always the monitor's. */
+  readonly engines?: readonly TestEngine[];
+  /** Only the tests whose name this accepts. */
+  readonly filter?: (name: string) => boolean;
+  /** For `smt`: a decider to reuse (one solver call at a time); without one, one is made and disposed. */
+  readonly decider?: SmtDecider;
+  readonly smt?: SmtDeciderOptions;
+  /**
+   * How to read a file the tests name (the policy, trace files): an editor gives its unsaved
+   * documents here. Default: the file on disk, regular files only.
+   */
+  readonly readText?: (file: string, what: string) => Promise<string | Diagnostic>;
+  readonly signal?: AbortSignal;
+}
+
+/** An expectation that did not hold, on the engines that say the same about it. */
+export interface ExpectationFailure {
+  readonly expectation: Expectation;
+  readonly engines: readonly TestEngine[];
+  /** The rule it concerns, as `policy.name`. */
+  readonly rule?: string;
+  /** What the test expects, and what the engines found, in the test file's own words. */
+  readonly expected: string;
+  readonly actual: string;
+  /** The events worth showing beside the difference (expected and actual witnesses, breaking events), ascending. */
+  readonly positions: readonly number[];
+}
+
+/** Why a rule's verdict on a test's run is what it is. */
+export interface RuleWhy {
+  readonly rule: string;
+  readonly holds: boolean;
+  readonly witnesses: readonly number[];
+  readonly brokenBy?: readonly number[];
+  readonly undecided?: string;
+  /** On how many events its trigger held (absent for `always`). */
+  readonly triggers?: TriggerCount;
+  /** Per pattern of the rule: on which events it matched. */
+  readonly patterns: readonly PatternMatchCount[];
+}
+
+export interface TestResult {
+  readonly name: string;
+  readonly doc?: string;
+  readonly span: Span;
+  /** `error` when the test could not run (its diagnostics say why): bad input, not a failure. */
+  readonly outcome: "passed" | "failed" | "error";
+  readonly failures: readonly ExpectationFailure[];
+  readonly diagnostics: readonly Diagnostic[];
+  /** The run's events, for showing the ones a failure names. */
+  readonly events: readonly TraceEvent[];
+  /** For events written by hand: where each event's line is in the test file, by position (grounded events share their call's line). */
+  readonly eventSpans: ReadonlyMap<number, Span>;
+  /** The forward engine's verdict on every rule, with its why. */
+  readonly rules: readonly RuleWhy[];
+  /**
+   * What the test's passing expectations cover: the rules it expects violated and are, and those it
+   * expects to hold, hold, and whose trigger matched an event (a pass that is not vacuous).
+   */
+  readonly covers: { readonly violated: readonly string[]; readonly heldNonVacuously: readonly string[] };
+  readonly durationMs: number;
+}
+
+/** What the tests of a policy cover of one rule. */
+export interface RuleCoverage {
+  readonly policy: string;
+  readonly name: string;
+  readonly form: CheckedStatement["form"];
+  readonly span: Span;
+  /** The tests in which it is expected violated, and is. */
+  readonly violatedBy: readonly string[];
+  /**
+   * The tests in which it is expected to hold, holds, and its trigger matched (a pass that is not
+   * vacuous). `undefined` when no such pass can exist: `abs` (its trigger is its violation) and
+   * `always` (no trigger).
+   */
+  readonly heldBy?: readonly string[];
+  /** Per pattern: on how many events of all the tests it matched. */
+  readonly patterns: readonly { readonly role: PatternMatchCount["role"]; readonly span: Span; readonly matched: number }[];
+  /** Violated by a test and, where it can be, held non-vacuously by one. */
+  readonly covered: boolean;
+}
+
+export interface TestFileResult {
+  readonly file: string;
+  /** The policy file the tests name, resolved. */
+  readonly policyFile?: string;
+  /** The policy's text (for showing rules and patterns), when it was read. */
+  readonly policySource?: string;
+  /** Problems with the file as a whole (its syntax, its policy): none of its tests ran when one is an error. */
+  readonly diagnostics: readonly Diagnostic[];
+  readonly tests: readonly TestResult[];
+  /** Every rule of the policy, with what the tests that ran cover of it. */
+  readonly coverage: readonly RuleCoverage[];
+}
+
+/** The file name test files end with. */
+export const TEST_FILE_EXTENSION = ".vigiltest";
+
+/** Reads and runs a test file. Never throws on bad input; a test that cannot run is an `error`. */
+export async function runTestFile(file: string, options: TestRunOptions = {}): Promise<TestFileResult> {
+  const readText = options.readText ?? readRegularFile;
+  const text = await readText(file, "test file");
+  if (typeof text !== "string") return { file, diagnostics: [{ ...text, file }], tests: [], coverage: [] };
+  return runTestSource(text, file, options);
+}
+
+/** Runs a test file's text (an editor's unsaved document); `file` locates the files it names. */
+export async function runTestSource(text: string, file: string, options: TestRunOptions = {}): Promise<TestFileResult> {
+  const parsed = parseTestFile(text);
+  const located = (d: Diagnostic): Diagnostic => ({ ...d, file });
+  const diagnostics = parsed.diagnostics.map(located);
+  diagnostics.push(...duplicateNames(parsed).map(located));
+  if (parsed.policy === undefined) {
+    diagnostics.push(located(diagnostic("V2101", "the test file does not name its policy", { span: startSpan(), help: 'begin it with `policy "FILE.vigil"`, the policy beside it' })));
+  }
+  if (parsed.policy === undefined || diagnostics.some((d) => d.severity === "error")) return { file, diagnostics, tests: [], coverage: [] };
+
+  const policyFile = resolve(dirname(file), parsed.policy.path);
+  const readText = options.readText ?? readRegularFile;
+  const source = await readText(policyFile, "policy");
+  if (typeof source !== "string") {
+    diagnostics.push(located(diagnostic("V2101", `the policy \`${parsed.policy.path}\` cannot be read: ${source.message}`, { span: parsed.policy.span })));
+    return { file, policyFile, diagnostics, tests: [], coverage: [] };
+  }
+  const policy = compile(source, { file: policyFile });
+  if (!policy.ok) {
+    const errors = policy.diagnostics.filter((d) => d.severity === "error");
+    diagnostics.push(
+      located(
+        diagnostic("V2101", `the policy \`${parsed.policy.path}\` has ${errors.length} error${errors.length === 1 ? "" : "s"}; fix ${errors.length === 1 ? "it" : "them"} first`, {
+          span: parsed.policy.span,
+          related: errors.slice(0, 5).flatMap((error) => (error.span !== undefined ? [{ message: `${error.code} ${error.message}`, file: policyFile, span: error.span }] : [])),
+        }),
+      ),
+    );
+    return { file, policyFile, policySource: source, diagnostics, tests: [], coverage: [] };
+  }
+
+  const statements = policy.program.policies.flatMap((p) => p.statements);
+  const engines = options.engines ?? testEngines;
+  let decider = options.decider;
+  const ownsDecider = decider === undefined && engines.includes("smt") && parsed.tests.length > 0;
+  if (ownsDecider) decider = await (await import("@vigil/smt")).SmtDecider.create(options.smt ?? {});
+  const tests: TestResult[] = [];
+  try {
+    for (const test of parsed.tests) {
+      if (options.filter !== undefined && !options.filter(test.name)) continue;
+      options.signal?.throwIfAborted();
+      tests.push(await runTest(test, { file, policy, statements, engines, readText, ...(decider !== undefined ? { decider } : {}), ...(options.signal !== undefined ? { signal: options.signal } : {}) }));
+    }
+  } finally {
+    if (ownsDecider) await decider!.dispose();
+  }
+  return { file, policyFile, policySource: source, diagnostics, tests, coverage: coverageOf(statements, tests) };
+}
+
+interface TestContext {
+  readonly file: string;
+  readonly policy: CompiledPolicy;
+  readonly statements: readonly CheckedStatement[];
+  readonly engines: readonly TestEngine[];
+  readonly readText: (file: string, what: string) => Promise<string | Diagnostic>;
+  readonly decider?: SmtDecider;
+  readonly signal?: AbortSignal;
+}
+
+/** What one engine says of each rule on a run: its witnesses, and for `until` the breaking events. */
+interface EngineVerdicts {
+  readonly engine: TestEngine;
+  readonly byRule: ReadonlyMap<string, { readonly holds: boolean; readonly witnesses: readonly number[]; readonly brokenBy?: readonly number[]; readonly undecided?: string }>;
+}
+
+async function runTest(test: TestCase, context: TestContext): Promise<TestResult> {
+  const started = performance.now();
+  const located = (d: Diagnostic): Diagnostic => ({ ...d, file: d.file ?? context.file });
+  const common = { name: test.name, ...(test.doc !== undefined ? { doc: test.doc } : {}), span: test.span };
+  const errorResult = (diagnostics: readonly Diagnostic[], events: readonly TraceEvent[] = [], eventSpans: ReadonlyMap<number, Span> = new Map()): TestResult => ({
+    ...common,
+    outcome: "error",
+    failures: [],
+    diagnostics: diagnostics.map(located),
+    events,
+    eventSpans,
+    rules: [],
+    covers: { violated: [], heldNonVacuously: [] },
+    durationMs: performance.now() - started,
+  });
+
+  const setup: Diagnostic[] = [];
+  if (test.expectations.length === 0) setup.push(diagnostic("V2108", `the test \`${test.name}\` expects nothing, so it cannot fail`, { span: test.nameSpan, help: "add `expect RULE holds`, `expect RULE violated at N` or `decide N block`" }));
+  const rules = resolveRules(test, context.statements, setup);
+  if (test.input === undefined) {
+    setup.push(diagnostic("V2103", `the test \`${test.name}\` has no run`, { span: test.nameSpan, help: 'give it `events { … }` or `trace "FILE"`' }));
+    return errorResult(setup);
+  }
+  if (setup.some((d) => d.severity === "error")) return errorResult(setup);
+
+  const run = await readRun(test, context);
+  if (run.judgement === undefined || run.judgement.report === undefined) return errorResult([...setup, ...run.diagnostics], run.judgement?.events ?? [], run.eventSpans);
+  const events = run.judgement.events ?? [];
+  setup.push(...positionProblems(test, events, rules, context.statements));
+  if (setup.some((d) => d.severity === "error")) return errorResult([...setup, ...run.diagnostics], events, run.eventSpans);
+
+  const verdicts: EngineVerdicts[] = [];
+  const report = run.judgement.report;
+  if (context.engines.includes("eval")) verdicts.push(verdictsOf("eval", report));
+  if (context.engines.includes("smt")) verdicts.push(verdictsOf("smt", await check(context.policy, events, { engine: "smt", decider: context.decider!, ...(context.signal !== undefined ? { signal: context.signal } : {}) })));
+  const monitored = monitorRun(context.policy, events);
+  if (context.engines.includes("monitor")) verdicts.push(monitored.verdicts);
+
+  const failures: ExpectationFailure[] = [];
+  const named = new Set(test.expectations.flatMap((e) => (e.kind === "verdict" && typeof e.rule !== "string" ? [rules.get(e.rule)!] : [])));
+  for (const expectation of test.expectations) {
+    if (expectation.kind === "verdict") failures.push(...verdictFailures(expectation, rules, named, context.statements, verdicts));
+    else failures.push(...decisionFailures(expectation, rules, monitored.decisions));
+  }
+  failures.push(...monitored.disagreements.map((message) => disagreement(test, message)));
+
+  const patterns = new PatternMatches(context.statements);
+  for (const event of events) patterns.step(event);
+  const why: RuleWhy[] = report.statements.map((verdict, index) => ({
+    rule: `${verdict.policy}.${verdict.name}`,
+    holds: verdict.holds,
+    witnesses: verdict.witnesses,
+    ...(verdict.brokenBy !== undefined ? { brokenBy: verdict.brokenBy } : {}),
+    ...(verdict.undecided !== undefined ? { undecided: verdict.undecided } : {}),
+    ...(verdict.triggers !== undefined ? { triggers: verdict.triggers } : {}),
+    patterns: patterns.counts(index),
+  }));
+  const failed = new Set(failures.map((failure) => `${String(test.expectations.indexOf(failure.expectation))} ${failure.rule ?? ""}`));
+  const violated = new Set<string>();
+  const heldNonVacuously = new Set<string>();
+  test.expectations.forEach((expectation, index) => {
+    if (expectation.kind !== "verdict") return;
+    for (const rule of rulesOf(expectation, rules, named, context.statements)) {
+      if (failed.has(`${index} ${rule}`)) continue;
+      const verdict = why.find((w) => w.rule === rule)!;
+      if (!expectation.holds && !verdict.holds) violated.add(rule);
+      if (expectation.holds && verdict.holds && (verdict.triggers?.count ?? 0) > 0) heldNonVacuously.add(rule);
+    }
+  });
+  return {
+    ...common,
+    outcome: failures.length === 0 ? "passed" : "failed",
+    failures,
+    diagnostics: [...setup, ...run.diagnostics].map(located),
+    events,
+    eventSpans: run.eventSpans,
+    rules: why,
+    covers: { violated: [...violated], heldNonVacuously: [...heldNonVacuously] },
+    durationMs: performance.now() - started,
+  };
+}
+
+/** The statement each rule reference of a test names (`policy.name` or a name one policy has); problems are V2102. */
+function resolveRules(test: TestCase, statements: readonly CheckedStatement[], problems: Diagnostic[]): Map<RuleReference, string> {
+  const resolved = new Map<RuleReference, string>();
+  const references = test.expectations.flatMap((e) => (e.kind === "verdict" ? (typeof e.rule === "string" ? [] : [e.rule]) : (e.rules ?? [])));
+  for (const reference of references) {
+    const candidates = statements.filter((s) => s.name === reference.name && (reference.policy === undefined || s.policy === reference.policy));
+    if (candidates.length === 1) {
+      resolved.set(reference, `${candidates[0]!.policy}.${candidates[0]!.name}`);
+      continue;
+    }
+    const written = reference.policy === undefined ? reference.name : `${reference.policy}.${reference.name}`;
+    if (candidates.length > 1) {
+      problems.push(diagnostic("V2102", `\`${written}\` names a rule of several policies: ${candidates.map((s) => `\`${s.policy}.${s.name}\``).join(", ")}`, { span: reference.span, help: "write the policy's name before the rule's" }));
+      continue;
+    }
+    const known = statements.map((s) => (reference.policy === undefined ? s.name : `${s.policy}.${s.name}`));
+    const suggestion = closestName(written, known);
+    problems.push(
+      diagnostic("V2102", `the policy has no rule \`${written}\``, {
+        span: reference.span,
+        help: suggestion !== undefined ? `did you mean \`${suggestion}\`?` : `its rules are ${known.map((n) => `\`${n}\``).join(", ") || "none"}`,
+        ...(suggestion !== undefined ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: reference.span, newText: suggestion }] } } : {}),
+      }),
+    );
+  }
+  return resolved;
+}
+
+/** A test's run read through the one pipeline, and where its hand-written events are in the test file. */
+interface ReadRun {
+  readonly judgement?: RunJudgement;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly eventSpans: ReadonlyMap<number, Span>;
+}
+
+async function readRun(test: TestCase, context: TestContext): Promise<ReadRun> {
+  const input = test.input!;
+  const options = { keepEvents: true, ...(context.signal !== undefined ? { signal: context.signal } : {}) } as const;
+  if (input.kind === "trace") {
+    const traceFile = resolve(dirname(context.file), input.path);
+    const text = await context.readText(traceFile, "trace");
+    if (typeof text !== "string") {
+      return { diagnostics: [diagnostic("V2104", `the trace \`${input.path}\` cannot be read: ${text.message}`, { span: input.pathSpan })], eventSpans: new Map() };
+    }
+    const judgement = await judgeRun(context.policy, { file: traceFile, text }, { ...options, ...(input.messages ? { messages: true } : {}) });
+    const problems = judgement.traceDiagnostics.filter((d) => d.severity === "error");
+    const diagnostics = problems.length > 0 ? [diagnostic("V2104", `the trace \`${input.path}\` has ${problems.length} error${problems.length === 1 ? "" : "s"}`, { span: input.pathSpan, related: problems.slice(0, 5).flatMap(relatedOf) })] : [];
+    return { ...(problems.length === 0 ? { judgement } : {}), diagnostics, eventSpans: new Map() };
+  }
+  // Events written by hand are a canonical trace, one line per event: line k is the k-th event.
+  // The arguments go in as the JSON text written, so numbers keep their digits (an integer beyond
+  // 2^53 is the reader's error, not a rounding).
+  const text = input.events
+    .map((event) => {
+      const status = event.status !== undefined ? `,"status":${JSON.stringify(event.status)}` : "";
+      const output = event.output !== undefined ? `,"output":${JSON.stringify(event.output)}` : "";
+      return `{"action":${JSON.stringify(event.action)},"args":${event.argsJson}${status}${output}}`;
+    })
+    .join("\n");
+  const judgement = await judgeRun(context.policy, { file: context.file, text }, { ...options, traceFormat: "jsonl", ground: input.ground });
+  const spanOfLine = (line: number | undefined): Span | undefined => (line === undefined ? undefined : input.events[line - 1]?.span);
+  const eventSpans = new Map<number, Span>();
+  for (const event of judgement.events ?? []) {
+    const span = spanOfLine(event.source?.line);
+    if (span !== undefined) eventSpans.set(event.position, span);
+  }
+  // The reader's problems are located at the event written by hand that caused them.
+  const moved = judgement.traceDiagnostics.map((d) => {
+    const span = spanOfLine(d.span?.line);
+    const { file: _file, ...rest } = d;
+    return span !== undefined ? { ...rest, span } : { ...rest, span: input.span };
+  });
+  const errors = moved.filter((d) => d.severity === "error");
+  const diagnostics = errors.length > 0 ? moved.map((d) => (d.severity === "error" ? { ...d, code: "V2104" as const, message: `this event cannot be read: ${d.message}` } : d)) : moved.filter((d) => d.severity !== "info");
+  return { ...(errors.length === 0 ? { judgement } : {}), diagnostics, eventSpans };
+}
+
+function relatedOf(d: Diagnostic): RelatedInformation[] {
+  return d.span === undefined ? [] : [{ message: `${d.code} ${d.message}`, span: d.span, ...(d.file !== undefined ? { file: d.file } : {}) }];
+}
+
+/** Positions beyond the run, `broken by` on a rule that is not `until`, `decide` on an event that is not a call. */
+function positionProblems(test: TestCase, events: readonly TraceEvent[], rules: ReadonlyMap<RuleReference, string>, statements: readonly CheckedStatement[]): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  const beyond = (position: number, span: Span): void => {
+    if (position > events.length) problems.push(diagnostic("V2105", `the run has ${events.length} event${events.length === 1 ? "" : "s"}; there is no event ${position}`, { span }));
+  };
+  for (const expectation of test.expectations) {
+    if (expectation.kind === "decision") {
+      beyond(expectation.position, expectation.positionSpan);
+      const event = events[expectation.position - 1];
+      if (event !== undefined && isMessage(event)) problems.push(diagnostic("V2105", `event ${expectation.position} is a message (\`${event.action}\`), not a call: the monitor decides calls only`, { span: expectation.positionSpan }));
+      continue;
+    }
+    for (const witness of expectation.witnesses ?? []) {
+      beyond(witness.position, witness.span);
+      if (witness.brokenBy !== undefined) beyond(witness.brokenBy, witness.span);
+    }
+    const rule = typeof expectation.rule === "string" ? undefined : rules.get(expectation.rule);
+    const form = statements.find((s) => `${s.policy}.${s.name}` === rule)?.form;
+    if (form !== undefined && form !== "until" && expectation.witnesses?.some((w) => w.brokenBy !== undefined)) {
+      problems.push(diagnostic("V2107", `\`${rule}\` is a \`${form}\` rule: only an \`until\` has a breaking event`, { span: expectation.span, help: "drop `broken by N`" }));
+    }
+  }
+  return problems;
+}
+
+function verdictsOf(engine: TestEngine, report: CheckReport): EngineVerdicts {
+  const byRule = new Map<string, { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }>();
+  for (const verdict of report.statements) {
+    byRule.set(`${verdict.policy}.${verdict.name}`, {
+      holds: verdict.holds,
+      witnesses: verdict.witnesses,
+      ...(verdict.brokenBy !== undefined ? { brokenBy: verdict.brokenBy } : {}),
+      ...(verdict.undecided !== undefined ? { undecided: verdict.undecided } : {}),
+    });
+  }
+  return { engine, byRule };
+}
+
+/** A message of the conversation: an event the monitor observes, never decides. */
+function isMessage(event: TraceEvent): boolean {
+  return event.status === undefined && (event.action === "user_message" || event.action === "agent_message");
+}
+
+/**
+ * The online monitor over the run, call by call: each call decided before it runs, then recorded
+ * with its result (a call without one observed as it is). Every witness it reports along the way
+ * is final, so each must be one the offline check finds too; a disagreement is reported.
+ */
+function monitorRun(policy: CompiledPolicy, events: readonly TraceEvent[]): { verdicts: EngineVerdicts; decisions: ReadonlyMap<number, MonitorDecision>; disagreements: readonly string[] } {
+  const monitor = createMonitor(policy, { decisionBudgetMs: 10_000 });
+  const decisions = new Map<number, MonitorDecision>();
+  const online: { position: number; rule: string; witness: number }[] = [];
+  events.forEach((event, index) => {
+    if (isMessage(event)) {
+      for (const v of monitor.observe({ action: event.action, args: event.args }).violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
+      return;
+    }
+    const id = `call${index}`;
+    const decided = monitor.decide({ id, action: event.action, args: event.args });
+    decisions.set(event.position, decided);
+    for (const v of decided.violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
+    if (event.status === undefined) {
+      monitor.cancel(id);
+      for (const v of monitor.observe({ action: event.action, args: event.args }).violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
+      return;
+    }
+    const recorded = monitor.record({ id, status: event.status, ...(event.output !== undefined ? { output: event.output } : {}) });
+    for (const v of recorded.violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
+  });
+  const final = monitor.finish();
+  const byRule = new Map(final.map((verdict) => [`${verdict.policy}.${verdict.name}`, { holds: verdict.holds, witnesses: verdict.witnesses }]));
+  const disagreements = online
+    .filter(({ rule, witness }) => !(byRule.get(rule)?.witnesses.includes(witness) ?? false))
+    .map(({ position, rule, witness }) => `the monitor reported event ${witness} as a witness of \`${rule}\` at event ${position}, but the finished run does not have it`);
+  return { verdicts: { engine: "monitor", byRule }, decisions, disagreements };
+}
+
+function disagreement(test: TestCase, message: string): ExpectationFailure {
+  return { expectation: { kind: "verdict", rule: "all", holds: true, span: test.nameSpan }, engines: ["monitor"], expected: "the monitor agrees with the finished run", actual: message, positions: [] };
+}
+
+/** The rules a verdict expectation speaks of. */
+function rulesOf(expectation: VerdictExpectation, rules: ReadonlyMap<RuleReference, string>, named: ReadonlySet<string>, statements: readonly CheckedStatement[]): string[] {
+  if (typeof expectation.rule !== "string") return [rules.get(expectation.rule)!];
+  const all = statements.map((s) => `${s.policy}.${s.name}`);
+  return expectation.rule === "all" ? all : all.filter((rule) => !named.has(rule));
+}
+
+function verdictFailures(
+  expectation: VerdictExpectation,
+  rules: ReadonlyMap<RuleReference, string>,
+  named: ReadonlySet<string>,
+  statements: readonly CheckedStatement[],
+  verdicts: readonly EngineVerdicts[],
+): ExpectationFailure[] {
+  const failures: ExpectationFailure[] = [];
+  for (const rule of rulesOf(expectation, rules, named, statements)) {
+    // Engines that found the same are reported together.
+    const groups = new Map<string, { engines: TestEngine[]; positions: number[] }>();
+    for (const { engine, byRule } of verdicts) {
+      const actual = byRule.get(rule);
+      if (actual === undefined) continue;
+      const problem = verdictProblem(expectation, actual, engine);
+      if (problem === undefined) continue;
+      const group = groups.get(problem) ?? { engines: [], positions: [...actual.witnesses, ...(actual.brokenBy ?? []).filter((p) => p > 0)] };
+      group.engines.push(engine);
+      groups.set(problem, group);
+    }
+    for (const [actual, group] of groups) {
+      const expectedPositions = (expectation.witnesses ?? []).flatMap((w) => [w.position, ...(w.brokenBy !== undefined ? [w.brokenBy] : [])]);
+      failures.push({
+        expectation,
+        engines: group.engines,
+        rule,
+        expected: expectedText(expectation),
+        actual,
+        positions: [...new Set([...group.positions, ...expectedPositions])].sort((a, b) => a - b),
+      });
+    }
+  }
+  return failures;
+}
+
+/** What an engine found, in the words of an expectation, when it is not what the expectation says; undefined when it is. */
+function verdictProblem(expectation: VerdictExpectation, actual: { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }, engine: TestEngine): string | undefined {
+  if (actual.undecided !== undefined) return `undecided (${actual.undecided})`;
+  const found = actual.holds ? "holds" : `violated at ${witnessList(actual.witnesses, engine === "monitor" ? undefined : actual.brokenBy)}`;
+  if (expectation.holds) return actual.holds ? undefined : found;
+  if (actual.holds) return found;
+  if (expectation.witnesses === undefined) return undefined;
+  const expected = [...expectation.witnesses].sort((a, b) => a.position - b.position);
+  const same = expected.length === actual.witnesses.length && expected.every((w, i) => w.position === actual.witnesses[i]);
+  if (!same) return found;
+  // The breaking events are compared where the test gives them and the engine reports them.
+  const broken = engine !== "monitor" && actual.brokenBy !== undefined && expected.some((w, i) => w.brokenBy !== undefined && w.brokenBy !== actual.brokenBy![i]);
+  return broken ? found : undefined;
+}
+
+function expectedText(expectation: VerdictExpectation): string {
+  if (expectation.holds) return "holds";
+  if (expectation.witnesses === undefined) return "violated";
+  const sorted = [...expectation.witnesses].sort((a, b) => a.position - b.position);
+  return `violated at ${sorted.map((w) => (w.brokenBy !== undefined ? `${w.position} broken by ${w.brokenBy}` : `${w.position}`)).join(", ")}`;
+}
+
+function witnessList(witnesses: readonly number[], brokenBy: readonly number[] | undefined): string {
+  return witnesses.map((w, i) => (brokenBy !== undefined && (brokenBy[i] ?? 0) > 0 ? `${w} broken by ${brokenBy[i]}` : `${w}`)).join(", ");
+}
+
+/** The decision of the monitor, in the four words a test uses: `warn` is a call let through with a warning. */
+export function decisionWord(decision: MonitorDecision): "allow" | "block" | "ask" | "warn" {
+  if (decision.decision !== "allow") return decision.decision;
+  return decision.violations.length > 0 ? "warn" : "allow";
+}
+
+function decisionFailures(expectation: DecisionExpectation, rules: ReadonlyMap<RuleReference, string>, decisions: ReadonlyMap<number, MonitorDecision>): ExpectationFailure[] {
+  const decided = decisions.get(expectation.position);
+  if (decided === undefined) return [];
+  const word = decisionWord(decided);
+  const reported = [...new Set(decided.violations.map((v) => `${v.policy}.${v.name}`))].sort();
+  const expectedRules = expectation.rules?.map((r) => rules.get(r)!).sort();
+  const sameRules = expectedRules === undefined || (expectedRules.length === reported.length && expectedRules.every((r, i) => r === reported[i]));
+  if (word === expectation.decision && sameRules) return [];
+  const short = (rule: string): string => rule;
+  const describe = (w: string, list: readonly string[] | undefined) => `${w}${list !== undefined && list.length > 0 ? ` by ${list.map(short).join(", ")}` : ""}`;
+  return [
+    {
+      expectation,
+      engines: ["monitor"],
+      expected: `decide ${expectation.position} ${describe(expectation.decision, expectedRules)}`,
+      actual: `decide ${expectation.position} ${describe(word, reported)}${decided.error !== undefined ? ` (${decided.error})` : ""}`,
+      positions: [...new Set([expectation.position, ...decided.violations.flatMap((v) => v.witnesses)])].sort((a, b) => a - b),
+    },
+  ];
+}
+
+/** Two tests of a file with one name (V2106): a report could not tell them apart. */
+function duplicateNames(file: TestFile): Diagnostic[] {
+  const seen = new Map<string, TestCase>();
+  const problems: Diagnostic[] = [];
+  for (const test of file.tests) {
+    const first = seen.get(test.name);
+    if (first === undefined) seen.set(test.name, test);
+    else problems.push(diagnostic("V2106", `a test named \`${test.name}\` is already in this file`, { span: test.nameSpan, related: [{ message: "the first test of that name", span: first.nameSpan }] }));
+  }
+  return problems;
+}
+
+function startSpan(): Span {
+  return { start: 0, end: 0, line: 1, column: 1, endLine: 1, endColumn: 1 };
+}
+
+/**
+ * What the tests that ran cover of each rule: violated as expected, held non-vacuously as expected,
+ * and the patterns that matched some event. Only expectations that passed count.
+ */
+function coverageOf(statements: readonly CheckedStatement[], results: readonly TestResult[]): RuleCoverage[] {
+  return statements.map((statement, index) => {
+    const rule = `${statement.policy}.${statement.name}`;
+    const violatedBy = results.filter((result) => result.covers.violated.includes(rule)).map((result) => result.name);
+    const heldBy = results.filter((result) => result.covers.heldNonVacuously.includes(rule)).map((result) => result.name);
+    const holdApplies = statement.form !== "abs" && statement.form !== "always";
+    return {
+      policy: statement.policy,
+      name: statement.name,
+      form: statement.form,
+      span: statement.span,
+      violatedBy,
+      ...(holdApplies ? { heldBy } : {}),
+      patterns: statementPatternsMatched(results, index),
+      covered: violatedBy.length > 0 && (!holdApplies || heldBy.length > 0),
+    };
+  });
+}
+
+function statementPatternsMatched(results: readonly TestResult[], index: number): RuleCoverage["patterns"] {
+  const totals: { role: PatternMatchCount["role"]; span: Span; matched: number }[] = [];
+  for (const result of results) {
+    const why = result.rules[index];
+    if (why === undefined) continue;
+    why.patterns.forEach((pattern, i) => {
+      totals[i] ??= { role: pattern.role, span: pattern.span, matched: 0 };
+      totals[i]!.matched += pattern.count;
+    });
+  }
+  return totals;
+}

@@ -1,0 +1,570 @@
+import { createToken, EmbeddedActionsParser, Lexer, type IRecognitionException, type IToken, type TokenType } from "chevrotain";
+import { diagnostic, LineIndex, type Diagnostic, type Span } from "@vigil/diagnostics";
+import { decodeString, isJsonNumber } from "./literals.js";
+
+/**
+ * Test files (`.vigiltest`): what a policy's author expects of it, beside the policy. A file names
+ * its policy and holds named tests; each test gives a run (events written by hand in a compact
+ * form, or a trace file in any supported format) and its expectations: a rule's verdict with its
+ * witnesses, and the online monitor's decision on a call. The language is its own, so that none of
+ * its words are reserved in policies. Reading never throws on user input: every problem is a
+ * diagnostic (V2001–V2005) and the tree is as complete as the text allows.
+ *
+ * ```
+ * policy "dashcam.vigil"
+ *
+ * /// Frames sampled too fast are refused.
+ * test "fast sampling" {
+ *   events {
+ *     sample_frames {video: "a.mp4", fps: 30} ok output "sampled 2700 frames"
+ *     estimate_M {frames: "frames/index.json"} error
+ *   }
+ *   expect R0 violated at 1
+ *   expect others hold
+ *   decide 1 block by R0
+ * }
+ * ```
+ */
+
+/** A name the test gives a rule: `R0`, or `dashcam.R0` when the file's policies share names. */
+export interface RuleReference {
+  readonly policy?: string;
+  readonly name: string;
+  readonly span: Span;
+}
+
+/** One event written by hand: `action {args} status output "…"`. */
+export interface HandEvent {
+  readonly action: string;
+  /** The arguments as JSON text (numbers as written, so that integers stay exact). */
+  readonly argsJson: string;
+  /** Absent for `pending` (a call without a result) and for an event written with no status (`ok`). */
+  readonly status?: "ok" | "error";
+  readonly pending: boolean;
+  readonly output?: string;
+  readonly span: Span;
+}
+
+export interface EventsInput {
+  readonly kind: "events";
+  /** `events ground { … }`: shell calls are grounded as in a recording. */
+  readonly ground: boolean;
+  readonly events: readonly HandEvent[];
+  readonly span: Span;
+}
+
+export interface TraceInput {
+  readonly kind: "trace";
+  /** The trace file, relative to the test file. */
+  readonly path: string;
+  readonly pathSpan: Span;
+  /** `messages`: the conversation's messages are events too. */
+  readonly messages: boolean;
+  readonly span: Span;
+}
+
+export type TestInput = EventsInput | TraceInput;
+
+/** A witness the test expects: the position of the event, and for `until` the event that broke it. */
+export interface ExpectedWitness {
+  readonly position: number;
+  readonly brokenBy?: number;
+  readonly span: Span;
+}
+
+export interface VerdictExpectation {
+  readonly kind: "verdict";
+  /** The rule, or `all` (every rule of the policy) or `others` (every rule no other line names). */
+  readonly rule: RuleReference | "all" | "others";
+  readonly holds: boolean;
+  /** For `violated at …`: exactly these witnesses; absent: any violation. */
+  readonly witnesses?: readonly ExpectedWitness[];
+  readonly span: Span;
+}
+
+export type ExpectedDecision = "allow" | "block" | "ask" | "warn";
+
+export interface DecisionExpectation {
+  readonly kind: "decision";
+  /** The position of the call the monitor decides (its event in the run). */
+  readonly position: number;
+  readonly positionSpan: Span;
+  readonly decision: ExpectedDecision;
+  /** `by R, S`: exactly the rules the decision reports. */
+  readonly rules?: readonly RuleReference[];
+  readonly span: Span;
+}
+
+export type Expectation = VerdictExpectation | DecisionExpectation;
+
+export interface TestCase {
+  readonly name: string;
+  readonly nameSpan: Span;
+  readonly doc?: string;
+  readonly input?: TestInput;
+  readonly expectations: readonly Expectation[];
+  readonly span: Span;
+}
+
+export interface TestFile {
+  /** The policy under test, relative to the test file. */
+  readonly policy?: { readonly path: string; readonly span: Span };
+  readonly tests: readonly TestCase[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+// The vocabulary. Every word is a `Word`: a keyword is one only where the grammar wants it, so
+// that an action or an argument may be called `test` or `expect`.
+const Word = createToken({ name: "Word", pattern: Lexer.NA });
+const Identifier = createToken({ name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_\-]*/, categories: [Word] });
+function keyword(word: string): TokenType {
+  return createToken({ name: `${word[0]!.toUpperCase()}${word.slice(1)}Keyword`, pattern: new RegExp(word), longer_alt: Identifier, categories: [Word] });
+}
+const Policy = keyword("policy");
+const Test = keyword("test");
+const Events = keyword("events");
+const Ground = keyword("ground");
+const Trace = keyword("trace");
+const Messages = keyword("messages");
+const Expect = keyword("expect");
+const Holds = keyword("holds");
+const Hold = keyword("hold");
+const Violated = keyword("violated");
+const At = keyword("at");
+const Broken = keyword("broken");
+const By = keyword("by");
+const Decide = keyword("decide");
+const Allow = keyword("allow");
+const Block = keyword("block");
+const Ask = keyword("ask");
+const Warn = keyword("warn");
+const Ok = keyword("ok");
+const ErrorWord = keyword("error");
+const Pending = keyword("pending");
+const Output = keyword("output");
+const True = keyword("true");
+const False = keyword("false");
+const Null = keyword("null");
+
+const WhiteSpace = createToken({ name: "WhiteSpace", pattern: /[ \t\r\n\f\v\u00a0\ufeff]+/, group: Lexer.SKIPPED });
+const DocComment = createToken({ name: "DocComment", pattern: /\/\/\/[^\r\n]*/, group: "comments" });
+const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: "comments" });
+const StringLiteral = createToken({ name: "StringLiteral", pattern: /"(?:[^"\\\r\n]|\\[^\r\n])*"?/ });
+const NumberLiteral = createToken({ name: "NumberLiteral", pattern: /-?(?:[0-9]|\.[0-9])(?:[eE][+-]|[0-9A-Za-z_.])*/ });
+const LeftBrace = createToken({ name: "LeftBrace", pattern: /\{/ });
+const RightBrace = createToken({ name: "RightBrace", pattern: /\}/ });
+const LeftBracket = createToken({ name: "LeftBracket", pattern: /\[/ });
+const RightBracket = createToken({ name: "RightBracket", pattern: /\]/ });
+const Comma = createToken({ name: "Comma", pattern: /,/ });
+const Colon = createToken({ name: "Colon", pattern: /:/ });
+const Dot = createToken({ name: "Dot", pattern: /\./ });
+
+const keywords = [Policy, Test, Events, Ground, Trace, Messages, Expect, Holds, Hold, Violated, At, Broken, By, Decide, Allow, Block, Ask, Warn, Ok, ErrorWord, Pending, Output, True, False, Null];
+const tokens: TokenType[] = [WhiteSpace, DocComment, LineComment, Word, ...keywords, Identifier, StringLiteral, NumberLiteral, LeftBrace, RightBrace, LeftBracket, RightBracket, Comma, Colon, Dot];
+const testLexer = new Lexer(tokens, { positionTracking: "full", ensureOptimizations: false });
+
+/** The words a test file gives meaning to, for an editor's highlighting and completion. */
+export const testFileKeywords: readonly string[] = [...keywords.map((token) => String(token.PATTERN).slice(1, -1)), "all", "others"];
+
+/** What the parser builds before spans are measured: offsets only. */
+type Offsets = { readonly start: number; readonly end: number };
+
+class TestFileParser extends EmbeddedActionsParser {
+  /** Filled by the caller before each parse. */
+  spanOf: (from: IToken, to: IToken) => Span = () => {
+    throw new Error("unset");
+  };
+  /** Problems found while building (bad literals), besides the parser's own errors. */
+  problems: Diagnostic[] = [];
+  docBefore: (token: IToken) => string | undefined = () => undefined;
+
+  constructor() {
+    super(tokens, { recoveryEnabled: true, maxLookahead: 3 });
+    this.performSelfAnalysis();
+  }
+
+  file = this.RULE("file", () => {
+    let policy: TestFile["policy"];
+    const tests: TestCase[] = [];
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            const first = this.CONSUME(Policy);
+            const path = this.CONSUME(StringLiteral);
+            this.ACTION(() => {
+              if (policy !== undefined) this.problems.push(diagnostic("V2001", "a test file names one policy; this is a second `policy` line", { span: this.spanOf(first, path), help: "give each policy its own test file" }));
+              else policy = { path: this.text(path), span: this.spanOf(path, path) };
+            });
+          },
+        },
+        { ALT: () => tests.push(this.SUBRULE(this.testCase)) },
+      ]);
+    });
+    return { policy, tests };
+  });
+
+  private testCase = this.RULE("testCase", (): TestCase => {
+    const first = this.CONSUME(Test);
+    const name = this.CONSUME(StringLiteral);
+    this.CONSUME(LeftBrace);
+    const inputs: TestInput[] = [];
+    // (Recovered sub-rules give `undefined`: those lines were reported and are left out.)
+    const expectations: Expectation[] = [];
+    this.MANY(() => {
+      this.OR([
+        { ALT: () => inputs.push(this.SUBRULE(this.eventsBlock)) },
+        { ALT: () => inputs.push(this.SUBRULE(this.traceLine)) },
+        { ALT: () => expectations.push(this.SUBRULE(this.expectLine)) },
+        { ALT: () => expectations.push(this.SUBRULE(this.decideLine)) },
+      ]);
+    });
+    const last = this.CONSUME(RightBrace);
+    return this.ACTION(() => {
+      const given = inputs.filter((input) => input !== undefined && input !== null);
+      for (const extra of given.slice(1)) {
+        this.problems.push(diagnostic("V2001", "a test has one run: either `events { … }` or `trace \"…\"`, once", { span: extra.span, help: "split it into two tests" }));
+      }
+      const doc = this.docBefore(first);
+      return {
+        name: this.text(name),
+        nameSpan: this.spanOf(name, name),
+        ...(doc !== undefined ? { doc } : {}),
+        ...(given[0] !== undefined ? { input: given[0] } : {}),
+        // A line the parser could not read comes back empty from error recovery: it was reported.
+        expectations: expectations.filter((expectation) => expectation !== undefined && expectation !== null),
+        span: this.spanOf(first, last),
+      };
+    }) as TestCase;
+  });
+
+  private eventsBlock = this.RULE("eventsBlock", (): EventsInput => {
+    const first = this.CONSUME(Events);
+    let ground = false;
+    this.OPTION(() => {
+      this.CONSUME(Ground);
+      ground = true;
+    });
+    this.CONSUME(LeftBrace);
+    const events: HandEvent[] = [];
+    this.MANY(() => events.push(this.SUBRULE(this.handEvent)));
+    const last = this.CONSUME(RightBrace);
+    return this.ACTION(() => ({ kind: "events" as const, ground, events: events.filter((event) => event !== undefined && event !== null), span: this.spanOf(first, last) })) as EventsInput;
+  });
+
+  private handEvent = this.RULE("handEvent", (): HandEvent => {
+    const first = this.OR([
+      { GATE: () => !this.isStatusWord(this.LA(1)), ALT: () => this.CONSUME(Word) },
+      { ALT: () => this.CONSUME(StringLiteral) },
+    ]);
+    const action = this.ACTION(() => (first.tokenType === StringLiteral ? this.text(first) : first.image)) as string;
+    let last = first;
+    let argsJson = "{}";
+    this.OPTION(() => {
+      const object = this.SUBRULE(this.objectValue);
+      argsJson = object.json;
+      last = object.last;
+    });
+    let status: "ok" | "error" | undefined;
+    let pending = false;
+    this.OPTION2(() => {
+      this.OR2([
+        { ALT: () => ((last = this.CONSUME(Ok)), (status = "ok")) },
+        { ALT: () => ((last = this.CONSUME(ErrorWord)), (status = "error")) },
+        { ALT: () => ((last = this.CONSUME(Pending)), (pending = true)) },
+      ]);
+    });
+    let output: string | undefined;
+    this.OPTION3(() => {
+      this.CONSUME(Output);
+      const text = this.CONSUME2(StringLiteral);
+      last = text;
+      this.ACTION(() => (output = this.text(text)));
+    });
+    return this.ACTION(() => ({
+      action,
+      argsJson,
+      ...(status !== undefined ? { status } : pending ? {} : { status: "ok" as const }),
+      pending,
+      ...(output !== undefined ? { output } : {}),
+      span: this.spanOf(first, last),
+    })) as HandEvent;
+  });
+
+  private traceLine = this.RULE("traceLine", (): TraceInput => {
+    const first = this.CONSUME(Trace);
+    const path = this.CONSUME(StringLiteral);
+    let last = path;
+    let messages = false;
+    this.OPTION(() => {
+      last = this.CONSUME(Messages);
+      messages = true;
+    });
+    return this.ACTION(() => ({ kind: "trace" as const, path: this.text(path), pathSpan: this.spanOf(path, path), messages, span: this.spanOf(first, last) })) as TraceInput;
+  });
+
+  private expectLine = this.RULE("expectLine", (): VerdictExpectation => {
+    const first = this.CONSUME(Expect);
+    const rule = this.SUBRULE(this.ruleReference);
+    let last = first;
+    let holds = true;
+    let witnesses: ExpectedWitness[] | undefined;
+    this.OR([
+      { ALT: () => (last = this.CONSUME(Holds)) },
+      { ALT: () => (last = this.CONSUME(Hold)) },
+      {
+        ALT: () => {
+          last = this.CONSUME(Violated);
+          holds = false;
+          this.OPTION(() => {
+            this.CONSUME(At);
+            witnesses = [];
+            this.AT_LEAST_ONE_SEP({
+              SEP: Comma,
+              DEF: () => {
+                const witness = this.SUBRULE(this.witness);
+                witnesses!.push(witness.value);
+                last = witness.last;
+              },
+            });
+          });
+        },
+      },
+    ]);
+    return this.ACTION(() => {
+      const span = this.spanOf(first, last);
+      // `expect all hold`: every rule; `expect others hold`: every rule no other line names. A rule
+      // called `all` or `others` is written with its policy's name, `policy.all`.
+      const group = rule.policy === undefined && (rule.name === "all" || rule.name === "others") ? rule.name : undefined;
+      if (group !== undefined && !holds) {
+        this.problems.push(diagnostic("V2001", `\`expect ${group}\` can only say that rules hold`, { span, help: "name the rule that is violated: `expect RULE violated at N`" }));
+      }
+      return { kind: "verdict" as const, rule: group ?? rule, holds, ...(witnesses !== undefined ? { witnesses } : {}), span };
+    }) as VerdictExpectation;
+  });
+
+  private witness = this.RULE("witness", (): { value: ExpectedWitness; last: IToken } => {
+    const at = this.CONSUME(NumberLiteral);
+    let last = at;
+    let brokenBy: number | undefined;
+    this.OPTION(() => {
+      this.CONSUME(Broken);
+      this.CONSUME(By);
+      const by = this.CONSUME2(NumberLiteral);
+      last = by;
+      this.ACTION(() => (brokenBy = this.position(by)));
+    });
+    return this.ACTION(() => ({ value: { position: this.position(at), ...(brokenBy !== undefined ? { brokenBy } : {}), span: this.spanOf(at, last) }, last })) as { value: ExpectedWitness; last: IToken };
+  });
+
+  private decideLine = this.RULE("decideLine", (): DecisionExpectation => {
+    const first = this.CONSUME(Decide);
+    const at = this.CONSUME(NumberLiteral);
+    const word = this.OR([{ ALT: () => this.CONSUME(Allow) }, { ALT: () => this.CONSUME(Block) }, { ALT: () => this.CONSUME(Ask) }, { ALT: () => this.CONSUME(Warn) }]);
+    let last = word;
+    let rules: RuleReference[] | undefined;
+    this.OPTION(() => {
+      this.CONSUME(By);
+      rules = [];
+      this.AT_LEAST_ONE_SEP({
+        SEP: Comma,
+        DEF: () => {
+          const rule = this.SUBRULE(this.ruleReference);
+          rules!.push(rule);
+          this.ACTION(() => (last = this.LA(0)));
+        },
+      });
+    });
+    return this.ACTION(() => ({
+      kind: "decision" as const,
+      position: this.position(at),
+      positionSpan: this.spanOf(at, at),
+      decision: word.image as ExpectedDecision,
+      ...(rules !== undefined ? { rules } : {}),
+      span: this.spanOf(first, last),
+    })) as DecisionExpectation;
+  });
+
+  private ruleReference = this.RULE("ruleReference", (): RuleReference => {
+    const first = this.CONSUME(Word);
+    let second: IToken | undefined;
+    this.OPTION(() => {
+      this.CONSUME(Dot);
+      second = this.CONSUME2(Word);
+    });
+    return this.ACTION(() =>
+      second === undefined ? { name: first.image, span: this.spanOf(first, first) } : { policy: first.image, name: second.image, span: this.spanOf(first, second) },
+    ) as RuleReference;
+  });
+
+  // Values, written as in JSON (keys may be bare words). Each returns its JSON text.
+  private objectValue = this.RULE("objectValue", (): { json: string; last: IToken } => {
+    this.CONSUME(LeftBrace);
+    const members: string[] = [];
+    this.MANY_SEP({
+      SEP: Comma,
+      DEF: () => {
+        let key = "";
+        this.OR([
+          {
+            ALT: () => {
+              const word = this.CONSUME(Word);
+              this.ACTION(() => (key = word.image));
+            },
+          },
+          {
+            ALT: () => {
+              const quoted = this.CONSUME(StringLiteral);
+              this.ACTION(() => (key = this.text(quoted)));
+            },
+          },
+        ]);
+        this.CONSUME(Colon);
+        const value = this.SUBRULE(this.value);
+        members.push(`${JSON.stringify(key)}:${value}`);
+      },
+    });
+    const last = this.CONSUME(RightBrace);
+    return { json: `{${members.join(",")}}`, last };
+  });
+
+  private arrayValue = this.RULE("arrayValue", (): string => {
+    this.CONSUME(LeftBracket);
+    const elements: string[] = [];
+    this.MANY_SEP({ SEP: Comma, DEF: () => elements.push(this.SUBRULE(this.value)) });
+    this.CONSUME(RightBracket);
+    return `[${elements.join(",")}]`;
+  });
+
+  private value = this.RULE("value", (): string =>
+    this.OR([
+      {
+        ALT: () => {
+          const quoted = this.CONSUME(StringLiteral);
+          return this.ACTION(() => JSON.stringify(this.text(quoted))) as string;
+        },
+      },
+      {
+        ALT: () => {
+          const number = this.CONSUME(NumberLiteral);
+          return this.ACTION(() => this.number(number)) as string;
+        },
+      },
+      { ALT: () => (this.CONSUME(True), "true") },
+      { ALT: () => (this.CONSUME(False), "false") },
+      { ALT: () => (this.CONSUME(Null), "null") },
+      { ALT: () => this.SUBRULE(this.objectValue).json },
+      { ALT: () => this.SUBRULE(this.arrayValue) },
+    ]),
+  );
+
+  private isStatusWord(token: IToken): boolean {
+    return token.tokenType === Ok || token.tokenType === ErrorWord || token.tokenType === Pending || token.tokenType === Output;
+  }
+
+  /** A string token's value; a bad literal is reported and read as well as it can be. */
+  private text(token: IToken): string {
+    if (token.isInsertedInRecovery === true || token.image === "") return "";
+    const closed = /^"(?:[^"\\\r\n]|\\[^\r\n])*"$/.test(token.image);
+    const decoded = decodeString(token.image, closed);
+    if (!closed) {
+      this.problems.push(diagnostic("V2002", "this string is not closed before the end of the line", { span: this.spanOf(token, token), help: 'close it with `"`' }));
+    } else if (decoded.problem !== undefined) {
+      this.problems.push(diagnostic("V2003", decoded.problem, { span: this.spanOf(token, token), ...(decoded.help !== undefined ? { help: decoded.help } : {}) }));
+    }
+    return decoded.value;
+  }
+
+  private number(token: IToken): string {
+    if (token.isInsertedInRecovery === true) return "0";
+    if (!isJsonNumber(token.image)) {
+      this.problems.push(diagnostic("V2004", `\`${token.image}\` is not a number`, { span: this.spanOf(token, token), help: "numbers are written as in JSON: `3`, `-1.5`, `2e3`" }));
+      return "0";
+    }
+    return token.image;
+  }
+
+  /** A positive event position (1, 2, …). */
+  private position(token: IToken): number {
+    if (token.isInsertedInRecovery === true) return 0;
+    if (!/^[1-9][0-9]*$/.test(token.image) || !Number.isSafeInteger(Number(token.image))) {
+      this.problems.push(diagnostic("V2004", `\`${token.image}\` is not an event position`, { span: this.spanOf(token, token), help: "events are numbered 1, 2, … in the order of the run" }));
+      return 0;
+    }
+    return Number(token.image);
+  }
+}
+
+let parserInstance: TestFileParser | undefined;
+
+/**
+ * Reads a test file. Never throws on user input: lexing and parsing problems are diagnostics
+ * (V2001 unexpected text, V2002 an unclosed string, V2003 a bad escape, V2004 a bad number,
+ * V2005 a character no token starts with), and the tests are whatever could be read.
+ */
+export function parseTestFile(text: string): TestFile {
+  const lines = new LineIndex(text);
+  const spanOfOffsets = (start: number, end: number): Span => {
+    const from = lines.position(start);
+    const to = lines.position(end);
+    return { start, end, line: from.line, column: from.column, endLine: to.line, endColumn: to.column };
+  };
+  const lexed = testLexer.tokenize(text);
+  const diagnostics: Diagnostic[] = lexed.errors.map((error) =>
+    diagnostic("V2005", `\`${text.slice(error.offset, error.offset + error.length).slice(0, 20)}\` cannot start anything in a test file`, {
+      span: spanOfOffsets(error.offset, error.offset + error.length),
+      help: "a test file holds `policy \"…\"` and `test \"…\" { … }`; comments start with `//`",
+    }),
+  );
+  const docs = (lexed.groups["comments"] ?? []).filter((token) => token.tokenType === DocComment);
+  const parser = (parserInstance ??= new TestFileParser());
+  parser.problems = [];
+  parser.spanOf = (from, to) => {
+    const start = from.isInsertedInRecovery === true || Number.isNaN(from.startOffset) ? (to.isInsertedInRecovery === true || Number.isNaN(to.startOffset) ? 0 : to.startOffset) : from.startOffset;
+    const end = to.isInsertedInRecovery === true || Number.isNaN(to.endOffset ?? NaN) ? start : to.endOffset! + 1;
+    return spanOfOffsets(start, Math.max(start, end));
+  };
+  parser.docBefore = (token) => docText(docs, token, text);
+  parser.input = lexed.tokens;
+  const result = parser.file();
+  diagnostics.push(...parser.problems, ...parser.errors.map((error) => syntaxError(error, spanOfOffsets, text.length)));
+  return { ...(result.policy !== undefined ? { policy: result.policy } : {}), tests: (result.tests ?? []).filter((test) => test !== undefined && test !== null), diagnostics: diagnostics.sort((a, b) => (a.span?.start ?? 0) - (b.span?.start ?? 0)) };
+}
+
+/** The `///` lines right above a token (no blank line or other text between), joined. */
+function docText(docs: readonly IToken[], token: IToken, text: string): string | undefined {
+  const lines: string[] = [];
+  let before = token.startOffset;
+  for (let index = docs.length - 1; index >= 0; index--) {
+    const doc = docs[index]!;
+    if (doc.startOffset >= before) continue;
+    if (text.slice(doc.endOffset! + 1, before).trim() !== "") break;
+    lines.unshift(doc.image.slice(3).replace(/^ /, ""));
+    before = doc.startOffset;
+  }
+  return lines.length > 0 ? lines.join("\n") : undefined;
+}
+
+const expectations: Readonly<Record<string, string>> = {
+  file: "`policy \"…\"` or `test \"…\" { … }`",
+  testCase: "`events { … }`, `trace \"…\"`, `expect …`, `decide …` or `}`",
+  eventsBlock: "an event (`action {args} ok output \"…\"`) or `}`",
+  handEvent: "an event: an action name, then `{args}`, `ok`, `error` or `pending`, and `output \"…\"`",
+  traceLine: "`trace \"file\"`, then `messages` if the conversation's messages are events",
+  expectLine: "`expect RULE holds`, `expect RULE violated [at N, …]`, or `expect all hold` / `expect others hold`",
+  witness: "an event position, then `broken by N` for `until`",
+  decideLine: "`decide N allow|block|ask|warn [by RULE, …]`",
+  ruleReference: "a rule name",
+  objectValue: "`key: value` pairs in `{ … }`",
+  arrayValue: "values in `[ … ]`",
+  value: "a value (a string, a number, `true`, `false`, `null`, `{…}` or `[…]`)",
+};
+
+function syntaxError(error: IRecognitionException, spanOf: (start: number, end: number) => Span, length: number): Diagnostic {
+  const token = error.token;
+  const start = Number.isNaN(token.startOffset) ? length : token.startOffset;
+  const end = Number.isNaN(token.endOffset ?? NaN) ? start : token.endOffset! + 1;
+  const rule = error.context.ruleStack.at(-1) ?? "file";
+  const found = token.tokenType === undefined || token.image === "" ? "the end of the file" : `\`${token.image}\``;
+  return diagnostic("V2001", `unexpected ${found}: expected ${expectations[rule] ?? "something else"}`, { span: spanOf(start, end) });
+}
