@@ -20,3 +20,5 @@ export type {
   Violation,
 } from "./monitor.js";
 export { Monitor, violationOf } from "./monitor.js";
+export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
+export { PatternMatches, statementPatterns } from "./pattern-matches.js";
