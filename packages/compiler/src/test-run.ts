@@ -4,7 +4,7 @@ import { closestName, diagnostic, type Diagnostic, type RelatedInformation, type
 import { PatternMatches, type MonitorDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import { parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
-import { readRegularFile, type TraceEvent } from "@vigil/trace";
+import { readRegularFile, type JsonValue, type TraceEvent } from "@vigil/trace";
 import { check, type CheckReport } from "./check.js";
 import { compile, type CompiledPolicy } from "./compile.js";
 import { judgeRun, type RunJudgement } from "./judge-run.js";
@@ -109,6 +109,8 @@ export interface RuleCoverage {
 
 export interface TestFileResult {
   readonly file: string;
+  /** The test file's text, when it was read (for showing expectations). */
+  readonly source?: string;
   /** The policy file the tests name, resolved. */
   readonly policyFile?: string;
   /** The policy's text (for showing rules and patterns), when it was read. */
@@ -134,20 +136,21 @@ export async function runTestFile(file: string, options: TestRunOptions = {}): P
 /** Runs a test file's text (an editor's unsaved document); `file` locates the files it names. */
 export async function runTestSource(text: string, file: string, options: TestRunOptions = {}): Promise<TestFileResult> {
   const parsed = parseTestFile(text);
+  const base = { file, source: text };
   const located = (d: Diagnostic): Diagnostic => ({ ...d, file });
   const diagnostics = parsed.diagnostics.map(located);
   diagnostics.push(...duplicateNames(parsed).map(located));
   if (parsed.policy === undefined) {
     diagnostics.push(located(diagnostic("V2101", "the test file does not name its policy", { span: startSpan(), help: 'begin it with `policy "FILE.vigil"`, the policy beside it' })));
   }
-  if (parsed.policy === undefined || diagnostics.some((d) => d.severity === "error")) return { file, diagnostics, tests: [], coverage: [] };
+  if (parsed.policy === undefined || diagnostics.some((d) => d.severity === "error")) return { ...base, diagnostics, tests: [], coverage: [] };
 
   const policyFile = resolve(dirname(file), parsed.policy.path);
   const readText = options.readText ?? readRegularFile;
   const source = await readText(policyFile, "policy");
   if (typeof source !== "string") {
     diagnostics.push(located(diagnostic("V2101", `the policy \`${parsed.policy.path}\` cannot be read: ${source.message}`, { span: parsed.policy.span })));
-    return { file, policyFile, diagnostics, tests: [], coverage: [] };
+    return { ...base, policyFile, diagnostics, tests: [], coverage: [] };
   }
   const policy = compile(source, { file: policyFile });
   if (!policy.ok) {
@@ -160,7 +163,7 @@ export async function runTestSource(text: string, file: string, options: TestRun
         }),
       ),
     );
-    return { file, policyFile, policySource: source, diagnostics, tests: [], coverage: [] };
+    return { ...base, policyFile, policySource: source, diagnostics, tests: [], coverage: [] };
   }
 
   const statements = policy.program.policies.flatMap((p) => p.statements);
@@ -178,7 +181,7 @@ export async function runTestSource(text: string, file: string, options: TestRun
   } finally {
     if (ownsDecider) await decider!.dispose();
   }
-  return { file, policyFile, policySource: source, diagnostics, tests, coverage: coverageOf(statements, tests) };
+  return { ...base, policyFile, policySource: source, diagnostics, tests, coverage: coverageOf(statements, tests) };
 }
 
 interface TestContext {
@@ -587,4 +590,26 @@ function statementPatternsMatched(results: readonly TestResult[], index: number)
     });
   }
   return totals;
+}
+
+/**
+ * An event as a test file writes it by hand (`action {key: value} status output "…"`): what a
+ * failing test shows, ready to be pasted into an `events { … }` block.
+ */
+export function eventLine(event: Pick<TraceEvent, "action" | "args" | "status" | "output">): string {
+  const action = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(event.action) && !statusWords.has(event.action) ? event.action : JSON.stringify(event.action);
+  const args = Object.keys(event.args).length > 0 ? ` ${valueText(event.args)}` : "";
+  const status = event.status ?? "pending";
+  const output = event.output !== undefined ? ` output ${JSON.stringify(event.output)}` : "";
+  return `${action}${args} ${status}${output}`;
+}
+
+const statusWords = new Set(["ok", "error", "pending", "output"]);
+
+function valueText(value: JsonValue): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(valueText).join(", ")}]`;
+  const object = value as { readonly [key: string]: JsonValue };
+  const members = Object.keys(object).map((key) => `${/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) ? key : JSON.stringify(key)}: ${valueText(object[key]!)}`);
+  return `{${members.join(", ")}}`;
 }

@@ -262,8 +262,10 @@ class TestFileParser extends EmbeddedActionsParser {
     let argsJson = "{}";
     this.OPTION(() => {
       const object = this.SUBRULE(this.objectValue);
-      argsJson = object.json;
-      last = object.last;
+      if (object !== undefined && object !== null) {
+        argsJson = object.json;
+        last = object.last;
+      }
     });
     let status: "ok" | "error" | undefined;
     let pending = false;
@@ -323,8 +325,10 @@ class TestFileParser extends EmbeddedActionsParser {
               SEP: Comma,
               DEF: () => {
                 const witness = this.SUBRULE(this.witness);
-                witnesses!.push(witness.value);
-                last = witness.last;
+                if (witness !== undefined && witness !== null) {
+                  witnesses!.push(witness.value);
+                  last = witness.last;
+                }
               },
             });
           });
@@ -332,6 +336,8 @@ class TestFileParser extends EmbeddedActionsParser {
       },
     ]);
     return this.ACTION(() => {
+      // A rule name the parser could not read was reported; the line is left out.
+      if (rule === undefined || rule === null) return undefined;
       const span = this.spanOf(first, last);
       // `expect all hold`: every rule; `expect others hold`: every rule no other line names. A rule
       // called `all` or `others` is written with its policy's name, `policy.all`.
@@ -370,7 +376,7 @@ class TestFileParser extends EmbeddedActionsParser {
         SEP: Comma,
         DEF: () => {
           const rule = this.SUBRULE(this.ruleReference);
-          rules!.push(rule);
+          if (rule !== undefined && rule !== null) rules!.push(rule);
           this.ACTION(() => (last = this.LA(0)));
         },
       });
@@ -421,7 +427,7 @@ class TestFileParser extends EmbeddedActionsParser {
         ]);
         this.CONSUME(Colon);
         const value = this.SUBRULE(this.value);
-        members.push(`${JSON.stringify(key)}:${value}`);
+        members.push(`${JSON.stringify(key)}:${value ?? "null"}`);
       },
     });
     const last = this.CONSUME(RightBrace);
@@ -431,7 +437,7 @@ class TestFileParser extends EmbeddedActionsParser {
   private arrayValue = this.RULE("arrayValue", (): string => {
     this.CONSUME(LeftBracket);
     const elements: string[] = [];
-    this.MANY_SEP({ SEP: Comma, DEF: () => elements.push(this.SUBRULE(this.value)) });
+    this.MANY_SEP({ SEP: Comma, DEF: () => elements.push(this.SUBRULE(this.value) ?? "null") });
     this.CONSUME(RightBracket);
     return `[${elements.join(",")}]`;
   });
@@ -453,8 +459,8 @@ class TestFileParser extends EmbeddedActionsParser {
       { ALT: () => (this.CONSUME(True), "true") },
       { ALT: () => (this.CONSUME(False), "false") },
       { ALT: () => (this.CONSUME(Null), "null") },
-      { ALT: () => this.SUBRULE(this.objectValue).json },
-      { ALT: () => this.SUBRULE(this.arrayValue) },
+      { ALT: () => this.SUBRULE(this.objectValue)?.json ?? "{}" },
+      { ALT: () => this.SUBRULE(this.arrayValue) ?? "[]" },
     ]),
   );
 
@@ -526,7 +532,8 @@ export function parseTestFile(text: string): TestFile {
   };
   parser.docBefore = (token) => docText(docs, token, text);
   parser.input = lexed.tokens;
-  const result = parser.file();
+  // A file the parser could not recover in gives nothing back: it was reported.
+  const result = (parser.file() as { policy?: TestFile["policy"]; tests?: TestCase[] } | undefined) ?? {};
   diagnostics.push(...parser.problems, ...parser.errors.map((error) => syntaxError(error, spanOfOffsets, text.length)));
   return { ...(result.policy !== undefined ? { policy: result.policy } : {}), tests: (result.tests ?? []).filter((test) => test !== undefined && test !== null), diagnostics: diagnostics.sort((a, b) => (a.span?.start ?? 0) - (b.span?.start ?? 0)) };
 }
@@ -560,11 +567,29 @@ const expectations: Readonly<Record<string, string>> = {
   value: "a value (a string, a number, `true`, `false`, `null`, `{…}` or `[…]`)",
 };
 
+/** Punctuation and literals as a message names them. */
+const tokenWords: Readonly<Record<string, string>> = {
+  LeftBrace: "`{`",
+  RightBrace: "`}`",
+  LeftBracket: "`[`",
+  RightBracket: "`]`",
+  Comma: "`,`",
+  Colon: "`:`",
+  Dot: "`.`",
+  StringLiteral: "a string in double quotes",
+  NumberLiteral: "a number",
+  Word: "a name",
+  Identifier: "a name",
+};
+
 function syntaxError(error: IRecognitionException, spanOf: (start: number, end: number) => Span, length: number): Diagnostic {
   const token = error.token;
   const start = Number.isNaN(token.startOffset) ? length : token.startOffset;
   const end = Number.isNaN(token.endOffset ?? NaN) ? start : token.endOffset! + 1;
   const rule = error.context.ruleStack.at(-1) ?? "file";
   const found = token.tokenType === undefined || token.image === "" ? "the end of the file" : `\`${token.image}\``;
-  return diagnostic("V2001", `unexpected ${found}: expected ${expectations[rule] ?? "something else"}`, { span: spanOf(start, end) });
+  // A missing token (Chevrotain names it in its message) is said as such; otherwise what the line wanted.
+  const missing = error.name === "MismatchedTokenException" ? /--> (\w+) <--/.exec(error.message)?.[1] : undefined;
+  const wanted = missing !== undefined ? (tokenWords[missing] ?? `\`${missing.replace(/Keyword$/, "").toLowerCase()}\``) : (expectations[rule] ?? "something else");
+  return diagnostic("V2001", `unexpected ${found}: expected ${wanted}`, { span: spanOf(start, end) });
 }
