@@ -1,0 +1,104 @@
+import type { CompiledPolicy } from "@vigil/compiler";
+import type { ReadRunFileResult } from "@vigil/trace";
+import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusRun } from "../corpus.js";
+import { failsOn } from "../outcome.js";
+import { printableLine } from "../render.js";
+import { noteMessagesOff, writeHtml, writeSarif, type CheckOptions } from "./check-shared.js";
+import type { CommandContext } from "./context.js";
+import { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, InputError, loadCompiler, plural, ruleTexts } from "./shared.js";
+
+/**
+ * `check` over a corpus: a directory or glob of runs (`checkDirectory`), or a file holding several
+ * runs (`checkRunFile`). Every run is judged in a worker thread; a summary, exit 2 if any run could
+ * not be judged.
+ */
+
+/** `check --trace DIR|GLOB`: every trace file under it, each run of a file of runs among them. */
+export async function checkDirectory(context: CommandContext, source: string, policyFile: string, traceArgument: string, options: CheckOptions): Promise<number> {
+  const { io } = context;
+  if (options.run !== undefined) {
+    io.stderr(`error: --run chooses one run of a file holding several (a τ-bench results file), not of a directory or glob\n`);
+    throw new InputError();
+  }
+  const runsOfCorpus = async (): Promise<CorpusRun[]> => {
+    const files = await expandCorpus(traceArgument);
+    if (files.length === 0) {
+      io.stderr(`error: \`${traceArgument}\` holds no trace files (*.jsonl, *.json, *.ndjson); no run was checked\n`);
+      throw new InputError();
+    }
+    // A file of several runs among them gives each of its runs.
+    return expandRunFiles(files, options.traceFormat ?? "auto");
+  };
+  return checkRuns(context, source, policyFile, runsOfCorpus, options);
+}
+
+/** `check --trace FILE` of a file holding several runs, without `--run`: every run of it. */
+export async function checkRunFile(context: CommandContext, source: string, policyFile: string, traceFile: string, runFile: ReadRunFileResult, options: CheckOptions): Promise<number> {
+  const runsOfRunFile = async (): Promise<CorpusRun[]> => {
+    if (runFile.runs.length === 0) {
+      context.io.stderr(`error: \`${printableLine(traceFile)}\` holds no runs; no run was checked\n`);
+      throw new InputError();
+    }
+    return runsOfFile(traceFile, runFile);
+  };
+  return checkRuns(context, source, policyFile, runsOfRunFile, options);
+}
+
+/** Every run `runsToCheck` gives checked against the policy, compiled once; the summary and the reports. */
+async function checkRuns(context: CommandContext, source: string, policyFile: string, runsToCheck: () => Promise<CorpusRun[]>, options: CheckOptions): Promise<number> {
+  const { io } = context;
+  const compiled = await compilePolicy(context, source, policyFile, options);
+  await noteMessagesOff(io, compiled, options);
+  const runs = await runsToCheck();
+  const outcomes = await checkCorpus(runs, {
+    policySource: source,
+    policyFile,
+    traceFormat: options.traceFormat ?? "auto",
+    ...(options.ground !== undefined ? { ground: options.ground } : {}),
+    ...(options.messages === true ? { messages: true } : {}),
+    engine: options.engine,
+    timeoutMs: options.timeout,
+    budgetMs: options.budget,
+    ...(options.strict === true ? { strict: true } : {}),
+    ...(options.html !== undefined ? { timeline: true } : {}),
+    ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
+  });
+  if (io.progress === true) io.stderr("\n");
+  const summary = summarize(outcomes);
+  if (options.sarif !== undefined) await writeSarif(io, options.sarif, outcomes, policyFile);
+  if (options.html !== undefined) await writeHtml(io, options.html, outcomes, policyFile, ruleTexts(compiled, source));
+  if (options.format === "json") {
+    const verdict = summary.unsafe > 0 || summary.failed > 0 ? "unsafe" : "safe";
+    const runs = outcomes.map(({ timeline: _timeline, ...outcome }) => outcome);
+    io.stdout(JSON.stringify({ verdict, summary, runs }, null, 2) + "\n");
+  } else io.stdout(renderSummary(summary, outcomes));
+  if (summary.failed > 0) return EXIT_INPUT_ERROR;
+  const failing = outcomes.some((outcome) => failsOn(options.failOn, outcome.statements));
+  return failing && options.exitZero !== true ? EXIT_UNSAFE : EXIT_SAFE;
+}
+
+/**
+ * The policy, compiled once for every run; stops with exit 2 on its errors, and on its warnings
+ * with `--strict`.
+ */
+async function compilePolicy(context: CommandContext, source: string, policyFile: string, options: CheckOptions): Promise<CompiledPolicy> {
+  const { io, printDiagnostics, reportUnrendered } = context;
+  const { compile } = await loadCompiler();
+  // The policy's own errors are reported once, before any run (signature warnings are per run, and not printed).
+  const compiled = compile(source, { file: policyFile });
+  const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) {
+    printDiagnostics(errors);
+    reportUnrendered();
+    io.stderr(`error: the policy \`${policyFile}\` has ${plural(errors.length, "error")}; no run was checked\n`);
+    throw new InputError();
+  }
+  const policyWarnings = compiled.diagnostics.filter((d) => d.severity === "warning");
+  if (options.strict === true && policyWarnings.length > 0) {
+    printDiagnostics(policyWarnings);
+    reportUnrendered();
+    io.stderr(`error: --strict: ${plural(policyWarnings.length, "warning")} about \`${policyFile}\` ${policyWarnings.length === 1 ? "counts as an error" : "count as errors"}; no run was checked\n`);
+    throw new InputError();
+  }
+  return compiled;
+}
