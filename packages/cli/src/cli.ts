@@ -7,6 +7,7 @@ import { registerFmt } from "./commands/fmt.js";
 import { registerLower } from "./commands/lower.js";
 import { EXIT_INPUT_ERROR, EXIT_SAFE, InputError, isStackOverflow } from "./commands/shared.js";
 import { registerSignature } from "./commands/signature.js";
+import { registerTest } from "./commands/test.js";
 
 export { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, MAX_RENDERED_DIAGNOSTICS, STDIN_NAME } from "./commands/shared.js";
 
@@ -35,6 +36,7 @@ export interface CliIo {
  */
 const commands: readonly RegisterCommand[] = [
   registerCheck,
+  registerTest,
   registerLower,
   registerFmt,
   registerSignature,

@@ -336,7 +336,8 @@ async function readRun(test: TestCase, context: TestContext): Promise<ReadRun> {
   // 2^53 is the reader's error, not a rounding).
   const text = input.events
     .map((event) => {
-      const status = event.status !== undefined ? `,"status":${JSON.stringify(event.status)}` : "";
+      if (event.kind === "message") return `{"kind":"message","action":${JSON.stringify(event.action)},"args":${event.argsJson}}`;
+      const status = event.pending ? `,"status":null` : event.status !== undefined ? `,"status":${JSON.stringify(event.status)}` : "";
       const output = event.output !== undefined ? `,"output":${JSON.stringify(event.output)}` : "";
       return `{"action":${JSON.stringify(event.action)},"args":${event.argsJson}${status}${output}}`;
     })
@@ -404,7 +405,7 @@ function verdictsOf(engine: TestEngine, report: CheckReport): EngineVerdicts {
 
 /** A message of the conversation: an event the monitor observes, never decides. */
 function isMessage(event: TraceEvent): boolean {
-  return event.status === undefined && (event.action === "user_message" || event.action === "agent_message");
+  return event.kind === "message";
 }
 
 /**
@@ -596,7 +597,11 @@ function statementPatternsMatched(results: readonly TestResult[], index: number)
  * An event as a test file writes it by hand (`action {key: value} status output "…"`): what a
  * failing test shows, ready to be pasted into an `events { … }` block.
  */
-export function eventLine(event: Pick<TraceEvent, "action" | "args" | "status" | "output">): string {
+export function eventLine(event: Pick<TraceEvent, "kind" | "action" | "args" | "status" | "output">): string {
+  const text = event.args["text"];
+  if (event.kind === "message" && typeof text === "string" && (event.action === "user_message" || event.action === "agent_message")) {
+    return `${event.action === "user_message" ? "user" : "agent"} ${JSON.stringify(text)}`;
+  }
   const action = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(event.action) && !statusWords.has(event.action) ? event.action : JSON.stringify(event.action);
   const args = Object.keys(event.args).length > 0 ? ` ${valueText(event.args)}` : "";
   const status = event.status ?? "pending";

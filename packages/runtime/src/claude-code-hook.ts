@@ -254,10 +254,10 @@ async function rebuildLostRun(event: string, payload: { readonly [key: string]: 
   }
   const entries: RebuiltEntry[] = [];
   for (const recorded of read.trace.events) {
-    if (recorded.action === "user_message" && recorded.status === undefined) {
+    if (recorded.kind === "message") {
       const text = recorded.args["text"];
-      if (typeof text === "string") entries.push({ kind: "message", text });
-    } else if (recorded.action !== "agent_message" && recorded.status !== undefined) {
+      if (recorded.action === "user_message" && typeof text === "string") entries.push({ kind: "message", text });
+    } else if (recorded.status !== undefined) {
       entries.push({
         kind: "call",
         ...(recorded.source?.id !== undefined ? { id: recorded.source.id } : {}),

@@ -33,8 +33,14 @@ export interface RuleReference {
   readonly span: Span;
 }
 
-/** One event written by hand: `action {args} status output "…"`. */
+/**
+ * One event written by hand: a call, `action {args} status output "…"`, or a message of the
+ * conversation, `user "…"` or `agent "…"` (the events `user_message` and `agent_message` with their
+ * `text`, as a recording read with messages has them).
+ */
 export interface HandEvent {
+  /** Set for a message; absent for a call. */
+  readonly kind?: "message";
   readonly action: string;
   /** The arguments as JSON text (numbers as written, so that integers stay exact). */
   readonly argsJson: string;
@@ -252,7 +258,36 @@ class TestFileParser extends EmbeddedActionsParser {
     return this.ACTION(() => ({ kind: "events" as const, ground, events: events.filter((event) => event !== undefined && event !== null), span: this.spanOf(first, last) })) as EventsInput;
   });
 
-  private handEvent = this.RULE("handEvent", (): HandEvent => {
+  private handEvent = this.RULE("handEvent", (): HandEvent =>
+    this.OR({
+      // `user "…"` and `agent "…"` are messages: a call of an action named `user` followed by a
+      // call written as a string would read the same, so such an action is quoted.
+      IGNORE_AMBIGUITIES: true,
+      DEF: [
+        { GATE: () => this.isMessageStart(), ALT: () => this.SUBRULE(this.messageEvent) },
+        { ALT: () => this.SUBRULE(this.callEvent) },
+      ],
+    }),
+  );
+
+  private messageEvent = this.RULE("messageEvent", (): HandEvent => {
+    const who = this.CONSUME(Word);
+    const text = this.CONSUME(StringLiteral);
+    return this.ACTION(() => ({
+      kind: "message" as const,
+      action: who.image === "user" ? "user_message" : "agent_message",
+      argsJson: JSON.stringify({ text: this.text(text) }),
+      pending: false,
+      span: this.spanOf(who, text),
+    })) as HandEvent;
+  });
+
+  private isMessageStart(): boolean {
+    const first = this.LA(1);
+    return (first.image === "user" || first.image === "agent") && first.tokenType === Identifier && this.LA(2).tokenType === StringLiteral;
+  }
+
+  private callEvent = this.RULE("callEvent", (): HandEvent => {
     const first = this.OR([
       { GATE: () => !this.isStatusWord(this.LA(1)), ALT: () => this.CONSUME(Word) },
       { ALT: () => this.CONSUME(StringLiteral) },

@@ -21,12 +21,20 @@ export interface EventSource {
 }
 
 /**
+ * What an event is: a tool `call` (with a status once it has a result), or a `message` of the
+ * conversation (`user_message`, `agent_message`, with its `text`), which has no status and no output.
+ */
+export type EventKind = "call" | "message";
+
+/**
  * A typed event e = ⟨a(e), e[·], s(e), o(e)⟩ (the paper's Section 4.2): an action, a partial map
  * from argument names to values, a status, and a bounded observation of the output.
  */
 export interface TraceEvent {
   /** 1-based position in the trace: e_1 ≺ e_2 ≺ … */
   readonly position: number;
+  /** `message` for a message of the conversation; absent for a call (every event a recording's tool use makes). */
+  readonly kind?: EventKind;
   readonly action: string;
   readonly args: { readonly [key: string]: JsonValue };
   /** Absent when the call has no result yet; such an event satisfies neither `status = ok` nor `status = error`. */

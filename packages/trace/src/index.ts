@@ -1,4 +1,4 @@
-export type { EventSource, EventStatus, Trace, TraceEvent } from "./event.js";
+export type { EventKind, EventSource, EventStatus, Trace, TraceEvent } from "./event.js";
 export { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, observeOutput } from "./event.js";
 export type { ReadTraceOptions, ReadTraceResult } from "./read-trace.js";
 export { readTrace } from "./read-trace.js";

@@ -22,6 +22,22 @@ describe("readTrace", () => {
     ]);
   });
 
+  it("reads a message record (kind message: no status, no output) and a call with no result (status null)", () => {
+    const { trace, diagnostics } = readTrace(
+      ['{"kind": "message", "action": "user_message", "args": {"text": "hi"}}', '{"action": "a", "status": null}', '{"kind": "call", "action": "b"}'].join("\n"),
+    );
+    expect(diagnostics).toEqual([]);
+    expect(trace.events.map((e) => [e.kind, e.action, e.status])).toEqual([
+      ["message", "user_message", undefined],
+      [undefined, "a", undefined],
+      [undefined, "b", "ok"],
+    ]);
+    expect(codes('{"kind": "message", "action": "m", "status": "ok"}\n{"kind": "tool", "action": "m"}')).toEqual([
+      "T0002@1: the field `kind` of the event on line 1 is a message: it has no `status` and no `output`",
+      'T0002@2: the field `kind` of the event on line 2 must be one of "call", "message"',
+    ]);
+  });
+
   it("accepts an empty trace", () => {
     expect(readTrace("").trace.events).toEqual([]);
     expect(readTrace("\n\n").diagnostics).toEqual([]);

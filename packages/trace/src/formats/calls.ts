@@ -255,6 +255,7 @@ export class CallPairing {
     }
     return {
       position: entry.position,
+      ...(entry.message === true ? { kind: "message" as const } : {}),
       action: call.action,
       args: entry.args!,
       ...(entry.argsTruncated === true ? { argsTruncated: true } : {}),

@@ -9,8 +9,9 @@ import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP,
 
 /**
  * The canonical event record: `{"action": …, "args": {…}, "status": "ok"|"error", "output": …}`.
- * `args`, `status` and `output` are optional; `status` defaults to ok. A non-string output is kept
- * as its JSON text. The schema is what a record is checked against when the fast check below
+ * `args`, `status` and `output` are optional; `status` defaults to ok, and `"status": null` is a call
+ * with no result. `"kind": "message"` makes the record a message of the conversation (no status, no
+ * output). A non-string output is kept as its JSON text. The schema is what a record is checked against when the fast check below
  * fails: it says what is wrong, field by field. It is built, and zod loaded (tens of
  * milliseconds), only when a record first fails the fast check: a well-formed trace never needs it.
  */
@@ -20,15 +21,19 @@ function canonicalEventSchema() {
     schema = zod.looseObject({
       action: zod.string().min(1, "must be a non-empty string"),
       args: zod.record(zod.string(), zod.json()).optional(),
-      status: zod.enum(["ok", "error"]).optional(),
+      kind: zod.enum(["call", "message"]).optional(),
+      status: zod.enum(["ok", "error"]).nullable().optional(),
       output: zod.json().optional(),
+    }).refine((record) => record["kind"] !== "message" || (record["status"] === undefined && record["output"] === undefined), {
+      message: "is a message: it has no `status` and no `output`",
+      path: ["kind"],
     });
   }
   return schema;
 }
 let schema: z.ZodType | undefined;
 
-const knownFields = new Set(["action", "args", "status", "output"]);
+const knownFields = new Set(["action", "args", "status", "output", "kind"]);
 
 /** What reading canonical records keeps from one record to the next. */
 export interface CanonicalReading {
@@ -73,17 +78,19 @@ export function canonicalEvent(value: unknown, place: RecordPlace, position: num
     if (key === "args") flags |= valueFlags(field, 1);
     else if (key === "output") flags |= valueFlags(field, 1) & ~LONG_STRING;
     else {
-      if (key !== "action" && key !== "status") unknown = true;
+      if (key !== "action" && key !== "status" && key !== "kind") unknown = true;
       // Other fields are ignored, but a value too deep to walk is reported wherever it is.
       if (typeof field === "object" && field !== null) flags |= valueFlags(field, 1) & TOO_DEEP;
     }
   }
-  const { action, args, status, output } = record;
+  const { action, args, status, output, kind } = record;
+  const message = kind === "message";
   const shaped =
     typeof action === "string" &&
     action.length > 0 &&
     (args === undefined || (typeof args === "object" && args !== null && !Array.isArray(args))) &&
-    (status === undefined || status === "ok" || status === "error");
+    (status === undefined || status === null || status === "ok" || status === "error") &&
+    (kind === undefined || kind === "call" || (message && status === undefined && output === undefined));
   // An integer beyond 2^53 − 1 is rejected only if its literal was rounded (2^54 written out is exact).
   const exact = (flags & UNSAFE_INTEGER) === 0 || (numberProblems(args, place.source).length === 0 && numberProblems(output, place.source).length === 0);
   if (!shaped || (flags & (TOO_DEEP | OUT_OF_RANGE)) !== 0 || !exact) return malformed(value, place, reading, flags);
@@ -104,12 +111,14 @@ export function canonicalEvent(value: unknown, place: RecordPlace, position: num
   const source: EventSource = reading.file !== undefined ? { file: reading.file, line: place.line, span: place.span } : { line: place.line, span: place.span };
   const name = action as string;
   const given = (args ?? {}) as { readonly [key: string]: JsonValue };
-  const outcome = (status as "ok" | "error" | undefined) ?? "ok";
   // An event is built whole in one object literal, with or without an output, so that events have
   // few shapes (hidden classes) and the engine's reads of their fields stay fast.
   let event: { -readonly [K in keyof TraceEvent]: TraceEvent[K] };
-  if (output === undefined || output === null) event = { position, action: name, args: given, status: outcome, source };
+  if (message) event = { position, kind: "message", action: name, args: given, source };
+  else if (status === null) event = { position, action: name, args: given, ...(output !== undefined && output !== null ? { output: typeof output === "string" ? output : JSON.stringify(output) } : {}), source };
+  else if (output === undefined || output === null) event = { position, action: name, args: given, status: (status as "ok" | "error" | undefined) ?? "ok", source };
   else {
+    const outcome = (status as "ok" | "error" | undefined) ?? "ok";
     const text = typeof output === "string" ? output : JSON.stringify(output);
     if (text.length <= OUTPUT_OBSERVATION_CAP) event = { position, action: name, args: given, status: outcome, output: text, source };
     else {

