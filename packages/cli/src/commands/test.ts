@@ -205,6 +205,8 @@ async function watchAndRun(context: CommandContext, paths: readonly string[], in
       if (!(error instanceof InputError)) throw error;
     }
     const { code, results } = await runOnce(context, files, options, engines, filter);
+    // Stopped, the command exits with the last round's status.
+    context.exitCode = code;
     rewatch(results);
     io.stderr(`[watch] ${code === EXIT_SAFE ? "all passed" : code === EXIT_UNSAFE ? "some failed" : "some could not run"}; waiting for changes (Ctrl-C to stop)\n`);
   };

@@ -1,0 +1,192 @@
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { cli, crashPattern, examples, root, vigilc } from "./support/run-vigilc.js";
+
+/**
+ * `vigilc test` as a user runs it: the built CLI on the shipped examples' test files, on a copy of
+ * an example broken on purpose, and on bad input; its reports (human, JSON, JUnit XML), coverage,
+ * and `--watch`.
+ */
+
+let scratch = "";
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), "vigilc-test-command-"));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A copy of an example directory, to break. */
+function copyOf(example: string): string {
+  const directory = join(scratch, `${example}-${Math.random().toString(36).slice(2)}`);
+  cpSync(join(examples, example), directory, { recursive: true });
+  return directory;
+}
+
+/** Every rule declared in the example policies that ship tests. */
+function exampleRules(): string[] {
+  const rules: string[] = [];
+  for (const example of readdirSync(examples, { withFileTypes: true })) {
+    if (!example.isDirectory()) continue;
+    const directory = join(examples, example.name);
+    for (const file of readdirSync(directory).filter((name) => name.endsWith(".vigiltest"))) {
+      const policyFile = /policy "([^"]+)"/.exec(readFileSync(join(directory, file), "utf8"))![1]!;
+      const policy = readFileSync(join(directory, policyFile), "utf8");
+      const policyName = /policy\s+(\w+)/.exec(policy)![1]!;
+      for (const match of policy.matchAll(/^\s*rule\s+(\w+)/gm)) rules.push(`${policyName}.${match[1]}`);
+    }
+  }
+  return rules;
+}
+
+describe("vigilc test on the shipped examples", () => {
+  it("passes every test of every example with every engine, every rule covered", async ({ expect }) => {
+    const result = await vigilc(["test", "examples/", "--coverage", "--threshold", "100"], { cwd: root, timeoutMs: 180_000 });
+    expect(result.stderr).not.toMatch(crashPattern);
+    expect(result.stdout).not.toContain("✗");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/tests? in \d+ files?: \d+ passed \(/);
+    // The coverage table names every rule of every example policy.
+    const rules = exampleRules();
+    expect(rules.length).toBeGreaterThan(40);
+    for (const rule of rules) expect(result.stdout).toContain(`✓ ${rule} `);
+    expect(result.stdout).toContain(`${rules.length} of ${rules.length} rules covered (100.0%)`);
+  });
+
+  it("fails a deliberately broken copy of an example with exit 1 and a diff naming the rule", async ({ expect }) => {
+    const directory = copyOf("dashcam");
+    const policy = join(directory, "dashcam.vigil");
+    // R2 now accepts sampling as well as warping before a mask: the mask after sampling is let through.
+    writeFileSync(policy, readFileSync(policy, "utf8").replace("prec(action in {emit_mask}, action in {warpAffine})", "prec(action in {emit_mask}, action in {warpAffine, sample_frames})"));
+    const result = await vigilc(["test", directory, "--engine", "eval"], { cwd: scratch });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("✗ hand-written: wrong fps, mask before warp, release before validation");
+    expect(result.stdout).toContain("expect R2 violated at 2");
+    expect(result.stdout).toMatch(/expected: violated at 2\n\s+found:\s+holds\s+\(forward engine\)/);
+    // The expected witness that was not found, with the event as a test writes it and its line.
+    expect(result.stdout).toMatch(/- +2 {2}emit_mask \{frame: "frames\/1.png", out: "masks\/1.csr"\} ok {2}line \d+/);
+    expect(result.stdout).toContain("1 failed");
+  });
+});
+
+describe("vigilc test reports", () => {
+  it("writes valid JUnit XML: a testsuite per file, a testcase per test, a failure with the differences", async ({ expect }) => {
+    const directory = copyOf("dashcam");
+    writeFileSync(join(directory, "extra.vigiltest"), 'policy "dashcam.vigil"\n/// Control characters \u0001 and <markup> & "quotes" are escaped.\ntest "a <tricky> & \\"name\\" \\u0007" { events { warpAffine {transform: "M"} } expect R3 holds }\n');
+    const result = await vigilc(["test", directory, "--format", "junit", "--engine", "eval"], { cwd: scratch });
+    expect(result.code).toBe(1);
+    expect(XMLValidator.validate(result.stdout)).toBe(true);
+    const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => name === "testsuite" || name === "testcase" }).parse(result.stdout) as {
+      testsuites: { tests: string; failures: string; errors: string; testsuite: { name: string; tests: string; failures: string; testcase: { name: string; failure?: { message: string; "#text": string } }[] }[] };
+    };
+    expect(parsed.testsuites).toMatchObject({ tests: "4", failures: "1", errors: "0" });
+    const suites = parsed.testsuites.testsuite;
+    expect(suites.map((s) => s.name.replace(/.*\//, ""))).toEqual(["dashcam.vigiltest", "extra.vigiltest"]);
+    const failing = suites[1]!.testcase[0]!;
+    expect(failing.name).toBe('a <tricky> & "name" \\u0007');
+    expect(failing.failure!.message).toContain("dashcam.R3: expected holds, found violated at 1");
+    expect(failing.failure!["#text"]).toContain('1  warpAffine {transform: "M"} ok');
+  });
+
+  it("writes JSON with the summary, each failure's events, each rule's why, and coverage", async ({ expect }) => {
+    const result = await vigilc(["test", "examples/dashcam", "--format", "json", "--coverage", "--engine", "eval"], { cwd: root });
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as {
+      summary: { tests: number; passed: number; failed: number; errors: number };
+      files: { file: string; tests: { name: string; outcome: string; rules: { rule: string; triggers?: { count: number }; patterns: { role: string; count: number }[] }[] }[] }[];
+      coverage: { percent: number; rules: { name: string; covered: boolean; missing: string[] }[] };
+    };
+    expect(report.summary).toMatchObject({ failed: 0, errors: 0 });
+    expect(report.summary.passed).toBe(report.summary.tests);
+    expect(report.files[0]!.file).toBe("examples/dashcam/dashcam.vigiltest");
+    const benign = report.files[0]!.tests.find((t) => t.name === "benign run")!;
+    expect(benign.rules.find((r) => r.rule === "dashcam.R3")).toMatchObject({ triggers: { count: 1 }, patterns: [{ role: "first", count: 1 }, { role: "second", count: 2 }] });
+    expect(report.coverage.percent).toBe(100);
+    expect(report.coverage.rules.map((r) => r.name)).toEqual(["R0", "R1", "R2", "R3"]);
+  });
+
+  it("prints why each rule holds or not with --why", async ({ expect }) => {
+    const result = await vigilc(["test", "examples/dashcam", "--why", "--engine", "eval", "--filter", "^benign"], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("✓ benign run");
+    expect(result.stdout).not.toContain("warp before validation");
+    expect(result.stdout).toMatch(/why dashcam\.R3: holds; its trigger matched 1 \(5\); patterns matched: first 1 \(5\), second 2 \(4, 7\)/);
+  });
+
+  it("fails coverage below --threshold with exit 1, naming the rules that lack a case", async ({ expect }) => {
+    const directory = copyOf("dashcam");
+    const tests = join(directory, "dashcam.vigiltest");
+    // Without its hand-written test, R0, R1 and R2 are never violated.
+    writeFileSync(tests, readFileSync(tests, "utf8").replace(/test "hand-written[\s\S]*$/, ""));
+    const result = await vigilc(["test", directory, "--coverage", "--threshold", "50", "--engine", "eval"], { cwd: scratch });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/✗ dashcam\.R0 +never violated/);
+    expect(result.stdout).toContain("1 of 4 rules covered (25.0%)");
+    expect(result.stderr).toContain("25.0% of the rules are covered, below the threshold of 50%");
+  });
+});
+
+describe("vigilc test on bad input", () => {
+  it("exits 2 with located diagnostics for a test file that does not read, a missing trace and an unknown rule", async ({ expect }) => {
+    const directory = copyOf("dashcam");
+    writeFileSync(join(directory, "bad.vigiltest"), 'policy "dashcam.vigil"\ntest "t" {\n  trace "nowhere.jsonl"\n  expect R3 holds\n}\ntest "u" { events { a } expect R33 holds }\ntest "v" { expect R3 frobs }\n');
+    const result = await vigilc(["test", join(directory, "bad.vigiltest"), "--engine", "eval"], { cwd: directory });
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toMatch(crashPattern);
+    expect(result.stderr).toContain("error[V2001]: unexpected `frobs`");
+    expect(result.stderr).toContain("--> bad.vigiltest:7:");
+    const again = join(directory, "bad2.vigiltest");
+    writeFileSync(again, 'policy "dashcam.vigil"\ntest "t" {\n  trace "nowhere.jsonl"\n  expect R3 holds\n}\ntest "u" { events { a } expect r3 holds }\n');
+    const second = await vigilc(["test", again, "--engine", "eval"], { cwd: directory });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain("error[V2104]: the trace `nowhere.jsonl` cannot be read");
+    expect(second.stderr).toContain("--> bad2.vigiltest:3:9");
+    expect(second.stderr).toContain("error[V2102]: the policy has no rule `r3`");
+    expect(second.stderr).toContain("did you mean `R3`?");
+  });
+
+  it("exits 2 when a path does not exist or holds no test file", async ({ expect }) => {
+    const missing = await vigilc(["test", "no/such/dir"], { cwd: scratch });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("`no/such/dir` does not exist");
+    const empty = mkdtempSync(join(scratch, "empty-"));
+    const none = await vigilc(["test", empty], { cwd: scratch });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("no test files (*.vigiltest)");
+  });
+});
+
+describe("vigilc test --watch", () => {
+  it("runs again when the policy changes, and stops on SIGTERM", async ({ expect }) => {
+    const directory = copyOf("dashcam");
+    const child = spawn(process.execPath, [cli, "test", directory, "--watch", "--engine", "eval"], { cwd: scratch, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const until = async (condition: () => boolean): Promise<void> => {
+      while (!condition()) {
+        if (child.exitCode !== null) throw new Error(`vigilc exited early: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    try {
+      await until(() => stderr.includes("waiting for changes"));
+      expect(stdout).toContain("3 passed");
+      const policy = join(directory, "dashcam.vigil");
+      writeFileSync(policy, readFileSync(policy, "utf8").replace("prec(action in {emit_mask}, action in {warpAffine})", "prec(action in {emit_mask}, action in {warpAffine, sample_frames})"));
+      await until(() => stdout.includes("1 failed"));
+      expect(stdout).toContain("a file changed; running again");
+      expect(stdout).toContain("expect R2 violated at 2");
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(1);
+    } finally {
+      clearTimeout(killer);
+      child.kill("SIGKILL");
+    }
+  });
+});
