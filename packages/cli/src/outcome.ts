@@ -88,6 +88,11 @@ export interface StatementResult {
   readonly undecided?: string;
   /** On how many events the rule's trigger held (forward engine; absent for `always`): 0 means the rule held vacuously. */
   readonly triggered?: number;
+  /**
+   * How many of those events were answered, the obligation each opened discharged by an event of
+   * the run (forward engine; absent for `abs`, whose triggers are its witnesses, and `always`).
+   */
+  readonly answered?: number;
 }
 
 /** One event of a timeline, its values shortened for display. */
@@ -267,6 +272,7 @@ export function outcomeOf(
     witnessLines: s.witnesses.map((position) => options.witnessLines?.get(position) ?? eventAt(position)?.source?.line ?? 1),
     ...(s.brokenBy !== undefined ? { brokenBy: [...s.brokenBy] } : {}),
     ...(s.triggers !== undefined ? { triggered: s.triggers.count } : {}),
+    ...(s.answers !== undefined ? { answered: s.answers.count } : {}),
     ...(s.undecided !== undefined ? { undecided: s.undecided } : {}),
   }));
   return {

@@ -196,11 +196,19 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
 }
 
 /**
- * Why a rule holds or not, in one line, from how often its trigger held: a rule whose trigger
- * matched no event holds vacuously (nothing it speaks of happened); one whose trigger matched holds
- * because every such event got what the form asks for.
+ * Why a rule holds or not, in one line, from how often its trigger held and how each was answered:
+ * a rule whose trigger matched no event holds vacuously (nothing it speaks of happened); one whose
+ * trigger matched holds because every such event got what the form asks for, from the events named
+ * (`2 by 4`: the trigger at 2 answered by event 4). An `until` trigger whose interval is still open
+ * at the end is not answered, and is counted so.
  */
 export function whyLine(verdict: StatementVerdict): string {
+  const patterns = verdict.patterns === undefined ? "" : `; patterns matched: ${verdict.patterns.map((p) => `${p.role} ${p.count === 0 ? "none" : `${p.count} (${listed(p.first, p.count)})`}`).join(", ")}`;
+  return `${verdictWhy(verdict)}${patterns}`;
+}
+
+/** Why the verdict: the trigger's matches and how they were answered, or the witnesses. */
+function verdictWhy(verdict: StatementVerdict): string {
   const id = printableLine(`${verdict.policy}.${verdict.name}`);
   if (verdict.undecided !== undefined) return `${id} undecided: ${printableLine(verdict.undecided)}`;
   const triggers = verdict.triggers;
@@ -212,7 +220,12 @@ export function whyLine(verdict: StatementVerdict): string {
   const what = verdict.form === "abs" ? "its pattern" : "its trigger";
   if (triggers.count === 0) return `${id} holds vacuously: ${what} matched no event`;
   const matched = `${what} matched ${triggers.count} event${triggers.count === 1 ? "" : "s"} (${listed(triggers.first, triggers.count)})`;
-  if (!verdict.holds) return `${id} violated: ${matched}; ${verdict.witnesses.length} broke it (${listed(verdict.witnesses)})`;
+  const answers = verdict.answers;
+  const answeredBy = answers === undefined ? "" : listedAnswers(answers.first, answers.count);
+  if (!verdict.holds) {
+    const others = answers !== undefined && answers.count > 0 ? `; ${answers.count} answered (${answeredBy})` : "";
+    return `${id} violated: ${matched}; ${verdict.witnesses.length} broke it (${listed(verdict.witnesses)})${others}`;
+  }
   const statement = verdict.statement;
   const answered: Record<string, string> = {
     prec: "each after an event that meets its prerequisite",
@@ -221,7 +234,19 @@ export function whyLine(verdict: StatementVerdict): string {
     rslv: "each resolved before the end",
     until: "no interval broken by a bad event before its resolution",
   };
-  return `${id} holds: ${matched}, ${answered[verdict.form] ?? "each as the rule asks"}`;
+  const how = `${id} holds: ${matched}, ${answered[verdict.form] ?? "each as the rule asks"}`;
+  if (answers === undefined) return how;
+  if (answers.count === triggers.count) return `${how} (${answeredBy})`;
+  // Only an `until` holds with triggers unanswered: intervals no resolution closed, and no bad event broke.
+  const open = triggers.count - answers.count;
+  const closed = answers.count === 0 ? "none resolved" : `${answers.count} resolved (${answeredBy})`;
+  return `${how}; ${closed}, ${open} still open at the end`;
+}
+
+/** Answers as a short list, `2 by 4, 5 by 7`: the first ten, and how many more. */
+function listedAnswers(first: NonNullable<StatementVerdict["answers"]>["first"], total: number): string {
+  const shown = first.slice(0, 10).map(({ trigger, by }) => `${trigger} by ${by}`);
+  return total > shown.length ? `${shown.join(", ")}, … ${total - shown.length} more` : shown.join(", ");
 }
 
 /** Positions as a short list: the first ten, and how many more. */

@@ -117,17 +117,31 @@ function renderFailure(file: TestFileResult, test: TestResult, failure: Expectat
   const lines = [`      ${c.bold(printableLine(clip(written.replace(/\s+/g, " "), 200)))}${rule}  ${c.dim(printableLine(where))}`];
   lines.push(`        ${c.green("expected:")} ${printableLine(failure.expected)}`);
   lines.push(`        ${c.red("found:")}    ${printableLine(clip(failure.actual, 400))}  ${c.dim(`(${failure.engines.map((e) => engineNames[e]).join(", ")})`)}`);
+  const decided = failure.expectation.kind === "decision" ? failure.expectation.position : undefined;
   const expected = new Set(expectedPositions(failure));
   const found = new Set(foundPositions(failure));
+  let marked = false;
   for (const position of failure.positions) {
     const event = test.events[position - 1];
     if (event === undefined) continue;
-    const mark = expected.has(position) && !found.has(position) ? c.green("-") : found.has(position) && !expected.has(position) ? c.red("+") : " ";
+    // A decision marks the call decided (`>`); the other events are the witnesses of the rules that decided it.
+    const mark =
+      decided !== undefined
+        ? position === decided
+          ? ">"
+          : " "
+        : expected.has(position) && !found.has(position)
+          ? c.green("-")
+          : found.has(position) && !expected.has(position)
+            ? c.red("+")
+            : " ";
+    if (mark !== " " && mark !== ">") marked = true;
     const at = test.eventSpans.get(position);
     const line = at !== undefined ? c.dim(`  line ${at.line}`) : event.source?.line !== undefined ? c.dim(`  ${printableLine(relative(cwd, event.source.file ?? file.file))}:${event.source.line}`) : "";
     lines.push(`        ${mark} ${String(position).padStart(4)}  ${printableLine(clip(eventLine(event), 160))}${line}`);
   }
-  if (failure.positions.length > 0) lines.push(c.dim(`          (- expected, not found; + found, not expected)`));
+  if (decided !== undefined && failure.positions.length > 1) lines.push(c.dim("          (> the call decided; the others are the witnesses of the rules that decided it)"));
+  else if (marked) lines.push(c.dim("          (- expected, not found; + found, not expected)"));
   return lines;
 }
 
@@ -171,7 +185,7 @@ export function renderSummary(totals: TestTotals, colors: Colors): string {
 export function renderCoverage(rows: readonly CoverageRow[], policySources: ReadonlyMap<string, string>, cwd: string, colors: Colors): string {
   const c = paint(colors);
   const out = ["coverage: each rule violated by a test, and held by one whose run matches its trigger"];
-  const width = Math.min(40, Math.max(4, ...rows.map((r) => `${r.policy}.${r.name}`.length)));
+  const width = Math.min(60, Math.max(4, ...rows.map((r) => `${r.policy}.${r.name}`.length)));
   for (const row of rows) {
     const name = printableLine(`${row.policy}.${row.name}`).padEnd(width);
     const violated = row.violatedBy.length > 0 ? c.green(`violated by ${row.violatedBy.length}`) : c.red("never violated");

@@ -66,15 +66,50 @@ afterAll(() => {
 
 interface JsonReport {
   verdict: "safe" | "unsafe";
-  statements: { policy: string; name: string; holds: boolean; witnesses: number[]; response: string; remediation?: string; undecided?: string; triggers?: { count: number; first: number[] } }[];
+  statements: {
+    policy: string;
+    name: string;
+    holds: boolean;
+    witnesses: number[];
+    response: string;
+    remediation?: string;
+    undecided?: string;
+    triggers?: { count: number; first: number[] };
+    answers?: { count: number; first: { trigger: number; by: number }[] };
+  }[];
 }
 
 const dashcamViolating: JsonReport = {
   verdict: "unsafe",
   statements: [
     { policy: "dashcam", name: "R0", holds: true, witnesses: [], response: "block" },
-    { policy: "dashcam", name: "R1", holds: true, witnesses: [], response: "block", triggers: { count: 1, first: [8] } },
-    { policy: "dashcam", name: "R2", holds: true, witnesses: [], response: "block", triggers: { count: 1, first: [6] } },
+    // R1's release at 8 was validated at 7, R2's mask at 6 came after the warp at 5.
+    {
+      policy: "dashcam",
+      name: "R1",
+      holds: true,
+      witnesses: [],
+      response: "block",
+      triggers: { count: 1, first: [8] },
+      answers: { count: 1, first: [{ trigger: 8, by: 7 }] },
+      patterns: [
+        { role: "first", count: 1, first: [8] },
+        { role: "second", count: 1, first: [7] },
+      ],
+    },
+    {
+      policy: "dashcam",
+      name: "R2",
+      holds: true,
+      witnesses: [],
+      response: "block",
+      triggers: { count: 1, first: [6] },
+      answers: { count: 1, first: [{ trigger: 6, by: 5 }] },
+      patterns: [
+        { role: "first", count: 1, first: [6] },
+        { role: "second", count: 1, first: [5] },
+      ],
+    },
     {
       policy: "dashcam",
       name: "R3",
@@ -83,6 +118,11 @@ const dashcamViolating: JsonReport = {
       response: "block",
       remediation: "Run validate_output on the transform before warping with it.",
       triggers: { count: 1, first: [5] },
+      // The warp at 5 matched R3's trigger; the validation at 7 matched its prerequisite, too late.
+      patterns: [
+        { role: "first", count: 1, first: [5] },
+        { role: "second", count: 1, first: [7] },
+      ],
     },
   ],
 };
@@ -338,7 +378,18 @@ describe.concurrent("vigilc check: malformed traces exit 2 and name the line and
         verdict: "safe",
         statements: [
           // Vacuously: their triggers matched no event.
-          { policy: "files", name: "read_first", holds: true, witnesses: [], response: "block", triggers: { count: 0, first: [] } },
+          {
+            policy: "files",
+            name: "read_first",
+            holds: true,
+            witnesses: [],
+            response: "block",
+            triggers: { count: 0, first: [] },
+            patterns: [
+              { role: "first", count: 0, first: [] },
+              { role: "second", count: 0, first: [] },
+            ],
+          },
           { policy: "files", name: "text_only", holds: true, witnesses: [], response: "block" },
         ],
       });

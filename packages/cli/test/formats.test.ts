@@ -11,8 +11,20 @@ describe.concurrent("vigilc check on recordings", () => {
     expect(JSON.parse(result.stdout)).toEqual({
       verdict: "unsafe",
       statements: [
-        { policy: "housekeeping", name: "no_recursive_delete", holds: false, witnesses: [3], response: "block", triggers: { count: 1, first: [3] } },
-        { policy: "housekeeping", name: "validate_before_share", holds: false, witnesses: [2], response: "block", triggers: { count: 1, first: [2] } },
+        { policy: "housekeeping", name: "no_recursive_delete", holds: false, witnesses: [3], response: "block", triggers: { count: 1, first: [3] }, patterns: [{ role: "pattern", count: 1, first: [3] }] },
+        {
+          policy: "housekeeping",
+          name: "validate_before_share",
+          holds: false,
+          witnesses: [2],
+          response: "block",
+          triggers: { count: 1, first: [2] },
+          // The share matched; no validation did: why it broke.
+          patterns: [
+            { role: "first", count: 1, first: [2] },
+            { role: "second", count: 0, first: [] },
+          ],
+        },
       ],
     });
     expect(result.code).toBe(1);

@@ -33,9 +33,13 @@ function exampleRules(): string[] {
     const directory = join(examples, example.name);
     for (const file of readdirSync(directory).filter((name) => name.endsWith(".vigiltest"))) {
       const policyFile = /policy "([^"]+)"/.exec(readFileSync(join(directory, file), "utf8"))![1]!;
-      const policy = readFileSync(join(directory, policyFile), "utf8");
-      const policyName = /policy\s+(\w+)/.exec(policy)![1]!;
-      for (const match of policy.matchAll(/^\s*rule\s+(\w+)/gm)) rules.push(`${policyName}.${match[1]}`);
+      // Each rule under the policy declared above it (a file may hold several policies).
+      let policyName = "";
+      for (const line of readFileSync(join(directory, policyFile), "utf8").split("\n")) {
+        policyName = /^\s*policy\s+(\w+)/.exec(line)?.[1] ?? policyName;
+        const rule = /^\s*rule\s+(\w+)/.exec(line)?.[1];
+        if (rule !== undefined) rules.push(`${policyName}.${rule}`);
+      }
     }
   }
   return rules;

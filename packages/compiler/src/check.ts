@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { TraceRun, type TriggerCount } from "@vigil/engine";
+import { TraceRun, type AnswerCount, type PatternMatchCount, type RunObservations, type TriggerCount } from "@vigil/engine";
 import { SmtDecider, type SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
@@ -37,6 +37,20 @@ export interface StatementVerdict extends StatementOutcome {
    * with a count of 0 holds vacuously: nothing it speaks of happened.
    */
   readonly triggers?: TriggerCount;
+  /**
+   * How many of those triggers were answered, and how: the answers `{trigger, by}` of the ten
+   * answered triggers of lowest position, `by` being the event that discharged the obligation the
+   * trigger opened (`MachineObserver.answered`). Read off the same forward run as `triggers` (both
+   * engines); absent when `triggers` is, and for `abs`, whose triggers are its witnesses. A trigger
+   * that is a witness is never answered. `reportToJson` writes it only when some trigger was answered.
+   */
+  readonly answers?: AnswerCount;
+  /**
+   * On how many events each of the statement's patterns matched, and the first of them, in the
+   * form's order (`first`/`second`, `trigger`/`resolve`/`bad`, or `pattern` for `abs`); none for
+   * `always`. A pattern that matched nothing is a condition the run never met.
+   */
+  readonly patterns?: readonly PatternMatchCount[];
 }
 
 export interface CheckReport {
@@ -64,7 +78,7 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
       if (signal !== undefined && index % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
       run.step(events[index]!);
     }
-    return reportOf(statements, run.finish(), engine, (index) => run.finalizedBy(index), (index) => run.triggers(index));
+    return reportOf(statements, run.finish(), engine, run);
   }
   const outcomes: StatementOutcome[] = [];
   let decider = options.decider;
@@ -83,32 +97,29 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
     signal?.removeEventListener("abort", interrupt);
     if (ownsDecider) await decider!.dispose();
   }
-  // The breaking events of `until` and how often each trigger held are read off one forward run of
-  // the machines: one semantics for both engines, and the same report.
+  // The breaking events of `until`, how often each trigger held and how each was answered are read
+  // off one forward run of the machines: one semantics for both engines, and the same report.
   const forward = new TraceRun(statements);
   for (const event of events) forward.step(event);
-  return reportOf(statements, outcomes, engine, (index) => forward.finalizedBy(index), (index) => forward.triggers(index));
+  return reportOf(statements, outcomes, engine, forward);
 }
 
 /** How many events the evaluator steps between two looks at the abort signal. */
 const ABORT_CHECK_INTERVAL = 4096;
 
 /**
- * A report from each statement's outcome (in the same order). `finalizedBy` gives, for the statement
- * at an index, the event that made each witness final (`TraceRun.finalizedBy`): for `until`, the
- * event that broke the interval, which the report names beside the witness.
+ * A report from each statement's outcome (in the same order), with what the forward run observed
+ * of each (`observed`): the event that made each witness final (for `until`, the event that broke
+ * the interval, which the report names beside the witness), how often its trigger held and how
+ * those triggers were answered, and where its patterns matched.
  */
-export function reportOf(
-  statements: readonly CheckedStatement[],
-  outcomes: readonly StatementOutcome[],
-  engine: EngineName,
-  finalizedBy?: (index: number) => ReadonlyMap<number, number>,
-  triggers?: (index: number) => TriggerCount | undefined,
-): CheckReport {
+export function reportOf(statements: readonly CheckedStatement[], outcomes: readonly StatementOutcome[], engine: EngineName, observed?: RunObservations): CheckReport {
   const verdicts: StatementVerdict[] = statements.map((statement, index) => {
     const outcome = outcomes[index]!;
-    const breakers = statement.form === "until" && outcome.witnesses.length > 0 && finalizedBy !== undefined ? finalizedBy(index) : undefined;
-    const triggered = triggers?.(index);
+    const breakers = statement.form === "until" && outcome.witnesses.length > 0 && observed !== undefined ? observed.finalizedBy(index) : undefined;
+    const triggered = observed?.triggers(index);
+    const answered = observed?.answers(index);
+    const patterns = observed?.patterns(index);
     return {
       policy: statement.policy,
       name: statement.name,
@@ -119,6 +130,8 @@ export function reportOf(
       // A witness of an undecided run may have no breaker recorded: 0 says "not known".
       ...(breakers !== undefined ? { brokenBy: outcome.witnesses.map((witness) => breakers.get(witness) ?? 0) } : {}),
       ...(triggered !== undefined ? { triggers: { count: triggered.count, first: [...triggered.first] } } : {}),
+      ...(answered !== undefined ? { answers: { count: answered.count, first: answered.first.map(({ trigger, by }) => ({ trigger, by })) } } : {}),
+      ...(patterns !== undefined && patterns.length > 0 ? { patterns } : {}),
     };
   });
   return { verdict: verdicts.every((v) => v.holds) ? "safe" : "unsafe", engine, statements: verdicts };
@@ -137,6 +150,8 @@ export function reportToJson(report: CheckReport): {
     remediation?: string;
     undecided?: string;
     triggers?: { count: number; first: number[] };
+    answers?: { count: number; first: { trigger: number; by: number }[] };
+    patterns?: { role: PatternMatchCount["role"]; count: number; first: number[] }[];
   }[];
 } {
   return {
@@ -151,6 +166,11 @@ export function reportToJson(report: CheckReport): {
       ...(v.statement.remediation !== undefined ? { remediation: v.statement.remediation } : {}),
       ...(v.undecided !== undefined ? { undecided: v.undecided } : {}),
       ...(v.triggers !== undefined ? { triggers: { count: v.triggers.count, first: [...v.triggers.first] } } : {}),
+      // Only when some trigger was answered: `triggers` already says when none held.
+      ...(v.answers !== undefined && v.answers.count > 0
+        ? { answers: { count: v.answers.count, first: v.answers.first.map(({ trigger, by }) => ({ trigger, by })) } }
+        : {}),
+      ...(v.patterns !== undefined ? { patterns: v.patterns.map(({ role, count, first }) => ({ role, count, first: [...first] })) } : {}),
     })),
   };
 }

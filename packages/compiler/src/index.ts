@@ -52,6 +52,6 @@ export {
   OUTPUT_OBSERVATION_CAP,
 } from "@vigil/trace";
 export type { ExpectationFailure, RuleCoverage, RuleWhy, TestEngine, TestFileResult, TestResult, TestRunOptions } from "./test-run.js";
-export { decisionWord, eventLine, runTestFile, runTestSource, TEST_FILE_EXTENSION, testEngines } from "./test-run.js";
+export { eventLine, runTestFile, runTestSource, TEST_FILE_EXTENSION, testEngines } from "./test-run.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";
 export { parseTestFile } from "@vigil/syntax";

@@ -227,7 +227,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   }
   const report =
     run !== undefined
-      ? reportOf(statements, run.finish(), "eval", (index) => run.finalizedBy(index), (index) => run.triggers(index))
+      ? reportOf(statements, run.finish(), "eval", run)
       : await check(policy, kept, {
           engine,
           ...(options.decider !== undefined ? { decider: options.decider } : {}),

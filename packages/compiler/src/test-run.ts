@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import type { CheckedStatement } from "@vigil/checker";
 import { closestName, diagnostic, type Diagnostic, type RelatedInformation, type Span } from "@vigil/diagnostics";
-import { PatternMatches, type MonitorDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
+import { decideCall, recordCall, verdictOf, type CallDecision, type PatternMatchCount, type TriggerCount, type Violation } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import { parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
 import { readRegularFile, type JsonValue, type TraceEvent } from "@vigil/trace";
@@ -223,8 +223,8 @@ async function runTest(test: TestCase, context: TestContext): Promise<TestResult
     setup.push(diagnostic("V2103", `the test \`${test.name}\` has no run`, { span: test.nameSpan, help: 'give it `events { … }` or `trace "FILE"`' }));
     return errorResult(setup);
   }
-  if (setup.some((d) => d.severity === "error")) return errorResult(setup);
-
+  // A rule name that does not resolve does not stop the run being read: every problem of the test
+  // is reported at once.
   const run = await readRun(test, context);
   if (run.judgement === undefined || run.judgement.report === undefined) return errorResult([...setup, ...run.diagnostics], run.judgement?.events ?? [], run.eventSpans);
   const events = run.judgement.events ?? [];
@@ -246,16 +246,14 @@ async function runTest(test: TestCase, context: TestContext): Promise<TestResult
   }
   failures.push(...monitored.disagreements.map((message) => disagreement(test, message)));
 
-  const patterns = new PatternMatches(context.statements);
-  for (const event of events) patterns.step(event);
-  const why: RuleWhy[] = report.statements.map((verdict, index) => ({
+  const why: RuleWhy[] = report.statements.map((verdict) => ({
     rule: `${verdict.policy}.${verdict.name}`,
     holds: verdict.holds,
     witnesses: verdict.witnesses,
     ...(verdict.brokenBy !== undefined ? { brokenBy: verdict.brokenBy } : {}),
     ...(verdict.undecided !== undefined ? { undecided: verdict.undecided } : {}),
     ...(verdict.triggers !== undefined ? { triggers: verdict.triggers } : {}),
-    patterns: patterns.counts(index),
+    patterns: verdict.patterns ?? [],
   }));
   const failed = new Set(failures.map((failure) => `${String(test.expectations.indexOf(failure.expectation))} ${failure.rule ?? ""}`));
   const violated = new Set<string>();
@@ -375,16 +373,25 @@ function positionProblems(test: TestCase, events: readonly TraceEvent[], rules: 
       beyond(expectation.position, expectation.positionSpan);
       const event = events[expectation.position - 1];
       if (event !== undefined && isMessage(event)) problems.push(diagnostic("V2105", `event ${expectation.position} is a message (\`${event.action}\`), not a call: the monitor decides calls only`, { span: expectation.positionSpan }));
+      const from = event?.source?.groundedFrom;
+      if (from !== undefined) {
+        problems.push(
+          diagnostic("V2105", `event ${expectation.position} is a command of the shell call at event ${from}: the call is decided as a whole, before any of its commands runs`, {
+            span: expectation.positionSpan,
+            fix: { title: `decide the call at event ${from}`, edits: [{ span: expectation.positionSpan, newText: String(from) }] },
+          }),
+        );
+      }
       continue;
     }
     for (const witness of expectation.witnesses ?? []) {
       beyond(witness.position, witness.span);
-      if (witness.brokenBy !== undefined) beyond(witness.brokenBy, witness.span);
+      if (witness.brokenBy !== undefined) beyond(witness.brokenBy, witness.brokenBySpan ?? witness.span);
     }
     const rule = typeof expectation.rule === "string" ? undefined : rules.get(expectation.rule);
     const form = statements.find((s) => `${s.policy}.${s.name}` === rule)?.form;
     if (form !== undefined && form !== "until" && expectation.witnesses?.some((w) => w.brokenBy !== undefined)) {
-      problems.push(diagnostic("V2107", `\`${rule}\` is a \`${form}\` rule: only an \`until\` has a breaking event`, { span: expectation.span, help: "drop `broken by N`" }));
+      problems.push(diagnostic("V2107", `\`${rule}\` is ${/^[aeiou]/.test(form) ? "an" : "a"} \`${form}\` rule: only an \`until\` has a breaking event`, { span: expectation.span, help: "drop `broken by N`" }));
     }
   }
   return problems;
@@ -409,37 +416,58 @@ function isMessage(event: TraceEvent): boolean {
 }
 
 /**
- * The online monitor over the run, call by call: each call decided before it runs, then recorded
- * with its result (a call without one observed as it is). Every witness it reports along the way
- * is final, so each must be one the offline check finds too; a disagreement is reported.
+ * The online monitor over the run, call by call, as the runtime drives it: each call (with the
+ * commands grounded from it, one call) decided before it runs (`decideCall`), then recorded with its
+ * results (`recordCall`); a message observed; a call with no result decided and never recorded.
+ * Every witness the monitor reports along the way for a call that ran is final, so each must be one
+ * the finished run has too; a disagreement is reported.
  */
-function monitorRun(policy: CompiledPolicy, events: readonly TraceEvent[]): { verdicts: EngineVerdicts; decisions: ReadonlyMap<number, MonitorDecision>; disagreements: readonly string[] } {
+function monitorRun(policy: CompiledPolicy, events: readonly TraceEvent[]): { verdicts: EngineVerdicts; decisions: ReadonlyMap<number, CallDecision>; disagreements: readonly string[] } {
   const monitor = createMonitor(policy, { decisionBudgetMs: 10_000 });
-  const decisions = new Map<number, MonitorDecision>();
+  const statements = policy.program.policies.flatMap((p) => p.statements);
+  const decisions = new Map<number, CallDecision>();
   const online: { position: number; rule: string; witness: number }[] = [];
-  events.forEach((event, index) => {
-    if (isMessage(event)) {
-      for (const v of monitor.observe({ action: event.action, args: event.args }).violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
-      return;
+  const note = (position: number, violations: readonly Violation[]): void => {
+    for (const v of violations) for (const w of v.witnesses) online.push({ position, rule: `${v.policy}.${v.name}`, witness: w });
+  };
+  for (const call of callsOf(events)) {
+    const first = call[0]!;
+    if (isMessage(first)) {
+      note(first.position, monitor.observe({ action: first.action, args: first.args }).violations);
+      continue;
     }
-    const id = `call${index}`;
-    const decided = monitor.decide({ id, action: event.action, args: event.args });
-    decisions.set(event.position, decided);
-    for (const v of decided.violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
-    if (event.status === undefined) {
-      monitor.cancel(id);
-      for (const v of monitor.observe({ action: event.action, args: event.args }).violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
-      return;
+    const decided = decideCall(monitor, statements, call.map(({ action, args }) => ({ action, args })), 10_000);
+    decisions.set(first.position, decided);
+    if (first.status === undefined) {
+      // No result: the call is not known to have run. It keeps its place in the run, with no status.
+      for (const event of call) monitor.observe({ action: event.action, args: event.args });
+      continue;
     }
-    const recorded = monitor.record({ id, status: event.status, ...(event.output !== undefined ? { output: event.output } : {}) });
-    for (const v of recorded.violations) for (const w of v.witnesses) online.push({ position: event.position, rule: `${v.policy}.${v.name}`, witness: w });
-  });
+    note(first.position, decided.violations);
+    const recorded = recordCall(
+      monitor,
+      call.map((event) => ({ action: event.action, args: event.args, ...(event.status !== undefined ? { status: event.status } : {}), ...(event.output !== undefined ? { output: event.output } : {}) })),
+    );
+    note(first.position, recorded.violations);
+  }
   const final = monitor.finish();
   const byRule = new Map(final.map((verdict) => [`${verdict.policy}.${verdict.name}`, { holds: verdict.holds, witnesses: verdict.witnesses }]));
   const disagreements = online
     .filter(({ rule, witness }) => !(byRule.get(rule)?.witnesses.includes(witness) ?? false))
-    .map(({ position, rule, witness }) => `the monitor reported event ${witness} as a witness of \`${rule}\` at event ${position}, but the finished run does not have it`);
+    .map(({ position, rule, witness }) => `the monitor reported event ${witness} as a witness of \`${rule}\` at the call at event ${position}, but the finished run does not have it`);
   return { verdicts: { engine: "monitor", byRule }, decisions, disagreements };
+}
+
+/** The run cut into calls: each event with the commands grounded from it (which follow it), or a message alone. */
+function callsOf(events: readonly TraceEvent[]): TraceEvent[][] {
+  const calls: TraceEvent[][] = [];
+  for (const event of events) {
+    const from = event.source?.groundedFrom;
+    const last = calls.at(-1);
+    if (from !== undefined && last !== undefined && last[0]!.position === from) last.push(event);
+    else calls.push([event]);
+  }
+  return calls;
 }
 
 function disagreement(test: TestCase, message: string): ExpectationFailure {
@@ -514,16 +542,11 @@ function witnessList(witnesses: readonly number[], brokenBy: readonly number[] |
   return witnesses.map((w, i) => (brokenBy !== undefined && (brokenBy[i] ?? 0) > 0 ? `${w} broken by ${brokenBy[i]}` : `${w}`)).join(", ");
 }
 
-/** The decision of the monitor, in the four words a test uses: `warn` is a call let through with a warning. */
-export function decisionWord(decision: MonitorDecision): "allow" | "block" | "ask" | "warn" {
-  if (decision.decision !== "allow") return decision.decision;
-  return decision.violations.length > 0 ? "warn" : "allow";
-}
-
-function decisionFailures(expectation: DecisionExpectation, rules: ReadonlyMap<RuleReference, string>, decisions: ReadonlyMap<number, MonitorDecision>): ExpectationFailure[] {
+function decisionFailures(expectation: DecisionExpectation, rules: ReadonlyMap<RuleReference, string>, decisions: ReadonlyMap<number, CallDecision>): ExpectationFailure[] {
   const decided = decisions.get(expectation.position);
   if (decided === undefined) return [];
-  const word = decisionWord(decided);
+  // The words a test uses are the audit log's: `warn` is a call let through with a warning.
+  const word = verdictOf(decided.decision, decided.violations);
   const reported = [...new Set(decided.violations.map((v) => `${v.policy}.${v.name}`))].sort();
   const expectedRules = expectation.rules?.map((r) => rules.get(r)!).sort();
   const sameRules = expectedRules === undefined || (expectedRules.length === reported.length && expectedRules.every((r, i) => r === reported[i]));

@@ -59,6 +59,7 @@ export const diagnosticCodes = {
   V2106: { severity: "warning", summary: "two tests of one file have the same name" },
   V2107: { severity: "error", summary: "`broken by` is given for a rule that is not an `until`" },
   V2108: { severity: "warning", summary: "a test has no expectations, so it cannot fail" },
+  V2109: { severity: "warning", summary: "a word after an event is read as another event, but looks like a misspelled status (`okay` for `ok`)" },
   V2201: { severity: "error", summary: "an expectation of a test does not hold: the policy's verdict or decision differs" },
 
   // Traces (produced by @vigil/trace).

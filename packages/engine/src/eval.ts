@@ -2,6 +2,7 @@ import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type StatementMachine } from "./machines.js";
+import { PatternMatches, type PatternMatchCount } from "./pattern-matches.js";
 
 /** The budgets of a run: past one, the statements it concerns are undecided (fail closed). */
 export interface EvaluationBudget {
@@ -35,18 +36,65 @@ export interface TriggerCount {
   readonly first: readonly number[];
 }
 
-/** How many of the first trigger positions a run keeps per statement. */
+/** A trigger whose obligation was discharged, and the event that discharged it (`MachineObserver.answered`). */
+export interface Answer {
+  readonly trigger: number;
+  readonly by: number;
+}
+
+/** How many of a statement's triggers were answered, and the answers of the first of them. */
+export interface AnswerCount {
+  readonly count: number;
+  /** The answers of the answered triggers of lowest position (at most ten), by trigger position. */
+  readonly first: readonly Answer[];
+}
+
+/**
+ * What a run observed of each statement beside its outcome, by the statement's index: why it holds
+ * or not. `TraceRun` observes it as it reads; reports of either engine are written from it.
+ */
+export interface RunObservations {
+  /** Each witness found before the end, and the event whose reading made it final (for `until`, the breaking event). */
+  finalizedBy(index: number): ReadonlyMap<number, number>;
+  /** On how many events the trigger held, and the first of them (undefined for `always`). */
+  triggers(index: number): TriggerCount | undefined;
+  /** How the triggers were answered (undefined for `abs` and `always`). */
+  answers(index: number): AnswerCount | undefined;
+  /** On how many events each of the statement's patterns matched, and the first of them. */
+  patterns(index: number): readonly PatternMatchCount[];
+}
+
+/** How many of the first trigger positions (and answers) a run keeps per statement. */
 const TRIGGERS_KEPT = 10;
 
-export class TraceRun {
+/** Per statement, the triggers a run has seen and the answers it was told. */
+interface Observed {
+  count: number;
+  first: number[];
+  answers: { count: number; first: Answer[] };
+}
+
+/** Keeps the answer among the first kept: those of the lowest trigger positions, in order. */
+function keepAnswer(first: Answer[], trigger: number, by: number): void {
+  const full = first.length >= TRIGGERS_KEPT;
+  // Triggers are answered mostly in order: then the answer falls past the last kept and is not kept.
+  if (full && trigger > first[first.length - 1]!.trigger) return;
+  let index = first.length;
+  while (index > 0 && first[index - 1]!.trigger > trigger) index--;
+  first.splice(index, 0, { trigger, by });
+  if (first.length > TRIGGERS_KEPT) first.pop();
+}
+
+export class TraceRun implements RunObservations {
   private readonly machines: StatementMachine[];
-  /** Per statement: on how many events its trigger held, and the first of them. */
-  private readonly triggered: { count: number; first: number[] }[];
+  /** Per statement: on how many events its trigger held, and the first of them; how many were answered, and how. */
+  private readonly triggered: Observed[];
   private readonly witnesses: number[][];
   /** Per statement: each witness reported before the end, and the event whose reading made it one. */
   private readonly finalAt: Map<number, number>[];
   private readonly undecided: (string | undefined)[];
   private readonly dispatch: Dispatch;
+  private readonly patternMatches: PatternMatches;
   private readonly deadline: number;
   private readonly openLimit: number;
   private stopped: string | undefined;
@@ -56,13 +104,18 @@ export class TraceRun {
     readonly statements: readonly CheckedStatement[],
     private readonly budget: EvaluationBudget = {},
   ) {
-    this.triggered = statements.map(() => ({ count: 0, first: [] as number[] }));
+    this.triggered = statements.map(() => ({ count: 0, first: [] as number[], answers: { count: 0, first: [] as Answer[] } }));
     this.machines = statements.map((statement, index) => {
       const seen = this.triggered[index]!;
+      const answers = seen.answers;
       return createMachine(statement, undefined, {
         trigger: (position) => {
           seen.count++;
           if (seen.first.length < TRIGGERS_KEPT) seen.first.push(position);
+        },
+        answered: (trigger, by) => {
+          answers.count++;
+          keepAnswer(answers.first, trigger, by);
         },
       });
     });
@@ -70,6 +123,7 @@ export class TraceRun {
     this.finalAt = statements.map(() => new Map());
     this.undecided = statements.map(() => undefined);
     this.dispatch = new Dispatch(this.machines);
+    this.patternMatches = new PatternMatches(statements);
     this.deadline = budget.timeMs === undefined ? Infinity : performance.now() + budget.timeMs;
     this.openLimit = budget.openObligations ?? DEFAULT_OPEN_OBLIGATIONS;
   }
@@ -78,6 +132,7 @@ export class TraceRun {
   step(event: TraceEvent): void {
     if (this.stopped !== undefined) return;
     this.events++;
+    this.patternMatches.step(event);
     if (this.events % BUDGET_CHECK_INTERVAL === 0) this.checkBudgets();
     for (const index of this.dispatch.machinesFor(event.action)) {
       if (this.undecided[index] !== undefined) continue;
@@ -116,21 +171,40 @@ export class TraceRun {
   }
 
   /**
+   * On how many of the events read the statement's trigger held (for some binding), and the first
+   * of them (at most ten); undefined for an `always`, which has no single trigger. A statement
+   * whose trigger held on no event holds vacuously.
+   */
+  triggers(index: number): TriggerCount | undefined {
+    if (this.statements[index]!.form === "always") return undefined;
+    const { count, first } = this.triggered[index]!;
+    return { count, first };
+  }
+
+  /** On how many of the events read each pattern of the statement matched, and the first of them (none for `always`). */
+  patterns(index: number): readonly PatternMatchCount[] {
+    return this.patternMatches.counts(index);
+  }
+
+  /**
+   * How many of the statement's triggers were answered among the events read, and the answers of
+   * the ten answered triggers of lowest position, by position (`MachineObserver.answered` says, form
+   * by form, which event answers a trigger); undefined for an `abs`, whose triggers are its witnesses, and an
+   * `always`, which has no trigger. A trigger that is a witness is never answered; one of `until`
+   * whose interval is still open at the end is neither.
+   */
+  answers(index: number): AnswerCount | undefined {
+    const form = this.statements[index]!.form;
+    return form === "always" || form === "abs" ? undefined : this.triggered[index]!.answers;
+  }
+
+  /**
    * For the statement at `index`: each witness found before the run ended, and the position of the
    * event whose reading made it final. For `until` that event is the bad event that broke the
    * interval the witness (its trigger) opened; for `abs`, `prec` and a past-only `always` it is the
    * witness itself, for `bresp[ℓ]` the event that closed the window. Witnesses the end of the run
    * makes final (`resp`, `rslv`) have none.
    */
-  /**
-   * On how many of the events read the statement's trigger held (for some binding), and the first
-   * of them (at most ten); undefined for an `always`, which has no single trigger. A statement
-   * whose trigger held on no event holds vacuously.
-   */
-  triggers(index: number): TriggerCount | undefined {
-    return this.statements[index]!.form === "always" ? undefined : this.triggered[index]!;
-  }
-
   finalizedBy(index: number): ReadonlyMap<number, number> {
     return this.finalAt[index]!;
   }

@@ -3,7 +3,7 @@ export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
 export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
 export type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
 export { createMachine, sortedUnique } from "./machines.js";
-export type { EvaluationBudget, TriggerCount } from "./eval.js";
+export type { Answer, AnswerCount, EvaluationBudget, RunObservations, TriggerCount } from "./eval.js";
 export { breakingEvents, DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
 export type {
   CallResult,
@@ -22,3 +22,5 @@ export type {
 export { Monitor, violationOf } from "./monitor.js";
 export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
 export { PatternMatches, statementPatterns } from "./pattern-matches.js";
+export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-decision.js";
+export { decideCall, mergeViolations, recordCall, verdictOf } from "./call-decision.js";

@@ -43,13 +43,43 @@ export interface StatementMachine {
 }
 
 /**
- * Told what a machine sees as it steps (not when it probes): each event on which the statement's
- * trigger holds for some binding — the pattern of an `abs`, the first pattern of `prec`, `resp`,
- * `bresp` and `rslv`, the trigger of `until`. An `always` has no single trigger and tells nothing.
- * A rule whose trigger never holds on a run holds on it vacuously; reports say so.
+ * Told what a machine sees as it steps (not when it probes, nor at `finish`): each event on which the
+ * statement's trigger holds for some binding — the pattern of an `abs`, the first pattern of `prec`,
+ * `resp`, `bresp` and `rslv`, the trigger of `until` — and, later, the event that discharged the
+ * obligation such a trigger opened. An `always` has no single trigger and tells nothing. A rule
+ * whose trigger never holds on a run holds on it vacuously; one whose every trigger was answered
+ * holds because of the events that answered them; reports say which.
+ *
+ * The observer is not state: it changes no verdict, a snapshot does not hold it, and a machine
+ * resumed from a snapshot with an observer tells it only what happens from then on (answers seen
+ * before the snapshot are not told again). A machine without an observer does none of the
+ * bookkeeping below.
  */
 export interface MachineObserver {
   trigger(position: number): void;
+  /**
+   * The obligation the trigger at `trigger` opened is discharged by the event at `by`, so that
+   * trigger will never be a witness (a trigger that ends up a witness is never answered). Told once
+   * per trigger, when the last of its bindings (a trigger whose key holds a list opens one
+   * obligation per value) is discharged; `by` is the event that discharged that last one.
+   * - `resp(ψ, ψ')`: the first later ψ' of the binding (`by` > `trigger`);
+   * - `bresp[ℓ](ψ, ψ')`: the first ψ' of the binding among the next ℓ events;
+   * - `prec(ψ, ψ')`: the first earlier ψ' of the binding (`by` < `trigger`), told when the trigger is
+   *   read. After a resume, a binding whose ψ' was read only before the snapshot has no known event
+   *   and its triggers are not told;
+   * - `rslv(ψ, ψ')`: the trigger itself when ψ' holds on it (`by` = `trigger`), otherwise the first
+   *   later event on which ψ' or ψ holds for the binding (a resolution, or a later trigger that
+   *   supersedes it);
+   * - `until(ψ, ψ', ψb)`: the resolution ψ' that closed its interval before any bad event; a
+   *   trigger whose interval is still open at the end is neither a witness nor answered;
+   * - `abs` never answers (its trigger is a witness), nor does `always` (it has no trigger).
+   */
+  answered(trigger: number, by: number): void;
+}
+
+/** A machine that tells an observer: `attach` sets it and builds the bookkeeping it needs from the state. */
+interface Observed {
+  attach(observer: MachineObserver): void;
 }
 
 /** A machine's state as plain data (JSON-compatible): what survives between processes. */
@@ -58,7 +88,7 @@ export type MachineState = { readonly form: string; readonly [field: string]: un
 /** A fresh machine for a statement, or one resumed from a snapshot of a machine of the same statement. */
 export function createMachine(statement: CheckedStatement, state?: MachineState, observer?: MachineObserver): StatementMachine {
   const machine = newMachine(statement, state);
-  if (observer !== undefined && "observer" in machine) (machine as { observer?: MachineObserver }).observer = observer;
+  if (observer !== undefined && "attach" in machine) (machine as StatementMachine & Observed).attach(observer);
   return machine;
 }
 
@@ -92,6 +122,45 @@ function machineForm(statement: CheckedStatement): string {
 const NONE: number[] = [];
 
 /**
+ * For an observer: per trigger still open under more than one binding, how many of its bindings are
+ * still open (a trigger open under one binding is not kept: its first discharge is its last). Only
+ * a machine with an observer has one.
+ */
+class OpenBindings {
+  private readonly counts = new Map<number, number>();
+
+  /** Counted from the positions a machine's state holds open, one per binding (a resumed machine). */
+  static of(positions: Iterable<number>): OpenBindings {
+    const open = new OpenBindings();
+    for (const position of positions) open.counts.set(position, (open.counts.get(position) ?? 0) + 1);
+    for (const [position, count] of open.counts) if (count === 1) open.counts.delete(position);
+    return open;
+  }
+
+  /** A trigger opens under `bindings` bindings. */
+  opened(position: number, bindings: number): void {
+    if (bindings > 1) this.counts.set(position, bindings);
+  }
+
+  /** One binding of the trigger is discharged: whether it was its last. */
+  discharged(position: number): boolean {
+    const count = this.counts.get(position);
+    if (count === undefined) return true;
+    if (count === 1) {
+      this.counts.delete(position);
+      return true;
+    }
+    this.counts.set(position, count - 1);
+    return false;
+  }
+
+  /** The trigger is a witness: it will never be answered. */
+  forget(position: number): void {
+    this.counts.delete(position);
+  }
+}
+
+/**
  * A statement decided at each event (`abs`, `prec`, a past-only `always`): nothing waits for later
  * events, so the end of the run adds no witness and no obligation is ever open.
  */
@@ -115,7 +184,11 @@ class AbsenceMachine extends DecidedAtEachEvent implements StatementMachine {
     this.matches = compilePattern(formula);
     this.pendingMatches = compilePendingPattern(formula);
   }
-  observer: MachineObserver | undefined = undefined;
+  private observer: MachineObserver | undefined = undefined;
+  /** Its triggers are its witnesses: it tells each, and never an answer. */
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+  }
   step(event: TraceEvent): number[] {
     if (!this.matches(event)) return NONE;
     this.observer?.trigger(event.position);
@@ -160,13 +233,21 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
       if (this.second.holds(this.candidates[index]!, binding) === Truth.True) {
         this.searched.delete(binding);
         this.seen.add(binding);
+        // The candidates before it were searched for this binding and did not hold: it is the first.
+        this.firstAt?.set(binding, this.candidates[index]!.position);
         return true;
       }
     }
     this.searched.set(binding, this.candidates.length);
     return false;
   }
-  observer: MachineObserver | undefined = undefined;
+  private observer: MachineObserver | undefined = undefined;
+  /** With an observer: per binding of `seen`, the first event ψ' held on for it (since the observer came). */
+  private firstAt: Map<string, number> | undefined = undefined;
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+    this.firstAt = new Map();
+  }
   private unseen(triggered: readonly string[], position: number): number[] {
     for (const binding of triggered) if (!this.hadEarlier(binding)) return [position];
     return NONE;
@@ -176,11 +257,29 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
   }
   step(event: TraceEvent): number[] {
     const triggered = this.first.bindings(event, "exact");
-    if (triggered.length > 0) this.observer?.trigger(event.position);
     const witnesses = this.unseen(triggered, event.position);
-    if (this.second.generates) for (const binding of this.second.bindings(event)) this.seen.add(binding);
-    else if (this.second.mayHoldForSome(event)) this.candidates.push(plainEvent(event));
+    if (this.observer !== undefined && triggered.length > 0) this.tell(event.position, triggered, witnesses);
+    if (this.second.generates) {
+      const firstAt = this.firstAt;
+      for (const binding of this.second.bindings(event)) {
+        if (firstAt !== undefined && !this.seen.has(binding)) firstAt.set(binding, event.position);
+        this.seen.add(binding);
+      }
+    } else if (this.second.mayHoldForSome(event)) this.candidates.push(plainEvent(event));
     return witnesses;
+  }
+  /** A trigger that is no witness is answered by the latest of its bindings' first ψ' (each binding was met by then). */
+  private tell(position: number, triggered: readonly string[], witnesses: readonly number[]): void {
+    this.observer!.trigger(position);
+    if (witnesses.length > 0) return;
+    let by = 0;
+    for (const binding of triggered) {
+      const at = this.firstAt!.get(binding);
+      // Met only before a snapshot this machine resumed from: the event is not known.
+      if (at === undefined) return;
+      if (at > by) by = at;
+    }
+    this.observer!.answered(position, by);
   }
   snapshot(): MachineState {
     return this.second.generates
@@ -273,7 +372,8 @@ class WaitingByBinding {
  * response; a response discharges every earlier trigger of its binding at once.
  */
 class ResponseMachine implements StatementMachine {
-  observer: MachineObserver | undefined = undefined;
+  private observer: MachineObserver | undefined = undefined;
+  private openBindings: OpenBindings | undefined = undefined;
   private readonly waiting: WaitingByBinding;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
@@ -284,14 +384,28 @@ class ResponseMachine implements StatementMachine {
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.waiting = new WaitingByBinding(state === undefined ? [] : (state["waiting"] as [string, number[]][]));
   }
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+    this.openBindings = OpenBindings.of(this.waiting.positions());
+  }
   step(event: TraceEvent): number[] {
     // Responses first: a trigger is answered only by a strictly later event.
     const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, this.waiting.bindings());
-    for (const binding of responded) this.waiting.delete(binding);
+    for (const binding of responded) {
+      if (this.observer !== undefined) this.answer(this.waiting.of(binding), event.position);
+      this.waiting.delete(binding);
+    }
     const triggered = this.first.bindings(event);
-    if (triggered.length > 0) this.observer?.trigger(event.position);
+    if (triggered.length > 0 && this.observer !== undefined) {
+      this.observer.trigger(event.position);
+      this.openBindings!.opened(event.position, triggered.length);
+    }
     for (const binding of triggered) this.waiting.add(binding, event.position);
     return NONE;
+  }
+  /** The event at `by` responds to the triggers waiting under one binding. */
+  private answer(triggers: readonly number[], by: number): void {
+    for (const position of triggers) if (this.openBindings!.discharged(position)) this.observer!.answered(position, by);
   }
   probe(): number[] {
     return NONE;
@@ -313,8 +427,13 @@ class ResponseMachine implements StatementMachine {
  * closes, ℓ events after it (or at the end of the run, which closes every window).
  */
 class BoundedResponseMachine implements StatementMachine {
-  observer: MachineObserver | undefined = undefined;
-  private readonly queue: { position: number; bindings: readonly string[] }[];
+  private observer: MachineObserver | undefined = undefined;
+  /**
+   * With an observer: per binding, the triggers in the queue still waiting for a response of it, in
+   * order (a response takes them all; a window that closes takes its trigger off the front).
+   */
+  private awaiting: Map<string, WindowEntry[]> | undefined = undefined;
+  private readonly queue: WindowEntry[];
   private head: number;
   private readonly latestResponse: Map<string, number>;
   /** Every event closes the window of the trigger ℓ events before it. */
@@ -325,12 +444,35 @@ class BoundedResponseMachine implements StatementMachine {
     private readonly bound: number,
     state?: MachineState,
   ) {
-    this.queue = state === undefined ? [] : (state["queue"] as [number, string[]][]).map(([position, bindings]) => ({ position, bindings }));
+    this.queue =
+      state === undefined ? [] : (state["queue"] as [number, string[]][]).map(([position, bindings]) => ({ position, bindings, unanswered: bindings.length }));
     this.head = 0;
     this.latestResponse = new Map(state === undefined ? [] : (state["latestResponse"] as [string, number][]));
   }
 
-  private answered(entry: { position: number; bindings: readonly string[] }, respondsNow?: (binding: string) => boolean): boolean {
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+    this.awaiting = new Map();
+    // A resumed queue: each open trigger waits for the bindings no response has met yet; one they
+    // all met was answered before the snapshot.
+    for (let index = this.head; index < this.queue.length; index++) {
+      const entry = this.queue[index]!;
+      entry.unanswered = 0;
+      for (const binding of entry.bindings) {
+        if ((this.latestResponse.get(binding) ?? 0) > entry.position) continue;
+        entry.unanswered++;
+        this.await(binding, entry);
+      }
+    }
+  }
+
+  private await(binding: string, entry: WindowEntry): void {
+    const entries = this.awaiting!.get(binding);
+    if (entries === undefined) this.awaiting!.set(binding, [entry]);
+    else entries.push(entry);
+  }
+
+  private answered(entry: WindowEntry, respondsNow?: (binding: string) => boolean): boolean {
     for (const binding of entry.bindings) {
       if (!((this.latestResponse.get(binding) ?? 0) > entry.position || (respondsNow !== undefined && respondsNow(binding)))) return false;
     }
@@ -357,10 +499,12 @@ class BoundedResponseMachine implements StatementMachine {
   step(event: TraceEvent): number[] {
     const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, new Set(this.openBindings()));
     for (const binding of responded) this.latestResponse.set(binding, event.position);
+    if (this.observer !== undefined) this.answer(responded, event.position);
     let witnesses = NONE;
     while (this.head < this.queue.length && this.queue[this.head]!.position + this.bound <= event.position) {
       const entry = this.queue[this.head++]!;
       if (!this.answered(entry)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
+      if (this.observer !== undefined) this.closed(entry);
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       // Drop the judged entries now and then, so the queue holds only the open windows.
@@ -369,10 +513,39 @@ class BoundedResponseMachine implements StatementMachine {
     }
     const triggered = this.first.bindings(event);
     if (triggered.length > 0) {
-      this.observer?.trigger(event.position);
-      this.queue.push({ position: event.position, bindings: triggered });
+      const entry = { position: event.position, bindings: triggered, unanswered: triggered.length };
+      this.queue.push(entry);
+      if (this.observer !== undefined) {
+        this.observer.trigger(event.position);
+        for (const binding of triggered) this.await(binding, entry);
+      }
     }
     return witnesses;
+  }
+
+  /**
+   * The event at `by` responds for `bindings`: every trigger waiting for one of them has it now (the
+   * triggers still waiting are all within their windows, since a window's close takes its trigger
+   * off), and one that has them all is answered.
+   */
+  private answer(bindings: readonly string[], by: number): void {
+    for (const binding of bindings) {
+      const entries = this.awaiting!.get(binding);
+      if (entries === undefined) continue;
+      this.awaiting!.delete(binding);
+      for (const entry of entries) if (--entry.unanswered === 0) this.observer!.answered(entry.position, by);
+    }
+  }
+
+  /** A window closed: its trigger, the oldest waiting, stops waiting (it was answered, or is a witness). */
+  private closed(entry: WindowEntry): void {
+    if (entry.unanswered === 0) return;
+    for (const binding of entry.bindings) {
+      const entries = this.awaiting!.get(binding);
+      if (entries === undefined || entries[0] !== entry) continue;
+      if (entries.length === 1) this.awaiting!.delete(binding);
+      else entries.shift();
+    }
   }
 
   finish(): number[] {
@@ -396,12 +569,23 @@ class BoundedResponseMachine implements StatementMachine {
 }
 
 /**
+ * A trigger of `bresp` whose window is open, and (kept only with an observer) how many of its
+ * bindings no response has met yet within it.
+ */
+interface WindowEntry {
+  readonly position: number;
+  readonly bindings: readonly string[];
+  unanswered: number;
+}
+
+/**
  * rslv(ψ, ψ'): R(e) = ψ(e) ⇒ ψ'(e) ∨ ∨_{e' ≻ e} (ψ'(e') ∨ ψ(e')). Per binding, the latest
  * unresolved trigger: a later trigger or resolution of the same binding supersedes it, so only the
  * finally delivered state is judged.
  */
 class ResolutionMachine implements StatementMachine {
-  observer: MachineObserver | undefined = undefined;
+  private observer: MachineObserver | undefined = undefined;
+  private openBindings: OpenBindings | undefined = undefined;
   private readonly latest: Map<string, number>;
   readonly relevantActions: ReadonlySet<string> | undefined;
   constructor(
@@ -412,16 +596,40 @@ class ResolutionMachine implements StatementMachine {
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
     this.latest = new Map(state === undefined ? [] : (state["latest"] as [string, number][]));
   }
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+    this.openBindings = OpenBindings.of(this.latest.values());
+  }
   step(event: TraceEvent): number[] {
+    const observer = this.observer;
     const triggered = this.first.bindings(event);
-    if (triggered.length > 0) this.observer?.trigger(event.position);
+    if (triggered.length > 0) observer?.trigger(event.position);
     const resolved = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, [...this.latest.keys(), ...triggered]);
-    for (const binding of resolved) this.latest.delete(binding);
+    for (const binding of resolved) {
+      if (observer !== undefined) this.supersede(binding, event.position);
+      this.latest.delete(binding);
+    }
+    let open = 0;
     for (const binding of triggered) {
       if (resolved.includes(binding)) continue;
+      if (observer !== undefined) this.supersede(binding, event.position);
       this.latest.set(binding, event.position);
+      open++;
+    }
+    if (observer !== undefined && triggered.length > 0) {
+      // Resolved at itself for every binding it has: answered by itself.
+      if (open === 0) observer.answered(event.position, event.position);
+      else this.openBindings!.opened(event.position, open);
     }
     return NONE;
+  }
+  /**
+   * The event at `by` takes `binding` off the latest trigger that waits under it (a resolution, or a
+   * later trigger of the binding): that trigger is answered if it was its last binding.
+   */
+  private supersede(binding: string, by: number): void {
+    const earlier = this.latest.get(binding);
+    if (earlier !== undefined && earlier !== by && this.openBindings!.discharged(earlier)) this.observer!.answered(earlier, by);
   }
   probe(): number[] {
     return NONE;
@@ -444,7 +652,8 @@ class ResolutionMachine implements StatementMachine {
  * event's own triggers open new ones: the resolution must come strictly between.
  */
 class UntilMachine implements StatementMachine {
-  observer: MachineObserver | undefined = undefined;
+  private observer: MachineObserver | undefined = undefined;
+  private openBindings: OpenBindings | undefined = undefined;
   private readonly open: WaitingByBinding;
   /** Triggers already reported, for a trigger open under several bindings (list values). */
   private readonly reported: Set<number>;
@@ -478,18 +687,48 @@ class UntilMachine implements StatementMachine {
     return this.brokenTriggers(this.broken(event, "definitely"));
   }
 
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+    this.openBindings = OpenBindings.of(this.open.positions());
+  }
+
   step(event: TraceEvent): number[] {
     const broken = [...this.broken(event, "exact")];
     const witnesses = this.brokenTriggers(broken);
     for (const binding of broken) this.open.delete(binding);
-    for (const position of witnesses) this.reported.add(position);
+    for (const position of witnesses) {
+      this.reported.add(position);
+      this.openBindings?.forget(position);
+    }
     if (!this.resolve.binds) {
-      if (this.resolve.bindings(event).length > 0) this.open.clear();
-    } else for (const binding of this.resolve.generates ? this.resolve.bindings(event) : testedAmong(this.resolve, event, this.open.bindings())) this.open.delete(binding);
+      if (this.resolve.bindings(event).length > 0) {
+        if (this.observer !== undefined) this.close(this.open.positions(), event.position);
+        this.open.clear();
+      }
+    } else {
+      for (const binding of this.resolve.generates ? this.resolve.bindings(event) : testedAmong(this.resolve, event, this.open.bindings())) {
+        if (this.observer !== undefined) this.close(this.open.of(binding), event.position);
+        this.open.delete(binding);
+      }
+    }
     const triggered = this.trigger.bindings(event);
-    if (triggered.length > 0) this.observer?.trigger(event.position);
+    if (triggered.length > 0 && this.observer !== undefined) {
+      this.observer.trigger(event.position);
+      this.openBindings!.opened(event.position, triggered.length);
+    }
     for (const binding of triggered) this.open.add(binding, event.position);
     return witnesses;
+  }
+
+  /**
+   * The resolution at `by` closes these intervals (one binding of each trigger): a trigger whose
+   * every interval it opened is closed so is answered, unless a bad event already broke one of them.
+   */
+  private close(triggers: readonly number[], by: number): void {
+    for (const position of triggers) {
+      if (this.reported.has(position)) continue;
+      if (this.openBindings!.discharged(position)) this.observer!.answered(position, by);
+    }
   }
 
   finish(): number[] {

@@ -217,13 +217,13 @@ export class Monitor {
    * violations it makes final.
    */
   observe(event: { readonly action: string; readonly args: { readonly [key: string]: JsonValue } }): RecordOutcome {
-    return this.append(event, { kind: "message" });
+    return this.append(event, {});
   }
 
   /** Steps every statement on the next event of the trace; `announced`: witnesses `decide` already reported. */
   private append(
     call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue } },
-    result: { readonly status?: "ok" | "error"; readonly output?: string; readonly kind?: "message" },
+    result: { readonly status?: "ok" | "error"; readonly output?: string },
     announcedByStatement?: readonly (readonly [number, readonly number[]])[],
   ): RecordOutcome {
     const position = ++this.events;

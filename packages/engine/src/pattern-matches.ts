@@ -2,6 +2,7 @@ import type { CheckedPattern, CheckedStatement } from "@vigil/checker";
 import type { Span } from "@vigil/diagnostics";
 import type { TraceEvent } from "@vigil/trace";
 import { PatternBinder } from "./atoms.js";
+import { actionsOf } from "./machines.js";
 
 /**
  * Which events each pattern of a statement matched: the "why" behind a verdict. A pattern with
@@ -49,28 +50,56 @@ export function statementPatterns(statement: CheckedStatement): readonly { reado
   }
 }
 
-/** Counts, over a run read event by event, the events each pattern of each statement matched. */
+/** One pattern's count as a run reads it. */
+interface PatternEntry {
+  readonly role: PatternRole;
+  readonly span: Span;
+  readonly binder: PatternBinder;
+  count: number;
+  readonly first: number[];
+}
+
+/**
+ * Counts, over a run read event by event, the events each pattern of each statement matched. An
+ * event is tried only against the patterns that can hold on its action (most name theirs), so the
+ * counting costs little beside the statements' machines.
+ */
 export class PatternMatches {
-  private readonly patterns: { readonly role: PatternRole; readonly span: Span; readonly binder: PatternBinder; count: number; readonly first: number[] }[][];
+  private readonly patterns: PatternEntry[][];
+  /** The patterns that name their actions, by action; and those that do not (tried on every event). */
+  private readonly byAction = new Map<string, PatternEntry[]>();
+  private readonly anyAction: PatternEntry[] = [];
 
   constructor(readonly statements: readonly CheckedStatement[]) {
     this.patterns = statements.map((statement) =>
-      statementPatterns(statement).map(({ role, pattern }) => ({ role, span: pattern.span, binder: new PatternBinder(pattern, statement.variables), count: 0, first: [] })),
+      statementPatterns(statement).map(({ role, pattern }) => {
+        const entry: PatternEntry = { role, span: pattern.span, binder: new PatternBinder(pattern, statement.variables), count: 0, first: [] };
+        const actions = actionsOf(pattern.formula);
+        if (actions === undefined) this.anyAction.push(entry);
+        else for (const action of actions) this.byAction.set(action, [...(this.byAction.get(action) ?? []), entry]);
+        return entry;
+      }),
     );
   }
 
   step(event: TraceEvent): void {
-    for (const patterns of this.patterns) {
-      for (const entry of patterns) {
-        if (!entry.binder.mayHoldForSome(event)) continue;
-        entry.count++;
-        if (entry.first.length < MATCHES_KEPT) entry.first.push(event.position);
-      }
-    }
+    for (const entry of this.byAction.get(event.action) ?? NONE) count(entry, event);
+    for (const entry of this.anyAction) count(entry, event);
   }
 
   /** The counts of the statement at `index`, one per pattern in the form's order. */
   counts(index: number): readonly PatternMatchCount[] {
     return (this.patterns[index] ?? []).map(({ role, span, count, first }) => ({ role, span, count, first: [...first] }));
   }
+}
+
+const NONE: readonly PatternEntry[] = [];
+
+function count(entry: PatternEntry, event: TraceEvent): void {
+  // A pattern that binds matches when the event gives it a binding (a key it binds must be there);
+  // one that tests a bound value (`contains`) when some value could make it hold.
+  const matches = entry.binder.generates ? entry.binder.bindings(event).length > 0 : entry.binder.mayHoldForSome(event);
+  if (!matches) return;
+  entry.count++;
+  if (entry.first.length < MATCHES_KEPT) entry.first.push(event.position);
 }

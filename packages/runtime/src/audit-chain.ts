@@ -1,6 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import { stableStringify, type JsonValue } from "@vigil/trace";
-import type { CallVerdict } from "./decide-call.js";
+import type { CallVerdict } from "@vigil/engine";
 import type { Store } from "./store.js";
 
 /**

@@ -10,13 +10,9 @@ import { isJsonObject, liveCallEvents, observeArguments, type JsonValue, type Tr
  * is three events, the call's own, a `cat` and a `curl`.
  */
 
-/** An event of a call, as the monitor takes it and the database keeps it. */
-export interface CallEvent {
-  readonly action: string;
-  readonly args: { readonly [key: string]: JsonValue };
-  readonly status?: "ok" | "error";
-  readonly output?: string;
-}
+/** An event of a call, as the monitor takes it and the database keeps it (the engine's `CallEvent`). */
+export type { CallEvent } from "@vigil/engine";
+import type { CallEvent } from "@vigil/engine";
 
 /** What a call returned, in the shape of a transcript's `tool_result` content. */
 export interface CallResultContent {

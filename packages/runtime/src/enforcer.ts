@@ -3,7 +3,7 @@ import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, stateDigest, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
 import { callEvents, readCall, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
-import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict } from "./decide-call.js";
+import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict } from "@vigil/engine";
 import { databaseFiles, describeFindings, findingsJson, Guard, vigilCodePaths, type GuardFinding, type GuardOptions } from "./guard.js";
 import type { EnforcedPolicy } from "./policy.js";
 import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";

@@ -8,8 +8,8 @@ export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, AuditRow, 
 export { appendAudit, canonicalRecord, GENESIS_HASH, linkHash, readAudit, stateDigest, verifyAudit } from "./audit-chain.js";
 export type { CallEvent, CallResultContent, ReadCall } from "./call-events.js";
 export { CallEventsError, callEvents, readCall, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";
-export type { CallDecision, CallRecord, CallVerdict } from "./decide-call.js";
-export { decideCall, mergeViolations, recordCall, verdictOf } from "./decide-call.js";
+export type { CallDecision, CallRecord, CallVerdict } from "@vigil/engine";
+export { decideCall, mergeViolations, recordCall, verdictOf } from "@vigil/engine";
 export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RebuiltEntry, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
 export { Enforcer, logRefusal, StateError } from "./enforcer.js";
 export type { Effect, GuardContext, GuardFinding, GuardOptions, GuardRule, ProtectedPath } from "./guard.js";

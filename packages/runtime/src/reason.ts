@@ -1,6 +1,6 @@
 import type { Violation } from "@vigil/compiler";
 import { stableStringify, type JsonValue } from "@vigil/trace";
-import type { CallVerdict } from "./decide-call.js";
+import type { CallVerdict } from "@vigil/engine";
 
 /**
  * The words an agent (and a person) reads when a call is refused, asked about or warned about:

@@ -3,7 +3,7 @@ import { Monitor } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import { readAudit } from "./audit-chain.js";
 import type { CallEvent } from "./call-events.js";
-import { decideCall, recordCall, verdictOf, type CallVerdict } from "./decide-call.js";
+import { decideCall, recordCall, verdictOf, type CallVerdict } from "@vigil/engine";
 import type { EnforcedPolicy } from "./policy.js";
 import type { Store } from "./store.js";
 

@@ -1,5 +1,5 @@
 import { createToken, EmbeddedActionsParser, Lexer, type IRecognitionException, type IToken, type TokenType } from "chevrotain";
-import { diagnostic, LineIndex, type Diagnostic, type Span } from "@vigil/diagnostics";
+import { closestName, diagnostic, LineIndex, type Diagnostic, type Span } from "@vigil/diagnostics";
 import { decodeString, isJsonNumber } from "./literals.js";
 
 /**
@@ -75,7 +75,9 @@ export type TestInput = EventsInput | TraceInput;
 export interface ExpectedWitness {
   readonly position: number;
   readonly brokenBy?: number;
+  /** `N broken by M` as a whole, and the `M`. */
   readonly span: Span;
+  readonly brokenBySpan?: Span;
 }
 
 export interface VerdictExpectation {
@@ -255,7 +257,11 @@ class TestFileParser extends EmbeddedActionsParser {
     const events: HandEvent[] = [];
     this.MANY(() => events.push(this.SUBRULE(this.handEvent)));
     const last = this.CONSUME(RightBrace);
-    return this.ACTION(() => ({ kind: "events" as const, ground, events: events.filter((event) => event !== undefined && event !== null), span: this.spanOf(first, last) })) as EventsInput;
+    return this.ACTION(() => {
+      const read = events.filter((event) => event !== undefined && event !== null);
+      this.problems.push(...misspelledStatuses(read));
+      return { kind: "events" as const, ground, events: read, span: this.spanOf(first, last) };
+    }) as EventsInput;
   });
 
   private handEvent = this.RULE("handEvent", (): HandEvent =>
@@ -395,7 +401,10 @@ class TestFileParser extends EmbeddedActionsParser {
       last = by;
       this.ACTION(() => (brokenBy = this.position(by)));
     });
-    return this.ACTION(() => ({ value: { position: this.position(at), ...(brokenBy !== undefined ? { brokenBy } : {}), span: this.spanOf(at, last) }, last })) as { value: ExpectedWitness; last: IToken };
+    return this.ACTION(() => ({
+      value: { position: this.position(at), ...(brokenBy !== undefined ? { brokenBy, brokenBySpan: this.spanOf(last, last) } : {}), span: this.spanOf(at, last) },
+      last,
+    })) as { value: ExpectedWitness; last: IToken };
   });
 
   private decideLine = this.RULE("decideLine", (): DecisionExpectation => {
@@ -535,6 +544,31 @@ class TestFileParser extends EmbeddedActionsParser {
     return Number(token.image);
   }
 }
+
+/**
+ * A bare word right after an event on its line that is nearly a status or `output` (`okay`,
+ * `eror`) is read as the next event, which shifts every later position: most likely a typo (V2109).
+ */
+function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  events.forEach((event, index) => {
+    const previous = events[index - 1];
+    if (previous === undefined || previous.span.endLine !== event.span.line || event.kind === "message") return;
+    if (event.argsJson !== "{}" || event.output !== undefined || event.status !== "ok" || event.span.end - event.span.start !== event.action.length) return;
+    const near = closestName(event.action, statusWords) ?? statusWords.find((word) => event.action.toLowerCase().startsWith(word));
+    if (near === undefined || near === event.action) return;
+    problems.push(
+      diagnostic("V2109", `\`${event.action}\` is read as another event, an action of that name; did you mean \`${near}\`?`, {
+        span: event.span,
+        help: "a status follows its event's arguments: `ok`, `error` or `pending`; an action of this name on the same line is written in quotes",
+        fix: { title: `replace with \`${near}\``, edits: [{ span: event.span, newText: near }] },
+      }),
+    );
+  });
+  return problems;
+}
+
+const statusWords = ["ok", "error", "pending", "output"];
 
 let parserInstance: TestFileParser | undefined;
 

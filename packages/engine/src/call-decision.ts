@@ -1,6 +1,6 @@
-import type { CheckedStatement, Decision, Violation } from "@vigil/compiler";
-import { Monitor } from "@vigil/engine";
-import type { CallEvent } from "./call-events.js";
+import type { CheckedStatement } from "@vigil/checker";
+import type { JsonValue } from "@vigil/trace";
+import { Monitor, type Decision, type Violation } from "./monitor.js";
 
 /**
  * One tool call may be several events (a shell call and the commands grounded from it). The call
@@ -13,6 +13,14 @@ import type { CallEvent } from "./call-events.js";
  * blocked); a rule that reads the output of an earlier command of the same call may block a call
  * that some output would have let through (fail closed).
  */
+
+/** One event of a call: the call itself, or a command grounded from it, with its result once known. */
+export interface CallEvent {
+  readonly action: string;
+  readonly args: { readonly [key: string]: JsonValue };
+  readonly status?: "ok" | "error";
+  readonly output?: string;
+}
 
 export interface CallDecision {
   readonly decision: Decision;
