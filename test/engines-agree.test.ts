@@ -1,4 +1,4 @@
-import { breakingEvents, compile, createMonitor, evaluateStatement, SmtDecider, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
+import { breakingEvents, compile, createEngine, createMonitor, evaluateStatement, SmtDecider, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { policyText, trace } from "./arbitraries.js";
@@ -60,6 +60,10 @@ describe("every engine agrees with Figure 5 read literally", () => {
         expect(evaluateStatement(statement, events)).toEqual(expected);
         expect(await shared.decide(statement, events)).toEqual(expected);
         expect(await literal.decide(statement, events)).toEqual(expected);
+        // The monitor engine, as \`check --engine monitor\` and the test runner run it: call by call.
+        const monitorRun = createEngine("monitor").start([statement]);
+        for (const event of events) monitorRun.step(event);
+        expect((await monitorRun.finish())[0]).toEqual(expected);
         if (statement.form === "until") {
           // Reports name the bad event that broke each interval.
           const breakers = breakingEvents(statement, events);

@@ -1,4 +1,4 @@
-import type { Diagnostic, ExpectationFailure, RuleCoverage, TestEngine, TestFileResult, TestResult, TraceEvent } from "@vigil/compiler";
+import type { Diagnostic, ExpectationFailure, RuleCoverage, EngineName, TestFileResult, TestResult, TraceEvent } from "@vigil/compiler";
 import { eventLine } from "@vigil/compiler";
 import pc from "picocolors";
 import type { Colors } from "./render.js";
@@ -11,7 +11,7 @@ import { clip, printableLine } from "./render.js";
  * before it is printed.
  */
 
-const engineNames: Readonly<Record<TestEngine, string>> = { eval: "forward engine", smt: "SMT", monitor: "monitor" };
+const engineNames: Readonly<Record<EngineName, string>> = { eval: "forward engine", smt: "SMT", monitor: "monitor" };
 
 /** The totals of a run of test files. */
 export interface TestTotals {

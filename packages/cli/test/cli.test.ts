@@ -128,7 +128,7 @@ const dashcamViolating: JsonReport = {
 };
 
 describe.concurrent("vigilc check: verdicts and exit codes", () => {
-  for (const engine of ["eval", "smt"] as const) {
+  for (const engine of ["eval", "smt", "monitor"] as const) {
     it(`prints exactly the documented JSON for dashcam/violating.jsonl (--engine ${engine}) and exits 1`, async ({ expect }) => {
       const result = await vigilc(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--engine", engine, "--format", "json"], { cwd: dashcam });
       expect(result.code).toBe(1);
@@ -520,7 +520,7 @@ describe.concurrent("vigilc check: bad policies and bad usage exit 2 with locate
   });
 
   const usage: [args: string[], message: string][] = [
-    [["check", "files.vigil", "--trace", "ok.jsonl", "--engine", "z3"], "argument 'z3' is invalid. Allowed choices are eval, smt."],
+    [["check", "files.vigil", "--trace", "ok.jsonl", "--engine", "z3"], "argument 'z3' is invalid. Allowed choices are eval, smt, monitor."],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--format", "xml"], "argument 'xml' is invalid. Allowed choices are human, json."],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--timeout", "0"], "must be a positive integer"],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--timeout", "soon"], "must be a positive integer"],

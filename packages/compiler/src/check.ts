@@ -1,13 +1,14 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { TraceRun, type AnswerCount, type PatternMatchCount, type RunObservations, type TriggerCount } from "@vigil/engine";
-import { SmtDecider, type SmtDeciderOptions } from "@vigil/smt";
+import type { AnswerCount, PatternMatchCount, RunObservations, TriggerCount } from "@vigil/engine";
+import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
+import { createEngine, type EngineName } from "./engines.js";
 
-export type EngineName = "eval" | "smt";
+export type { EngineName } from "./engines.js";
 
 export interface CheckTraceOptions {
-  /** `eval` (the direct evaluator, the default) or `smt` (Z3 over the Figure 5 lowering). */
+  /** `eval` (the forward engine, the default), `smt` (Z3 over the Figure 5 lowering) or `monitor` (the online monitor, call by call). */
   readonly engine?: EngineName;
   /** For `smt`: a decider to reuse across calls. Without one, a decider is created and disposed. */
   readonly decider?: SmtDecider;
@@ -61,47 +62,27 @@ export interface CheckReport {
 }
 
 /**
- * Judges a trace against a compiled policy, statement by statement (Algorithm 1). The policy must
- * be `ok`; a policy with errors cannot judge anything, and this throws rather than pass silently.
+ * Judges a trace against a compiled policy, statement by statement (Algorithm 1), with the engine
+ * named. The policy must be `ok`; a policy with errors cannot judge anything, and this throws rather
+ * than pass silently.
  */
 export async function check(policy: CompiledPolicy, trace: Trace | readonly TraceEvent[], options: CheckTraceOptions = {}): Promise<CheckReport> {
   if (!policy.ok) throw new Error("the policy has errors; fix them before checking a trace (see its diagnostics)");
   const events = "events" in trace ? trace.events : trace;
-  const engine = options.engine ?? "eval";
   const { signal } = options;
   signal?.throwIfAborted();
   const statements = policy.program.policies.flatMap((p) => p.statements);
-  if (engine === "eval") {
-    // One pass over the trace for all statements: each event goes through every statement's machine.
-    const run = new TraceRun(statements);
+  const engine = createEngine(options.engine ?? "eval", { ...(options.decider !== undefined ? { decider: options.decider } : {}), ...(options.smt !== undefined ? { smt: options.smt } : {}) });
+  try {
+    const run = engine.start(statements, signal !== undefined ? { signal } : {});
     for (let index = 0; index < events.length; index++) {
       if (signal !== undefined && index % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
       run.step(events[index]!);
     }
-    return reportOf(statements, run.finish(), engine, run);
-  }
-  const outcomes: StatementOutcome[] = [];
-  let decider = options.decider;
-  const ownsDecider = decider === undefined;
-  if (ownsDecider) decider = await SmtDecider.create(options.smt ?? {});
-  const interrupt = () => decider!.interrupt();
-  signal?.addEventListener("abort", interrupt);
-  try {
-    for (const statement of statements) {
-      signal?.throwIfAborted();
-      outcomes.push(await decider!.decide(statement, events));
-    }
-    // A decision the abort interrupted reads as undecided; the check as a whole was cancelled.
-    signal?.throwIfAborted();
+    return reportOf(statements, await run.finish(), engine.name, run.observations);
   } finally {
-    signal?.removeEventListener("abort", interrupt);
-    if (ownsDecider) await decider!.dispose();
+    await engine.dispose();
   }
-  // The breaking events of `until`, how often each trigger held and how each was answered are read
-  // off one forward run of the machines: one semantics for both engines, and the same report.
-  const forward = new TraceRun(statements);
-  for (const event of events) forward.step(event);
-  return reportOf(statements, outcomes, engine, forward);
 }
 
 /** How many events the evaluator steps between two looks at the abort signal. */

@@ -51,7 +51,9 @@ export {
   traceFormats,
   OUTPUT_OBSERVATION_CAP,
 } from "@vigil/trace";
-export type { ExpectationFailure, RuleCoverage, RuleWhy, TestEngine, TestFileResult, TestResult, TestRunOptions } from "./test-run.js";
-export { eventLine, runTestFile, runTestSource, TEST_FILE_EXTENSION, testEngines } from "./test-run.js";
+export type { ExpectationFailure, RuleCoverage, RuleWhy, TestFileResult, TestResult, TestRunOptions } from "./test-run.js";
+export { eventLine, runTestFile, runTestSource, TEST_FILE_EXTENSION } from "./test-run.js";
+export type { DecisionEngine, EngineOptions, EngineRun, EngineRunOptions, MonitorEngine, MonitorEngineRun } from "./engines.js";
+export { createEngine, engineNames, startMonitorRun } from "./engines.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";
 export { parseTestFile } from "@vigil/syntax";

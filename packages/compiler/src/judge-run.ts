@@ -1,7 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { keysComparedWithSets } from "@vigil/checker";
-import { TraceRun } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import {
   createRecordingReader,
@@ -20,7 +19,8 @@ import {
   type TraceEvent,
   type TraceFormat,
 } from "@vigil/trace";
-import { check, reportOf, type CheckReport, type EngineName } from "./check.js";
+import { reportOf, type CheckReport, type EngineName } from "./check.js";
+import { createEngine, type DecisionEngine } from "./engines.js";
 import { checkAgainstSignature, type CompiledPolicy } from "./compile.js";
 
 /**
@@ -30,7 +30,7 @@ import { checkAgainstSignature, type CompiledPolicy } from "./compile.js";
  * same everywhere. Everything comes back as data; nothing is printed.
  */
 export interface JudgeRunOptions {
-  /** `eval` (the forward engine, the default) or `smt` (Z3 over the Figure 5 lowering). */
+  /** `eval` (the forward engine, the default), `smt` (Z3 over the Figure 5 lowering) or `monitor` (the online monitor, call by call). */
   readonly engine?: EngineName;
   /** For `smt`: a decider to reuse across runs (one solver call at a time). */
   readonly decider?: SmtDecider;
@@ -151,9 +151,8 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   if (!policy.ok) throw new Error("the policy has errors; fix them before judging a run (see its diagnostics)");
   const { signal } = options;
   signal?.throwIfAborted();
-  const engine = options.engine ?? "eval";
   // Given text is held whole anyway (and has no file to read again): its events are kept too.
-  const keep = options.keepEvents === true || engine === "smt" || source.text !== undefined;
+  const keep = options.keepEvents === true || source.text !== undefined;
   const statements = policy.program.policies.flatMap((p) => p.statements);
   const locate = options.locateWitnesses ?? Infinity;
   // The events at the witnesses, caught as the witnesses are found: the current event, or one of
@@ -176,96 +175,97 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     witnessEvents.set(position, event);
     if (untilStatements.has(statement) && current !== undefined) witnessEvents.set(current.position, current);
   };
-  const run = engine === "eval" ? new TraceRun(statements, { onWitness, ...(options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}) }) : undefined;
-  const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
-  const kept: TraceEvent[] = [];
-  let eventCount = 0;
-  const take = (events: readonly TraceEvent[]): void => {
-    for (const event of events) {
-      if (signal !== undefined && eventCount % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
-      eventCount++;
-      signature.add(event);
-      recent[event.position % RECENT_EVENTS] = event;
-      current = event;
-      run?.step(event);
-      if (keep) kept.push(event);
-    }
-  };
-  const reading = readingOptions(source, options);
-  // Where the file can be read again from, for the witness events read again at the end.
-  const resumePoints: ResumePoint[] = [];
+  const engine = createEngine(options.engine ?? "eval", { ...(options.decider !== undefined ? { decider: options.decider } : {}), ...(options.smt !== undefined ? { smt: options.smt } : {}) });
+  try {
+    return await judgeWith(engine);
+  } finally {
+    await engine.dispose();
+  }
 
-  let read: RecordingRead;
-  if (source.text !== undefined) {
-    const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
-    const whole = readRecording(text, reading);
-    take(whole.trace.events);
-    read = whole;
-  } else {
-    const streamed = await readFileEvents(source.file, reading, take, { stop: () => run?.exhausted === true, resumePoints, ...(signal !== undefined ? { signal } : {}) });
-    if ("code" in streamed) {
-      return { file: source.file, ...runOf(source), detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
+  async function judgeWith(engine: DecisionEngine): Promise<RunJudgement> {
+    const run = engine.start(statements, { budget: { onWitness, ...(options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}) }, ...(signal !== undefined ? { signal } : {}) });
+    const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
+    const kept: TraceEvent[] = [];
+    let eventCount = 0;
+    const take = (events: readonly TraceEvent[]): void => {
+      for (const event of events) {
+        if (signal !== undefined && eventCount % ABORT_CHECK_INTERVAL === 0) signal.throwIfAborted();
+        eventCount++;
+        signature.add(event);
+        recent[event.position % RECENT_EVENTS] = event;
+        current = event;
+        run.step(event);
+        if (keep) kept.push(event);
+      }
+    };
+    const reading = readingOptions(source, options);
+    // Where the file can be read again from, for the witness events read again at the end.
+    const resumePoints: ResumePoint[] = [];
+
+    let read: RecordingRead;
+    if (source.text !== undefined) {
+      const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+      const whole = readRecording(text, reading);
+      take(whole.trace.events);
+      read = whole;
+    } else {
+      const streamed = await readFileEvents(source.file, reading, take, { stop: () => run.exhausted, resumePoints, ...(signal !== undefined ? { signal } : {}) });
+      if ("code" in streamed) {
+        return { file: source.file, ...runOf(source), detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, eventCount: 0, traceDiagnostics: [streamed], signatureDiagnostics: [], stopped: "trace" };
+      }
+      read = streamed;
     }
-    read = streamed;
+    const about = {
+      file: source.file,
+      ...runOf(source),
+      ...(read.format !== undefined ? { format: read.format } : {}),
+      detected: read.detected,
+      calls: read.calls,
+      messageEvents: read.messageEvents,
+      groundedEvents: read.groundedEvents,
+      eventCount,
+      ...(keep ? { events: kept } : {}),
+      traceDiagnostics: read.diagnostics,
+    };
+    if (read.diagnostics.some((d) => d.severity === "error")) return { ...about, signatureDiagnostics: [], stopped: "trace" };
+    const signatureDiagnostics = checkAgainstSignature(policy, signature.signature());
+    if (options.strict === true && [...read.diagnostics, ...signatureDiagnostics].some((d) => d.severity === "warning")) {
+      return { ...about, signatureDiagnostics, stopped: "strict" };
+    }
+    const report = reportOf(statements, await run.finish(), engine.name, run.observations);
+    // The first witnesses of each statement as events, every witness as a line: what was not caught
+    // while reading (witnesses only the end of the run makes final) is read again.
+    const missing = new Set<number>();
+    const missingEvents = new Set<number>();
+    const wanted = (position: number, asEvent: boolean): void => {
+      if (keep) {
+        const event = kept[position - 1]!;
+        if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
+        if (asEvent) witnessEvents.set(position, event);
+        return;
+      }
+      if (linesWanted && !witnessLines.has(position)) missing.add(position);
+      if (asEvent && !witnessEvents.has(position)) {
+        missing.add(position);
+        missingEvents.add(position);
+      }
+    };
+    for (const statement of report.statements) {
+      const count = linesWanted ? statement.witnesses.length : Math.min(locate, statement.witnesses.length);
+      for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
+      // The events that broke the first intervals of an `until`, shown beside their triggers.
+      if (keep && statement.brokenBy !== undefined) {
+        for (const position of statement.brokenBy.slice(0, Math.min(locate, statement.brokenBy.length))) if (position > 0) witnessEvents.set(position, kept[position - 1]!);
+      }
+    }
+    if (missing.size > 0) {
+      for (const [position, event] of await readEventsAgain(source.file, reading, missing, resumePoints, signal)) {
+        if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
+        if (missingEvents.has(position)) witnessEvents.set(position, event);
+      }
+    }
+    return { ...about, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
   }
-  const about = {
-    file: source.file,
-    ...runOf(source),
-    ...(read.format !== undefined ? { format: read.format } : {}),
-    detected: read.detected,
-    calls: read.calls,
-    messageEvents: read.messageEvents,
-    groundedEvents: read.groundedEvents,
-    eventCount,
-    ...(keep ? { events: kept } : {}),
-    traceDiagnostics: read.diagnostics,
-  };
-  if (read.diagnostics.some((d) => d.severity === "error")) return { ...about, signatureDiagnostics: [], stopped: "trace" };
-  const signatureDiagnostics = checkAgainstSignature(policy, signature.signature());
-  if (options.strict === true && [...read.diagnostics, ...signatureDiagnostics].some((d) => d.severity === "warning")) {
-    return { ...about, signatureDiagnostics, stopped: "strict" };
-  }
-  const report =
-    run !== undefined
-      ? reportOf(statements, run.finish(), "eval", run)
-      : await check(policy, kept, {
-          engine,
-          ...(options.decider !== undefined ? { decider: options.decider } : {}),
-          ...(options.smt !== undefined ? { smt: options.smt } : {}),
-          ...(signal !== undefined ? { signal } : {}),
-        });
-  // The first witnesses of each statement as events, every witness as a line: what was not caught
-  // while reading (witnesses only the end of the run makes final) is read again.
-  const missing = new Set<number>();
-  const missingEvents = new Set<number>();
-  const wanted = (position: number, asEvent: boolean): void => {
-    if (keep) {
-      const event = kept[position - 1]!;
-      if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
-      if (asEvent) witnessEvents.set(position, event);
-      return;
-    }
-    if (linesWanted && !witnessLines.has(position)) missing.add(position);
-    if (asEvent && !witnessEvents.has(position)) {
-      missing.add(position);
-      missingEvents.add(position);
-    }
-  };
-  for (const statement of report.statements) {
-    const count = linesWanted ? statement.witnesses.length : Math.min(locate, statement.witnesses.length);
-    for (let index = 0; index < count; index++) wanted(statement.witnesses[index]!, index < locate);
-    // The events that broke the first intervals of an `until`, shown beside their triggers.
-    if (keep && statement.brokenBy !== undefined) {
-      for (const position of statement.brokenBy.slice(0, Math.min(locate, statement.brokenBy.length))) if (position > 0) witnessEvents.set(position, kept[position - 1]!);
-    }
-  }
-  if (missing.size > 0) {
-    for (const [position, event] of await readEventsAgain(source.file, reading, missing, resumePoints, signal)) {
-      if (linesWanted) witnessLines.set(position, event.source?.line ?? 1);
-      if (missingEvents.has(position)) witnessEvents.set(position, event);
-    }
-  }
-  return { ...about, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
 }
 
 /** What `readRunSignature` gives: the run's signature and how it was read. */

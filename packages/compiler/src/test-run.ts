@@ -1,14 +1,14 @@
 import { dirname, resolve } from "node:path";
 import type { CheckedStatement } from "@vigil/checker";
 import { closestName, diagnostic, type Diagnostic, type RelatedInformation, type Span } from "@vigil/diagnostics";
-import { decideCall, recordCall, verdictOf, type CallDecision, type PatternMatchCount, type TriggerCount, type Violation } from "@vigil/engine";
+import { verdictOf, type CallDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import { parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
 import { readRegularFile, type JsonValue, type TraceEvent } from "@vigil/trace";
-import { check, type CheckReport } from "./check.js";
+import { check, reportOf, type CheckReport } from "./check.js";
 import { compile, type CompiledPolicy } from "./compile.js";
 import { judgeRun, type RunJudgement } from "./judge-run.js";
-import { createMonitor } from "./monitor.js";
+import { engineNames, startMonitorRun, type EngineName } from "./engines.js";
 
 /**
  * The test runner of policies (`vigilc test`, the editor's test lenses): reads a test file, compiles
@@ -19,13 +19,10 @@ import { createMonitor } from "./monitor.js";
  * as data; nothing is printed.
  */
 
-/** What judges a test's verdicts: the forward engine, SMT, or the online monitor. */
-export type TestEngine = "eval" | "smt" | "monitor";
-export const testEngines: readonly TestEngine[] = ["eval", "smt", "monitor"];
 
 export interface TestRunOptions {
   /** The engines that judge verdicts (default: all three). Decisions are always the monitor's. */
-  readonly engines?: readonly TestEngine[];
+  readonly engines?: readonly EngineName[];
   /** Only the tests whose name this accepts. */
   readonly filter?: (name: string) => boolean;
   /** For `smt`: a decider to reuse (one solver call at a time); without one, one is made and disposed. */
@@ -42,7 +39,7 @@ export interface TestRunOptions {
 /** An expectation that did not hold, on the engines that say the same about it. */
 export interface ExpectationFailure {
   readonly expectation: Expectation;
-  readonly engines: readonly TestEngine[];
+  readonly engines: readonly EngineName[];
   /** The rule it concerns, as `policy.name`. */
   readonly rule?: string;
   /** What the test expects, and what the engines found, in the test file's own words. */
@@ -167,7 +164,7 @@ export async function runTestSource(text: string, file: string, options: TestRun
   }
 
   const statements = policy.program.policies.flatMap((p) => p.statements);
-  const engines = options.engines ?? testEngines;
+  const engines = options.engines ?? engineNames;
   let decider = options.decider;
   const ownsDecider = decider === undefined && engines.includes("smt") && parsed.tests.length > 0;
   if (ownsDecider) decider = await (await import("@vigil/smt")).SmtDecider.create(options.smt ?? {});
@@ -188,7 +185,7 @@ interface TestContext {
   readonly file: string;
   readonly policy: CompiledPolicy;
   readonly statements: readonly CheckedStatement[];
-  readonly engines: readonly TestEngine[];
+  readonly engines: readonly EngineName[];
   readonly readText: (file: string, what: string) => Promise<string | Diagnostic>;
   readonly decider?: SmtDecider;
   readonly signal?: AbortSignal;
@@ -196,7 +193,7 @@ interface TestContext {
 
 /** What one engine says of each rule on a run: its witnesses, and for `until` the breaking events. */
 interface EngineVerdicts {
-  readonly engine: TestEngine;
+  readonly engine: EngineName;
   readonly byRule: ReadonlyMap<string, { readonly holds: boolean; readonly witnesses: readonly number[]; readonly brokenBy?: readonly number[]; readonly undecided?: string }>;
 }
 
@@ -235,8 +232,11 @@ async function runTest(test: TestCase, context: TestContext): Promise<TestResult
   const report = run.judgement.report;
   if (context.engines.includes("eval")) verdicts.push(verdictsOf("eval", report));
   if (context.engines.includes("smt")) verdicts.push(verdictsOf("smt", await check(context.policy, events, { engine: "smt", decider: context.decider!, ...(context.signal !== undefined ? { signal: context.signal } : {}) })));
-  const monitored = monitorRun(context.policy, events);
-  if (context.engines.includes("monitor")) verdicts.push(monitored.verdicts);
+  // The monitor runs whatever the engines asked for: its decisions are what `decide` expects.
+  const monitored = startMonitorRun(context.statements);
+  for (const event of events) monitored.step(event);
+  const monitorOutcomes = await monitored.finish();
+  if (context.engines.includes("monitor")) verdicts.push(verdictsOf("monitor", reportOf(context.statements, monitorOutcomes, "monitor")));
 
   const failures: ExpectationFailure[] = [];
   const named = new Set(test.expectations.flatMap((e) => (e.kind === "verdict" && typeof e.rule !== "string" ? [rules.get(e.rule)!] : [])));
@@ -397,7 +397,7 @@ function positionProblems(test: TestCase, events: readonly TraceEvent[], rules: 
   return problems;
 }
 
-function verdictsOf(engine: TestEngine, report: CheckReport): EngineVerdicts {
+function verdictsOf(engine: EngineName, report: CheckReport): EngineVerdicts {
   const byRule = new Map<string, { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }>();
   for (const verdict of report.statements) {
     byRule.set(`${verdict.policy}.${verdict.name}`, {
@@ -413,61 +413,6 @@ function verdictsOf(engine: TestEngine, report: CheckReport): EngineVerdicts {
 /** A message of the conversation: an event the monitor observes, never decides. */
 function isMessage(event: TraceEvent): boolean {
   return event.kind === "message";
-}
-
-/**
- * The online monitor over the run, call by call, as the runtime drives it: each call (with the
- * commands grounded from it, one call) decided before it runs (`decideCall`), then recorded with its
- * results (`recordCall`); a message observed; a call with no result decided and never recorded.
- * Every witness the monitor reports along the way for a call that ran is final, so each must be one
- * the finished run has too; a disagreement is reported.
- */
-function monitorRun(policy: CompiledPolicy, events: readonly TraceEvent[]): { verdicts: EngineVerdicts; decisions: ReadonlyMap<number, CallDecision>; disagreements: readonly string[] } {
-  const monitor = createMonitor(policy, { decisionBudgetMs: 10_000 });
-  const statements = policy.program.policies.flatMap((p) => p.statements);
-  const decisions = new Map<number, CallDecision>();
-  const online: { position: number; rule: string; witness: number }[] = [];
-  const note = (position: number, violations: readonly Violation[]): void => {
-    for (const v of violations) for (const w of v.witnesses) online.push({ position, rule: `${v.policy}.${v.name}`, witness: w });
-  };
-  for (const call of callsOf(events)) {
-    const first = call[0]!;
-    if (isMessage(first)) {
-      note(first.position, monitor.observe({ action: first.action, args: first.args }).violations);
-      continue;
-    }
-    const decided = decideCall(monitor, statements, call.map(({ action, args }) => ({ action, args })), 10_000);
-    decisions.set(first.position, decided);
-    if (first.status === undefined) {
-      // No result: the call is not known to have run. It keeps its place in the run, with no status.
-      for (const event of call) monitor.observe({ action: event.action, args: event.args });
-      continue;
-    }
-    note(first.position, decided.violations);
-    const recorded = recordCall(
-      monitor,
-      call.map((event) => ({ action: event.action, args: event.args, ...(event.status !== undefined ? { status: event.status } : {}), ...(event.output !== undefined ? { output: event.output } : {}) })),
-    );
-    note(first.position, recorded.violations);
-  }
-  const final = monitor.finish();
-  const byRule = new Map(final.map((verdict) => [`${verdict.policy}.${verdict.name}`, { holds: verdict.holds, witnesses: verdict.witnesses }]));
-  const disagreements = online
-    .filter(({ rule, witness }) => !(byRule.get(rule)?.witnesses.includes(witness) ?? false))
-    .map(({ position, rule, witness }) => `the monitor reported event ${witness} as a witness of \`${rule}\` at the call at event ${position}, but the finished run does not have it`);
-  return { verdicts: { engine: "monitor", byRule }, decisions, disagreements };
-}
-
-/** The run cut into calls: each event with the commands grounded from it (which follow it), or a message alone. */
-function callsOf(events: readonly TraceEvent[]): TraceEvent[][] {
-  const calls: TraceEvent[][] = [];
-  for (const event of events) {
-    const from = event.source?.groundedFrom;
-    const last = calls.at(-1);
-    if (from !== undefined && last !== undefined && last[0]!.position === from) last.push(event);
-    else calls.push([event]);
-  }
-  return calls;
 }
 
 function disagreement(test: TestCase, message: string): ExpectationFailure {
@@ -491,7 +436,7 @@ function verdictFailures(
   const failures: ExpectationFailure[] = [];
   for (const rule of rulesOf(expectation, rules, named, statements)) {
     // Engines that found the same are reported together.
-    const groups = new Map<string, { engines: TestEngine[]; positions: number[] }>();
+    const groups = new Map<string, { engines: EngineName[]; positions: number[] }>();
     for (const { engine, byRule } of verdicts) {
       const actual = byRule.get(rule);
       if (actual === undefined) continue;
@@ -517,7 +462,7 @@ function verdictFailures(
 }
 
 /** What an engine found, in the words of an expectation, when it is not what the expectation says; undefined when it is. */
-function verdictProblem(expectation: VerdictExpectation, actual: { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }, engine: TestEngine): string | undefined {
+function verdictProblem(expectation: VerdictExpectation, actual: { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }, engine: EngineName): string | undefined {
   if (actual.undecided !== undefined) return `undecided (${actual.undecided})`;
   const found = actual.holds ? "holds" : `violated at ${witnessList(actual.witnesses, engine === "monitor" ? undefined : actual.brokenBy)}`;
   if (expectation.holds) return actual.holds ? undefined : found;

@@ -212,12 +212,12 @@ export class Monitor {
   }
 
   /**
-   * Adds an event that is not a call, such as a message of the conversation (`user_message` with
-   * its `text`): it has no status and no output, as in a trace read with messages. Returns the
-   * violations it makes final.
+   * Adds an event with no status: a message of the conversation (`user_message` with its `text`),
+   * as in a trace read with messages, or a call whose result never came (with what output it left,
+   * if any). Returns the violations it makes final.
    */
-  observe(event: { readonly action: string; readonly args: { readonly [key: string]: JsonValue } }): RecordOutcome {
-    return this.append(event, {});
+  observe(event: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly output?: string }): RecordOutcome {
+    return this.append(event, event.output !== undefined ? { output: event.output } : {});
   }
 
   /** Steps every statement on the next event of the trace; `announced`: witnesses `decide` already reported. */

@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { stat } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import type { Diagnostic, TestEngine, TestFileResult } from "@vigil/compiler";
+import type { Diagnostic, EngineName, TestFileResult } from "@vigil/compiler";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { renderDiagnostic } from "../render.js";
 import { coveragePercent, coverageRows, renderCoverage, renderHuman, renderJunit, renderSummary, testReportJson, totalsOf } from "../test-report.js";
@@ -55,8 +55,8 @@ async function test(context: CommandContext, paths: readonly string[], options: 
   await watchAndRun(context, paths, files, options, engines, filter);
 }
 
-function parseEngines(context: CommandContext, text: string): readonly TestEngine[] {
-  const known: readonly TestEngine[] = ["eval", "smt", "monitor"];
+function parseEngines(context: CommandContext, text: string): readonly EngineName[] {
+  const known: readonly EngineName[] = ["eval", "smt", "monitor"];
   const words = text.split(",").map((word) => word.trim()).filter((word) => word !== "");
   if (words.includes("all")) return known;
   const unknown = words.filter((word) => !(known as readonly string[]).includes(word));
@@ -64,7 +64,7 @@ function parseEngines(context: CommandContext, text: string): readonly TestEngin
     context.io.stderr(`error: --engine takes eval, smt, monitor or all (comma-separated), not \`${text}\`\n`);
     throw new InputError();
   }
-  return words as TestEngine[];
+  return words as EngineName[];
 }
 
 function parseFilter(context: CommandContext, text: string | undefined): ((name: string) => boolean) | undefined {
@@ -110,7 +110,7 @@ async function runOnce(
   context: CommandContext,
   files: readonly string[],
   options: TestOptions,
-  engines: readonly TestEngine[],
+  engines: readonly EngineName[],
   filter: ((name: string) => boolean) | undefined,
 ): Promise<{ code: number; results: readonly TestFileResult[] }> {
   const { runTestFile, SmtDecider } = await loadCompiler();
@@ -175,7 +175,7 @@ function displayName(cwd: string, file: string): string {
  * Runs the tests, then again whenever a file they read changes (the test files, their policies,
  * their traces, and new test files under the directories given), until interrupted.
  */
-async function watchAndRun(context: CommandContext, paths: readonly string[], initial: readonly string[], options: TestOptions, engines: readonly TestEngine[], filter: ((name: string) => boolean) | undefined): Promise<void> {
+async function watchAndRun(context: CommandContext, paths: readonly string[], initial: readonly string[], options: TestOptions, engines: readonly EngineName[], filter: ((name: string) => boolean) | undefined): Promise<void> {
   const { io } = context;
   let files = [...initial];
   let watchers: FSWatcher[] = [];

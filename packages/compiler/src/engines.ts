@@ -1,0 +1,217 @@
+import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
+import { decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type Violation } from "@vigil/engine";
+import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
+import type { TraceEvent } from "@vigil/trace";
+
+/**
+ * The decision procedures behind one interface. Every entry point (`check`, `judgeRun`, the test
+ * runner, the corpus workers, the language server) names an engine and feeds it a run's events in
+ * order; none decides by itself which procedure runs how.
+ *
+ * - `eval`: the forward machines over the trace (`TraceRun`), as the events are read.
+ * - `smt`: Z3 over the Figure 5 lowering, on the whole run once read.
+ * - `monitor`: the online monitor fed the run call by call, as the runtime drives it (each call,
+ *   with the commands grounded from it, decided before it runs and recorded after), then finished.
+ *
+ * Each run also has the forward run's observations (`RunObservations`: the event that made each
+ * witness final, how often each trigger held and how it was answered, where each pattern matched):
+ * one semantics explains the verdict whichever engine gave it. For `eval` the forward run is the
+ * engine itself; the others run one beside them.
+ */
+
+export type EngineName = "eval" | "smt" | "monitor";
+export const engineNames: readonly EngineName[] = ["eval", "smt", "monitor"];
+
+export interface EngineRunOptions {
+  /** The forward run's budgets and its witness callback (see `EvaluationBudget`). */
+  readonly budget?: EvaluationBudget;
+  /** Cancels the run: a solver call in progress is interrupted. `finish` then rejects with the reason. */
+  readonly signal?: AbortSignal;
+}
+
+/** One run of an engine over one trace. */
+export interface EngineRun {
+  /** Reads the next event (positions 1, 2, … in order). */
+  step(event: TraceEvent): void;
+  /** Whether reading further events changes nothing (the forward run is past its time budget). */
+  readonly exhausted: boolean;
+  /** The run has ended: each statement's outcome, in the order of the statements. */
+  finish(): Promise<readonly StatementOutcome[]>;
+  /** What the forward run observed of each statement. */
+  readonly observations: RunObservations;
+}
+
+export interface DecisionEngine {
+  readonly name: EngineName;
+  start(statements: readonly CheckedStatement[], options?: EngineRunOptions): EngineRun;
+  /** Releases what the engine holds (a solver it created). */
+  dispose(): Promise<void>;
+}
+
+export interface EngineOptions {
+  /** For `smt`: a decider to use (one solver call at a time); without one, the engine creates one on first use and disposes it. */
+  readonly decider?: SmtDecider;
+  readonly smt?: SmtDeciderOptions;
+  /** For `monitor`: how long one decision may take before the call is blocked (default 10 s offline). */
+  readonly decisionBudgetMs?: number;
+}
+
+/** The engine of that name. */
+export function createEngine(name: EngineName, options: EngineOptions = {}): DecisionEngine {
+  switch (name) {
+    case "eval":
+      return evalEngine;
+    case "smt":
+      return smtEngine(options);
+    case "monitor":
+      return monitorEngine(options.decisionBudgetMs ?? 10_000);
+  }
+}
+
+const evalEngine: DecisionEngine = {
+  name: "eval",
+  start(statements, options = {}) {
+    const run = new TraceRun(statements, options.budget ?? {});
+    return {
+      step: (event) => run.step(event),
+      get exhausted() {
+        return run.exhausted;
+      },
+      finish: async () => run.finish(),
+      observations: run,
+    };
+  },
+  dispose: async () => {},
+};
+
+function smtEngine(options: EngineOptions): DecisionEngine {
+  let owned: SmtDecider | undefined;
+  const deciderOf = async (): Promise<SmtDecider> => {
+    if (options.decider !== undefined) return options.decider;
+    owned ??= await (await import("@vigil/smt")).SmtDecider.create(options.smt ?? {});
+    return owned;
+  };
+  return {
+    name: "smt",
+    start(statements, runOptions = {}) {
+      const forward = new TraceRun(statements, runOptions.budget ?? {});
+      const events: TraceEvent[] = [];
+      const { signal } = runOptions;
+      return {
+        step(event) {
+          forward.step(event);
+          events.push(event);
+        },
+        get exhausted() {
+          return false;
+        },
+        async finish() {
+          const decider = await deciderOf();
+          const interrupt = () => decider.interrupt();
+          signal?.addEventListener("abort", interrupt);
+          const outcomes: StatementOutcome[] = [];
+          try {
+            for (const statement of statements) {
+              signal?.throwIfAborted();
+              outcomes.push(await decider.decide(statement, events));
+            }
+            // A decision the abort interrupted reads as undecided; the run as a whole was cancelled.
+            signal?.throwIfAborted();
+          } finally {
+            signal?.removeEventListener("abort", interrupt);
+          }
+          return outcomes;
+        },
+        observations: forward,
+      };
+    },
+    async dispose() {
+      await owned?.dispose();
+      owned = undefined;
+    },
+  };
+}
+
+/** What the monitor engine also knows: its decision on each call, and whether its online reports agree with the end. */
+export interface MonitorEngineRun extends EngineRun {
+  /** The decision on each call, by the position of the call's first event (a message is not decided). */
+  readonly decisions: ReadonlyMap<number, CallDecision>;
+  /**
+   * Witnesses the monitor reported for a call that ran (final, by its contract) that the finished
+   * run does not have: a disagreement between the online and the offline reading (a bug). Filled by `finish`.
+   */
+  readonly disagreements: readonly string[];
+}
+
+/** The monitor engine: its runs say how it decided each call. */
+export interface MonitorEngine extends DecisionEngine {
+  start(statements: readonly CheckedStatement[], options?: EngineRunOptions): MonitorEngineRun;
+}
+
+function monitorEngine(decisionBudgetMs: number): MonitorEngine {
+  return {
+    name: "monitor",
+    start(statements: readonly CheckedStatement[], options: EngineRunOptions = {}): MonitorEngineRun {
+      const forward = new TraceRun(statements, options.budget ?? {});
+      const monitor = new Monitor(statements, { decisionBudgetMs });
+      const decisions = new Map<number, CallDecision>();
+      const online: { position: number; rule: string; witness: number }[] = [];
+      const disagreements: string[] = [];
+      const note = (position: number, violations: readonly Violation[]): void => {
+        for (const v of violations) for (const w of v.witnesses) online.push({ position, rule: `${v.policy}.${v.name}`, witness: w });
+      };
+      // The events of the call being read: a call and the commands grounded from it are one call.
+      let call: TraceEvent[] = [];
+      const flush = (): void => {
+        const first = call[0];
+        if (first === undefined) return;
+        const events = call;
+        call = [];
+        if (first.kind === "message") {
+          note(first.position, monitor.observe({ action: first.action, args: first.args }).violations);
+          return;
+        }
+        const decided = decideCall(monitor, statements, events.map(({ action, args }) => ({ action, args })), decisionBudgetMs);
+        decisions.set(first.position, decided);
+        if (first.status === undefined) {
+          // No result: the call is not known to have run. It keeps its place in the run, with no status.
+          for (const event of events) monitor.observe({ action: event.action, args: event.args, ...(event.output !== undefined ? { output: event.output } : {}) });
+          return;
+        }
+        note(first.position, decided.violations);
+        const results = events.map((event) => ({ action: event.action, args: event.args, ...(event.status !== undefined ? { status: event.status } : {}), ...(event.output !== undefined ? { output: event.output } : {}) }));
+        note(first.position, recordCall(monitor, results).violations);
+      };
+      return {
+        step(event) {
+          forward.step(event);
+          const from = event.source?.groundedFrom;
+          if (from === undefined || call[0]?.position !== from) flush();
+          call.push(event);
+        },
+        get exhausted() {
+          return false;
+        },
+        async finish() {
+          flush();
+          const final = monitor.finish();
+          const witnesses = new Map(final.map((verdict) => [`${verdict.policy}.${verdict.name}`, verdict.witnesses]));
+          for (const { position, rule, witness } of online) {
+            if (witnesses.get(rule)?.includes(witness) === true) continue;
+            disagreements.push(`the monitor reported event ${witness} as a witness of \`${rule}\` at the call at event ${position}, but the finished run does not have it`);
+          }
+          return final.map(({ holds, witnesses: found }) => ({ holds, witnesses: found }));
+        },
+        observations: forward,
+        decisions,
+        disagreements,
+      };
+    },
+    dispose: async () => {},
+  };
+}
+
+/** The monitor engine's run, with its decisions (the test runner's `decide` expectations read them). */
+export function startMonitorRun(statements: readonly CheckedStatement[], decisionBudgetMs = 10_000): MonitorEngineRun {
+  return monitorEngine(decisionBudgetMs).start(statements);
+}
