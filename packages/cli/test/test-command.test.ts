@@ -124,11 +124,16 @@ describe("vigilc test reports", () => {
     const tests = join(directory, "dashcam.vigiltest");
     // Without its hand-written test, R0, R1 and R2 are never violated.
     writeFileSync(tests, readFileSync(tests, "utf8").replace(/test "hand-written[\s\S]*$/, ""));
+    // And a rule whose trigger no run of the tests reaches: its pattern is named in a warning.
+    const policy = join(directory, "dashcam.vigil");
+    writeFileSync(policy, readFileSync(policy, "utf8").replace(/\}\s*$/, '  rule R9: prec(action in {deploy_model}, validate)\n}\n'));
     const result = await vigilc(["test", directory, "--coverage", "--threshold", "50", "--engine", "eval"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/✗ dashcam\.R0 +never violated/);
-    expect(result.stdout).toContain("1 of 4 rules covered (25.0%)");
-    expect(result.stderr).toContain("25.0% of the rules are covered, below the threshold of 50%");
+    expect(result.stdout).toMatch(/✗ dashcam\.R9 +never violated, never held non-vacuously/);
+    expect(result.stdout).toMatch(/warning: its first pattern `action in \{deploy_model\}` matched no event in any test \(line \d+\)/);
+    expect(result.stdout).toContain("1 of 5 rules covered (20.0%)");
+    expect(result.stderr).toContain("20.0% of the rules are covered, below the threshold of 50%");
   });
 });
 
