@@ -81,6 +81,7 @@ function copyWithDependencies(name, fromDirectory, copied = new Set()) {
 
 cpSync(join(extension, "schemas", "vigil.config.schema.json"), join(dist, "vigil.config.schema.json"));
 // The explanation of every diagnostic code, which the server links each diagnostic's code to
-// (it looks for docs/language.md beside itself).
+// (it looks for docs/language.md beside itself; a test file's codes are explained in testing.md).
 mkdirSync(join(dist, "docs"), { recursive: true });
 cpSync(join(root, "docs", "language.md"), join(dist, "docs", "language.md"));
+cpSync(join(root, "docs", "testing.md"), join(dist, "docs", "testing.md"));

@@ -4,15 +4,17 @@ import { registerCheckAgainstTrace } from "./check-trace.js";
 import { trackActivePolicy } from "./policy-document.js";
 import { ServerStatusItem } from "./status.js";
 import { registerShowSignature } from "./signature.js";
+import { runTestMiddleware } from "./test-files.js";
 import { TraceWatchers } from "./trace-watchers.js";
 import { registerOpenWitness } from "./witness.js";
 import { statusNotification, type StatusParams } from "./protocol.js";
 
 /**
  * The Vigil extension: a language client for the Vigil language server (bundled in the
- * extension as dist/server.mjs and run with VS Code's own Node), plus the commands that show the
- * server's answers the LSP has no place for: a policy's verdicts on one trace, the signature it is
- * checked against, and a witness event in its trace file.
+ * extension as dist/server.mjs and run with VS Code's own Node) for policies (`vigil`) and their
+ * test files (`vigil-test`), plus the commands that show the server's answers the LSP has no place
+ * for: a policy's verdicts on one trace, the signature it is checked against, and a witness event
+ * in its trace file. The test lenses' command, `vigil.runTest`, is the server's.
  */
 
 /** The client of the running server; replaced when the server is restarted. */
@@ -108,7 +110,10 @@ function clientOptions(serverLog: vscode.LogOutputChannel): LanguageClientOption
     documentSelector: [
       { scheme: "file", language: "vigil" },
       { scheme: "untitled", language: "vigil" },
+      { scheme: "file", language: "vigil-test" },
+      { scheme: "untitled", language: "vigil-test" },
     ],
+    middleware: runTestMiddleware,
     // The server reads `vigil.sampleTraces` and `vigil.engine` with workspace/configuration and is
     // told when they change.
     synchronize: { configurationSection: "vigil" },

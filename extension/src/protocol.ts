@@ -9,6 +9,7 @@ import type { CheckTraceParams } from "@vigil/language-server/protocol";
 
 export {
   checkTraceMethod as checkTraceRequest,
+  runTestCommand,
   signatureMethod as signatureRequest,
   statusMethod as statusNotification,
 } from "@vigil/language-server/protocol";
@@ -18,6 +19,8 @@ export type {
   CheckTraceStatement as StatementVerdict,
   CheckTraceWitness as WitnessEvent,
   OpenWitnessArguments as WitnessLocation,
+  RunTestArguments,
+  RunTestResult,
   SignatureParams,
   SignatureResult,
   StatusParams,

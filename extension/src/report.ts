@@ -1,8 +1,8 @@
-import type { CheckTraceResult, StatementVerdict, WitnessEvent } from "./protocol.js";
+import type { CheckTraceResult, RunTestResult, StatementVerdict, WitnessEvent } from "./protocol.js";
 
 /**
- * The words of a trace check, for the Problems panel and the "Vigil" output channel. Plain
- * functions of the server's answer, with no VS Code in them.
+ * The words of a trace check, for the Problems panel and the "Vigil" output channel, and of a run
+ * of a test file's tests. Plain functions of the server's answer, with no VS Code in them.
  */
 
 /** The file name at the end of a path (either separator). */
@@ -67,4 +67,13 @@ export function reportLines(result: CheckTraceResult, policy: string, engine: st
 /** The message of an error of any kind. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** One line for a run of a test file's tests: `dashcam.vigiltest: 3 tests, 2 passed, 1 failed`, or why none ran. */
+export function testRunSummary(result: RunTestResult): string {
+  const file = baseName(decodeURIComponent(result.uri));
+  if (result.tests.length === 0) return result.errors.length > 0 ? `${file}: no test ran: ${result.errors[0]}` : `${file}: no tests`;
+  const count = (outcome: string) => result.tests.filter((test) => test.outcome === outcome).length;
+  const parts = [`${count("passed")} passed`, ...(count("failed") > 0 ? [`${count("failed")} failed`] : []), ...(count("error") > 0 ? [`${count("error")} could not run`] : [])];
+  return `${file}: ${result.tests.length} ${result.tests.length === 1 ? "test" : "tests"}, ${parts.join(", ")}`;
 }

@@ -15,14 +15,15 @@ import { serverTimeout, uiTimeout, Workbench } from "./support/workbench.js";
  * The extension in a real VS Code: the .vsix built from extension/ is installed into code-server
  * (VS Code in the browser), which opens a copy of examples/ in Chromium; the test then does what a
  * person does and checks what a person sees: highlighting, squiggles and Problems rows, hovers,
- * completion from the sample traces, formatting, rename, a quick fix, the verdict lenses and the
- * trace check. Node 24 and code-server are installed on first use into a cache folder
+ * completion from the sample traces, formatting, rename, a quick fix, the verdict lenses, the
+ * trace check, and a test file's lenses and failing expectation. Node 24 and code-server are installed on first use into a cache folder
  * (scripts/editor-tools/install.mjs); screenshots of each step go to the artifacts folder.
  */
 
 const root = join(import.meta.dirname, "..", "..");
 const policyPath = "coding-agent/coding-agent.vigil";
 const messyPath = "scratch/messy.vigil";
+const testFilePath = "dashcam/dashcam.vigiltest";
 
 const artifacts = process.env["VIGIL_E2E_ARTIFACTS"] ?? join(tmpdir(), "vigil-editor-e2e-artifacts");
 rmSync(artifacts, { recursive: true, force: true });
@@ -198,9 +199,9 @@ describe("the packaged extension, as VS Code installed it", () => {
     return join(extensions, name);
   };
 
-  it("ships the bundles, the grammar and z3-solver, and no node_modules of its own", () => {
+  it("ships the bundles, the grammars and z3-solver, and no node_modules of its own", () => {
     const files = readdirSync(installedExtension(), { recursive: true, encoding: "utf8" }).map((file) => file.replace(/\\/g, "/"));
-    expect(files).toEqual(expect.arrayContaining(["package.json", "language-configuration.json", "syntaxes/vigil.tmLanguage.json", "dist/extension.js", "dist/server.mjs", "dist/node_modules/z3-solver/build/z3-built.wasm"]));
+    expect(files).toEqual(expect.arrayContaining(["package.json", "language-configuration.json", "syntaxes/vigil.tmLanguage.json", "syntaxes/vigil-test.tmLanguage.json", "dist/docs/testing.md", "dist/extension.js", "dist/server.mjs", "dist/node_modules/z3-solver/build/z3-built.wasm"]));
     expect(files.filter((file) => file.startsWith("node_modules/") || file.startsWith("src/") || file.endsWith(".ts"))).toEqual([]);
   });
 
@@ -237,7 +238,7 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
 
   // A step that failed half-way leaves no unsaved edit behind for the next one.
   afterEach(async () => {
-    for (const path of [policyPath, messyPath]) {
+    for (const path of [policyPath, messyPath, testFilePath]) {
       const name = path.slice(path.lastIndexOf("/") + 1);
       if ((await page.locator(`.tabs-container .tab.dirty[data-resource-name="${name}"]`).count()) === 0) continue;
       await workbench.openFile(path);
@@ -377,6 +378,31 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
       await expect.poll(() => workbench.editor.locator(".squiggly-error").count(), { timeout: serverTimeout }).toBe(0);
       await workbench.runCommand("File: Revert File");
       await expect.poll(() => workbench.visibleText()).not.toContain("pattern bare");
+    });
+  });
+
+  it("runs a test file's tests: a lens above each test says it passed, and a broken expectation is a problem at it", async () => {
+    await step("test-file", async () => {
+      const text = onDisk(testFilePath);
+      await workbench.openFile(testFilePath);
+      await expect.poll(() => page.locator("#status\\.editor\\.mode").textContent(), { timeout: uiTimeout }).toContain("Vigil test");
+      const lenses = page.locator(".codelens-decoration");
+      const passed = /^✓ passed \(\d+ ms\)$/;
+      await expect.poll(() => lenses.allTextContents(), { timeout: serverTimeout }).toEqual([expect.stringMatching(passed), expect.stringMatching(passed), expect.stringMatching(passed)]);
+      // The hand-written test expects R1 violated at 3; at 2 it fails, at the expectation.
+      const at = find(text, "expect R1 violated at 3");
+      await workbench.goTo(at.line, at.column + "expect R1 violated at ".length);
+      await page.keyboard.press("Delete");
+      await page.keyboard.type("2");
+      await expect.poll(() => lenses.allTextContents(), { timeout: serverTimeout }).toContain("✗ failed: 1 expectation");
+      const rows = await workbench.problems();
+      const failing = rows.filter({ hasText: "expected violated at 2; found violated at 3 (forward engine, monitor)" });
+      await failing.first().waitFor({ state: "visible", timeout: serverTimeout });
+      expect(await failing.first().textContent()).toContain("V2201");
+      await screenshot("test-file-failing");
+      await workbench.openFile(testFilePath);
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => lenses.allTextContents(), { timeout: serverTimeout }).toEqual([expect.stringMatching(passed), expect.stringMatching(passed), expect.stringMatching(passed)]);
     });
   });
 

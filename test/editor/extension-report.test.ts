@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { splitGlob } from "../../extension/src/globs.js";
-import { reportLines, summaryLine, violationMessage } from "../../extension/src/report.js";
+import { reportLines, summaryLine, testRunSummary, violationMessage } from "../../extension/src/report.js";
 import type { CheckTraceResult, StatementVerdict } from "../../extension/src/protocol.js";
 
 /**
  * The parts of the extension that are plain functions: the words a trace check puts in the
- * Problems panel and the output channel, and how a trace glob becomes a watcher's folder and
- * pattern. The rest of the extension runs in VS Code (editor.e2e.test.ts).
+ * Problems panel and the output channel, the line that sums up a run of a test file, and how a
+ * trace glob becomes a watcher's folder and pattern. The rest of the extension runs in VS Code
+ * (editor.e2e.test.ts).
  */
 
 const range = { start: { line: 41, character: 7 }, end: { line: 41, character: 20 } };
@@ -58,5 +59,22 @@ describe("trace globs as watcher patterns", () => {
 
   it("watches a glob without wildcards as the one file it names", () => {
     expect(splitGlob("/w/examples", "traces/benign.jsonl")).toEqual({ base: "/w/examples/traces", pattern: "benign.jsonl" });
+  });
+});
+
+describe("the words of a run of a test file", () => {
+  const test = (name: string, outcome: "passed" | "failed" | "error") => ({ name, outcome, failedExpectations: outcome === "failed" ? 1 : 0, durationMs: 3 });
+
+  it("counts the tests by outcome", () => {
+    expect(testRunSummary({ uri: "file:///w/dashcam/dash%20cam.vigiltest", tests: [test("a", "passed"), test("b", "failed"), test("c", "error")], errors: [] })).toBe(
+      "dash cam.vigiltest: 3 tests, 1 passed, 1 failed, 1 could not run",
+    );
+    expect(testRunSummary({ uri: "file:///w/t.vigiltest", tests: [test("a", "passed")], errors: [] })).toBe("t.vigiltest: 1 test, 1 passed");
+  });
+
+  it("says why no test ran", () => {
+    expect(testRunSummary({ uri: "file:///w/t.vigiltest", tests: [], errors: ["line 1:8: V2101: the policy `p.vigil` cannot be read"] })).toBe(
+      "t.vigiltest: no test ran: line 1:8: V2101: the policy `p.vigil` cannot be read",
+    );
   });
 });

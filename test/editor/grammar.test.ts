@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { parse, type SourceFile } from "@vigil/syntax";
+import { parse, parseTestFile, testFileKeywords, type SourceFile, type TestFile } from "@vigil/syntax";
 import type { IToken, TokenType } from "chevrotain";
 import oniguruma from "vscode-oniguruma";
 import textmate from "vscode-textmate";
@@ -14,7 +14,9 @@ import { allTokens, tokenize } from "@vigil/syntax";
  * (packages/syntax/src/tokens.ts) is highlighted with the scope of its kind. Texts are tokenized
  * twice, by the lexer and by the grammar run in VS Code's own TextMate engine (vscode-textmate on
  * the Oniguruma regular expressions VS Code uses), and each lexer token is looked up in the
- * grammar's tokens.
+ * grammar's tokens. The grammar of test files (extension/syntaxes/vigil-test.tmLanguage.json) is
+ * held against the reader of packages/syntax/src/test-file.ts the same way, each word's scope
+ * taken from the reader's tree (an action, a key, a rule, or a keyword).
  */
 
 const root = join(import.meta.dirname, "..", "..");
@@ -87,31 +89,41 @@ interface GrammarToken {
 }
 
 let grammar: textmate.IGrammar;
+let testGrammar: textmate.IGrammar;
 
 beforeAll(async () => {
   const wasm = readFileSync(require.resolve("vscode-oniguruma/release/onig.wasm"));
   await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
-  const grammarPath = join(root, "extension", "syntaxes", "vigil.tmLanguage.json");
+  const grammarPaths: Record<string, string> = {
+    "source.vigil": join(root, "extension", "syntaxes", "vigil.tmLanguage.json"),
+    "source.vigil-test": join(root, "extension", "syntaxes", "vigil-test.tmLanguage.json"),
+  };
   const registry = new textmate.Registry({
     onigLib: Promise.resolve({
       createOnigScanner: (sources: string[]) => new oniguruma.OnigScanner(sources),
       createOnigString: (text: string) => new oniguruma.OnigString(text),
     }),
-    loadGrammar: async (scopeName: string) =>
-      scopeName === "source.vigil" ? textmate.parseRawGrammar(readFileSync(grammarPath, "utf8"), grammarPath) : null,
+    loadGrammar: async (scopeName: string) => {
+      const path = grammarPaths[scopeName];
+      return path !== undefined ? textmate.parseRawGrammar(readFileSync(path, "utf8"), path) : null;
+    },
   });
-  const loaded = await registry.loadGrammar("source.vigil");
-  if (loaded === null) throw new Error(`the grammar at ${grammarPath} did not load`);
-  grammar = loaded;
+  const load = async (scopeName: string) => {
+    const loaded = await registry.loadGrammar(scopeName);
+    if (loaded === null) throw new Error(`the grammar at ${grammarPaths[scopeName]} did not load`);
+    return loaded;
+  };
+  grammar = await load("source.vigil");
+  testGrammar = await load("source.vigil-test");
 });
 
 /** The grammar's tokens of a whole text, with offsets into the text (lines end with "\n"). */
-function highlight(text: string): GrammarToken[] {
+function highlight(text: string, using = grammar): GrammarToken[] {
   const tokens: GrammarToken[] = [];
   let stack = textmate.INITIAL;
   let lineStart = 0;
   for (const line of text.split("\n")) {
-    const result = grammar.tokenizeLine(line, stack);
+    const result = using.tokenizeLine(line, stack);
     for (const token of result.tokens) {
       tokens.push({ start: lineStart + token.startIndex, end: lineStart + Math.min(token.endIndex, line.length), scopes: token.scopes });
     }
@@ -274,5 +286,181 @@ describe("the TextMate grammar against the language", () => {
     const scoped = (scope: string) => tokens.filter((token) => token.scopes.includes(scope)).map((token) => text.slice(token.startIndex, token.endIndex));
     expect(scoped("invalid.illegal.number.vigil")).toEqual(["01", "6fps"]);
     expect(scoped("constant.numeric.vigil")).toEqual(["1.5", "-3e-2"]);
+  });
+});
+
+/**
+ * The reader's tokens of a test file, as its lexer cuts them (packages/syntax/src/test-file.ts: the
+ * same patterns, tried in the same order).
+ */
+const testTokenPatterns: readonly (readonly [string, RegExp])[] = [
+  ["WhiteSpace", /[ \t\r\n\f\v\u00a0\ufeff]+/y],
+  ["DocComment", /\/\/\/[^\r\n]*/y],
+  ["LineComment", /\/\/[^\r\n]*/y],
+  ["Word", /[A-Za-z_][A-Za-z0-9_\-]*/y],
+  ["StringLiteral", /"(?:[^"\\\r\n]|\\[^\r\n])*"?/y],
+  ["NumberLiteral", /-?(?:[0-9]|\.[0-9])(?:[eE][+-]|[0-9A-Za-z_.])*/y],
+  ["Punctuation", /[{}[\],:.]/y],
+];
+
+interface TestToken {
+  readonly type: string;
+  readonly image: string;
+  readonly start: number;
+}
+
+function testTokens(text: string): TestToken[] {
+  const tokens: TestToken[] = [];
+  let offset = 0;
+  while (offset < text.length) {
+    const found = testTokenPatterns.find(([, pattern]) => {
+      pattern.lastIndex = offset;
+      return pattern.test(text);
+    });
+    if (found === undefined) throw new Error(`no token at offset ${offset}: ${JSON.stringify(text.slice(offset, offset + 10))}`);
+    const [type, pattern] = found;
+    const image = text.slice(offset, pattern.lastIndex);
+    if (type !== "WhiteSpace") tokens.push({ type, image, start: offset });
+    offset = pattern.lastIndex;
+  }
+  return tokens;
+}
+
+/** The scope of each keyword of the test language where the reader reads it as one. */
+const testKeywordScopes: Readonly<Record<string, string>> = {
+  policy: "storage.type.declaration.policy.vigil-test",
+  test: "storage.type.declaration.test.vigil-test",
+  events: "keyword.other.run.vigil-test",
+  ground: "keyword.other.run.vigil-test",
+  trace: "keyword.other.run.vigil-test",
+  messages: "keyword.other.run.vigil-test",
+  expect: "keyword.control.expectation.vigil-test",
+  decide: "keyword.control.expectation.vigil-test",
+  holds: "keyword.other.verdict.vigil-test",
+  hold: "keyword.other.verdict.vigil-test",
+  violated: "keyword.other.verdict.vigil-test",
+  at: "keyword.other.verdict.vigil-test",
+  broken: "keyword.other.verdict.vigil-test",
+  by: "keyword.other.verdict.vigil-test",
+  allow: "keyword.control.decision.vigil-test",
+  block: "keyword.control.decision.vigil-test",
+  ask: "keyword.control.decision.vigil-test",
+  warn: "keyword.control.decision.vigil-test",
+  all: "variable.language.rules.vigil-test",
+  others: "variable.language.rules.vigil-test",
+  ok: "constant.language.status.vigil-test",
+  error: "constant.language.status.vigil-test",
+  pending: "constant.language.status.vigil-test",
+  output: "keyword.other.output.vigil-test",
+  true: "constant.language.vigil-test",
+  false: "constant.language.vigil-test",
+  null: "constant.language.vigil-test",
+};
+
+const punctuationScopes: Readonly<Record<string, string>> = {
+  "{": "punctuation.section.braces.begin.vigil-test",
+  "}": "punctuation.section.braces.end.vigil-test",
+  "[": "punctuation.section.brackets.begin.vigil-test",
+  "]": "punctuation.section.brackets.end.vigil-test",
+  ",": "punctuation.separator.comma.vigil-test",
+  ":": "punctuation.separator.colon.vigil-test",
+  ".": "punctuation.accessor.dot.vigil-test",
+};
+
+/**
+ * The scope each word of a test file must get, from the reader's tree: an event's action, a key of
+ * its arguments, a rule an expectation names (and its policy), a test's name; every other word is a
+ * keyword of the reader.
+ */
+function testWordScopes(file: TestFile, tokens: readonly TestToken[]): Map<number, string> {
+  const scopes = new Map<number, string>();
+  for (const test of file.tests) {
+    for (const expectation of test.expectations) {
+      const references = expectation.kind === "verdict" ? (typeof expectation.rule === "string" ? [] : [expectation.rule]) : (expectation.rules ?? []);
+      for (const reference of references) {
+        if (reference.policy !== undefined) scopes.set(reference.span.start, "entity.name.namespace.policy.vigil-test");
+        scopes.set(reference.span.end - reference.name.length, "entity.name.function.rule.vigil-test");
+      }
+    }
+    if (test.input?.kind !== "events") continue;
+    for (const event of test.input.events) {
+      const inEvent = tokens.filter((token) => token.start >= event.span.start && token.start < event.span.end);
+      let depth = 0;
+      inEvent.forEach((token, index) => {
+        if (token.image === "{" || token.image === "[") depth++;
+        if (token.image === "}" || token.image === "]") depth--;
+        if (token.type !== "Word") return;
+        if (index === 0) scopes.set(token.start, event.kind === "message" ? "keyword.other.message.vigil-test" : "entity.name.function.action.vigil-test");
+        else if (depth > 0 && inEvent[index + 1]?.image === ":") scopes.set(token.start, "variable.other.property.vigil-test");
+      });
+    }
+  }
+  return scopes;
+}
+
+/** Compares the test grammar with the reader on a whole file; returns the disagreements, readable. */
+function testDisagreements(text: string): string[] {
+  const parsed = parseTestFile(text);
+  const tokens = testTokens(text);
+  const words = testWordScopes(parsed, tokens);
+  const names = new Set(parsed.tests.map((test) => test.nameSpan.start));
+  const grammarTokens = highlight(text, testGrammar);
+  const problems: string[] = [];
+  for (const token of tokens) {
+    const where = `\`${token.image}\` (${token.type}) at offset ${token.start}`;
+    const scopes = scopesOver(grammarTokens, token.start, token.start + token.image.length);
+    let expected: string | undefined;
+    if (token.type === "DocComment") expected = "comment.line.documentation.vigil-test";
+    else if (token.type === "LineComment") expected = "comment.line.double-slash.vigil-test";
+    else if (token.type === "StringLiteral") expected = names.has(token.start) ? "entity.name.function.test.vigil-test" : "string.quoted.double.vigil-test";
+    else if (token.type === "NumberLiteral") expected = "constant.numeric.vigil-test";
+    else if (token.type === "Punctuation") expected = punctuationScopes[token.image];
+    else expected = words.get(token.start) ?? testKeywordScopes[token.image];
+    if (expected === undefined) {
+      problems.push(`${where}: the reader has no keyword \`${token.image}\` and the tree does not say what it is`);
+      continue;
+    }
+    if (scopes.length === 0 || !scopes.every((list) => list.includes(expected))) problems.push(`${where}: expected ${expected}, got ${JSON.stringify(scopes)}`);
+    if (token.type === "StringLiteral" && !scopes.every((list) => list.includes("string.quoted.double.vigil-test"))) problems.push(`${where}: not a string: ${JSON.stringify(scopes)}`);
+  }
+  return problems;
+}
+
+const testFixture = readFileSync(join(import.meta.dirname, "fixtures", "highlighting.vigiltest"), "utf8");
+
+describe("the TextMate grammar of test files against their reader", () => {
+  it("is given a fixture that reads without a diagnostic and has every keyword of the reader in its place", () => {
+    const parsed = parseTestFile(testFixture);
+    expect(parsed.diagnostics.map((diagnostic) => diagnostic.message)).toEqual([]);
+    const words = testWordScopes(parsed, testTokens(testFixture));
+    const keywordsUsed = new Set(testTokens(testFixture).filter((token) => token.type === "Word" && !words.has(token.start)).map((token) => token.image));
+    expect(testFileKeywords.filter((keyword) => !keywordsUsed.has(keyword))).toEqual([]);
+    expect(Object.keys(testKeywordScopes).sort()).toEqual([...testFileKeywords].sort());
+    // Keywords used as names: an action, keys and rules.
+    for (const name of ["test", "expect", "at", "by", "holds", "decide"]) expect([...words.keys()].some((start) => testFixture.startsWith(name, start))).toBe(true);
+  });
+
+  it("highlights every token of the fixture with the scope of its kind", () => {
+    expect(testDisagreements(testFixture)).toEqual([]);
+  });
+
+  it("highlights every shipped test file as the reader reads it", () => {
+    const examples = join(root, "examples");
+    const files = readdirSync(examples, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".vigiltest"));
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const text = readFileSync(join(examples, file), "utf8");
+      expect({ file, diagnostics: parseTestFile(text).diagnostics.filter((d) => d.severity === "error").length, problems: testDisagreements(text) }).toEqual({ file, diagnostics: 0, problems: [] });
+    }
+  });
+
+  it("reads string escapes as JSON does, ends a string the line leaves open, and marks a malformed number", () => {
+    const text = String.raw`  events { a {p: "x\"\u00e9\q", n: 6fps} output "open`;
+    const tokens = testGrammar.tokenizeLine(text, textmate.INITIAL).tokens;
+    const scoped = (scope: string) => tokens.filter((token) => token.scopes.includes(scope)).map((token) => text.slice(token.startIndex, token.endIndex));
+    expect(scoped("constant.character.escape.vigil-test")).toEqual([String.raw`\"`, String.raw`\u00e9`]);
+    expect(scoped("invalid.illegal.escape.vigil-test")).toEqual([String.raw`\q`]);
+    expect(scoped("invalid.illegal.number.vigil-test")).toEqual(["6fps"]);
+    expect(tokens.at(-1)?.scopes).toContain("string.quoted.double.vigil-test");
   });
 });

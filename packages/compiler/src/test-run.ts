@@ -172,6 +172,8 @@ export async function runTestSource(text: string, file: string, options: TestRun
   try {
     for (const test of parsed.tests) {
       if (options.filter !== undefined && !options.filter(test.name)) continue;
+      // Between tests the event loop gets a turn: an editor's newer edit can abort a long run.
+      await new Promise((resolve) => setImmediate(resolve));
       options.signal?.throwIfAborted();
       tests.push(await runTest(test, { file, policy, statements, engines, readText, ...(decider !== undefined ? { decider } : {}), ...(options.signal !== undefined ? { signal: options.signal } : {}) }));
     }

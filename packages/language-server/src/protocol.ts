@@ -84,3 +84,33 @@ export interface OpenWitnessArguments {
   /** The 0-based line of the witness event's record. */
   readonly line: number;
 }
+
+/**
+ * The command the test lenses invoke; the server implements it (`workspace/executeCommand`): runs
+ * the tests of a test file (`*.vigiltest`), or one of them, and publishes what they found.
+ */
+export const runTestCommand = "vigil.runTest";
+
+export interface RunTestArguments {
+  /** The test file: an open document, or a `file:` URI on disk. */
+  readonly uri: string;
+  /** The name of the test to run; every test of the file when absent. */
+  readonly name?: string;
+}
+
+export interface RunTestOutcome {
+  readonly name: string;
+  /** `error`: the test could not run (its diagnostics say why). */
+  readonly outcome: "passed" | "failed" | "error";
+  /** How many of its expectations do not hold. */
+  readonly failedExpectations: number;
+  readonly durationMs: number;
+}
+
+export interface RunTestResult {
+  readonly uri: string;
+  /** The tests that ran, in the file's order. */
+  readonly tests: readonly RunTestOutcome[];
+  /** Why no test ran (the file's errors or its policy's), as `line L:C: CODE: message`; empty when they ran. */
+  readonly errors: readonly string[];
+}

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { compile, CompileCache } from "@vigil/compiler";
 import {
   CodeActionKind,
@@ -6,6 +7,7 @@ import {
   DidChangeConfigurationNotification,
   DidChangeWatchedFilesNotification,
   ErrorCodes,
+  ExecuteCommandRequest,
   FileChangeType,
   LSPErrorCodes,
   MessageType,
@@ -37,14 +39,18 @@ import { definition, prepareRename, references, rename } from "../features/navig
 import { documentSymbols, foldingRanges } from "../features/outline.js";
 import { semanticTokens, semanticTokensLegend } from "../features/semantic-tokens.js";
 import { signatureHelp } from "../features/signature-help.js";
+import { isTestDocument, testQuickFixes } from "../features/tests.js";
 import { judgeSamples, type VerdictTable } from "../features/verdicts.js";
 import { TextPositions } from "../positions.js";
 import {
   checkTraceMethod,
+  runTestCommand,
   signatureMethod,
   statusMethod,
   type CheckTraceParams,
   type CheckTraceResult,
+  type RunTestArguments,
+  type RunTestResult,
   type SignatureParams,
   type SignatureResult,
   type StatusParams,
@@ -54,11 +60,13 @@ import { pathToUri, uriToPath } from "../uris.js";
 import { configFileName } from "../workspace/config.js";
 import type { SampleSet } from "../workspace/samples.js";
 import { settingsFrom, Workspace, type PolicyContext } from "../workspace/workspace.js";
+import { TestDocuments } from "./test-documents.js";
 
 /**
  * The language server: LSP over a connection, every answer computed by the Vigil compiler. This is
  * the only module that talks to the connection; the features under `features/` take an analysis
- * and return LSP data.
+ * and return LSP data. Policies (`.vigil`) are handled here; test files (`.vigiltest`, language
+ * `vigil-test`) by `TestDocuments`, which answers through this server.
  */
 
 export interface ServerOptions {
@@ -120,12 +128,31 @@ class VigilServer {
   /** The sample sets whose files' own diagnostics have been published, and the files published. */
   private readonly announcedSamples = new WeakSet<SampleSet>();
   private readonly foreignDiagnosticUris = new Set<string>();
+  private readonly tests: TestDocuments;
 
   constructor(
     private readonly connection: Connection,
     private readonly options: ServerOptions,
   ) {
     this.documentation = options.documentation;
+    const server = this;
+    this.tests = new TestDocuments({
+      document: (uri) => this.documents.get(uri),
+      openDocuments: () => this.documents.all(),
+      fileOf: (uri) => uriToPath(uri) ?? join(this.workspace.currentFolders[0] ?? process.cwd(), "untitled.vigiltest"),
+      get diagnosticsDelayMs() {
+        return server.diagnosticsDelayMs;
+      },
+      get codeLink() {
+        return server.codeLink();
+      },
+      publish: (uri, version, diagnostics) => void this.connection.sendDiagnostics({ uri, ...(version !== undefined ? { version } : {}), diagnostics }),
+      refreshLenses: () => {
+        if (this.capabilities.workspace?.codeLens?.refreshSupport === true) void this.connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+      },
+      namedFilesChanged: () => this.updateWatchers(),
+      logError: (what, error) => this.logError(what, error),
+    });
   }
 
   listen(): void {
@@ -135,20 +162,34 @@ class VigilServer {
 
     // Opening a document also fires a change of its content, which checks it (at once: it is quiet).
     documents.onDidOpen(({ document }) => {
+      if (isTestDocument(document.uri, document.languageId)) return this.tests.opened(document.uri);
       const previous = this.states.get(document.uri);
       if (previous !== undefined) this.forget(previous);
       this.states.set(document.uri, {});
     });
     documents.onDidChangeContent(({ document }) => {
+      if (this.tests.has(document.uri)) return this.tests.changed(document.uri);
       if (!this.states.has(document.uri)) this.states.set(document.uri, {});
       this.schedule(document.uri, this.diagnosticsDelayMs);
+      // The tests of an open test file naming this policy read its unsaved text.
+      const file = uriToPath(document.uri);
+      if (file !== undefined) this.tests.policyEdited(file);
+    });
+    documents.onDidSave(({ document }) => {
+      if (this.tests.has(document.uri)) return this.tests.saved(document.uri);
+      const file = uriToPath(document.uri);
+      if (file !== undefined) this.tests.fileChanged(file);
     });
     documents.onDidClose(({ document }) => {
+      if (this.tests.has(document.uri)) return this.tests.closed(document.uri);
       const state = this.states.get(document.uri);
       if (state !== undefined) this.forget(state);
       this.states.delete(document.uri);
       this.compileCache.delete(document.uri);
       void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
+      // Test files naming it read its file from now on.
+      const file = uriToPath(document.uri);
+      if (file !== undefined) this.tests.fileChanged(file);
     });
 
     connection.onDidChangeConfiguration((params) => void this.configurationChanged(params.settings));
@@ -156,6 +197,7 @@ class VigilServer {
       let changed = false;
       for (const change of params.changes) {
         const path = uriToPath(change.uri);
+        if (path !== undefined && this.documents.all().every((document) => uriToPath(document.uri) !== path)) this.tests.fileChanged(path);
         if (path === undefined || path.endsWith(".vigil")) continue;
         const kind = change.type === FileChangeType.Created ? "created" : change.type === FileChangeType.Deleted ? "deleted" : "changed";
         if (this.workspace.fileChanged(path, kind)) changed = true;
@@ -163,11 +205,11 @@ class VigilServer {
       if (changed) void this.recheckAll();
     });
 
-    connection.onHover(this.guard("hover", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+    connection.onHover(this.policyRequest("hover", null, async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const analysis = await this.currentAnalysis(params);
       return hover(analysis, this.offsetOf(analysis, params.position), { markdown: this.supportsMarkdownHover() });
     }));
-    connection.onCompletion(this.guard("completion", (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+    connection.onCompletion(this.policyRequest("completion", null, (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const document = this.documentOf(params);
       const state = this.states.get(document.uri);
       const { positions, tokens } = this.tokensOf(document);
@@ -182,23 +224,23 @@ class VigilServer {
         snippets: this.capabilities.textDocument?.completion?.completionItem?.snippetSupport === true,
       });
     }));
-    connection.onSignatureHelp(this.guard("signature help", (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+    connection.onSignatureHelp(this.policyRequest("signature help", null, (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const { positions, tokens } = this.tokensOf(this.documentOf(params));
       return signatureHelp(tokens, positions.offsetAt(this.positionOf(params)));
     }));
-    connection.onDefinition(this.guard("definition", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+    connection.onDefinition(this.policyRequest("definition", null, async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const analysis = await this.currentAnalysis(params);
       return definition(analysis, this.offsetOf(analysis, params.position));
     }));
-    connection.onReferences(this.guard("references", async (params: { textDocument: TextDocumentIdentifier; position: Position; context?: { includeDeclaration?: boolean } }) => {
+    connection.onReferences(this.policyRequest("references", [], async (params: { textDocument: TextDocumentIdentifier; position: Position; context?: { includeDeclaration?: boolean } }) => {
       const analysis = await this.currentAnalysis(params);
       return references(analysis, this.offsetOf(analysis, params.position), params.context?.includeDeclaration !== false);
     }));
-    connection.onPrepareRename(this.guard("prepare rename", async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
+    connection.onPrepareRename(this.policyRequest("prepare rename", null, async (params: { textDocument: TextDocumentIdentifier; position: Position }) => {
       const analysis = await this.currentAnalysis(params);
       return prepareRename(analysis, this.offsetOf(analysis, params.position));
     }));
-    connection.onRenameRequest(this.guard("rename", async (params: { textDocument: TextDocumentIdentifier; position: Position; newName: string }) => {
+    connection.onRenameRequest(this.policyRequest("rename", null, async (params: { textDocument: TextDocumentIdentifier; position: Position; newName: string }) => {
       const analysis = await this.currentAnalysis(params);
       if (typeof params.newName !== "string") throw new ResponseError(ErrorCodes.InvalidParams, "rename needs a new name (`newName`)");
       const edits = rename(analysis, this.offsetOf(analysis, params.position), params.newName);
@@ -206,16 +248,21 @@ class VigilServer {
         ? { documentChanges: [{ textDocument: { uri: analysis.uri, version: analysis.version }, edits }] }
         : { changes: { [analysis.uri]: edits } };
     }));
-    connection.onDocumentSymbol(this.guard("document symbols", async (params: { textDocument: TextDocumentIdentifier }) => documentSymbols(await this.currentAnalysis(params))));
-    connection.onFoldingRanges(this.guard("folding ranges", async (params: { textDocument: TextDocumentIdentifier }) => foldingRanges(await this.currentAnalysis(params))));
-    connection.languages.semanticTokens.on(this.guard("semantic tokens", async (params: { textDocument: TextDocumentIdentifier }) => semanticTokens(await this.currentAnalysis(params))));
-    connection.onDocumentFormatting(this.guard("formatting", (params: { textDocument: TextDocumentIdentifier }) => formatDocument(new TextPositions(this.documentOf(params).getText()))));
+    connection.onDocumentSymbol(this.policyRequest("document symbols", [], async (params: { textDocument: TextDocumentIdentifier }) => documentSymbols(await this.currentAnalysis(params))));
+    connection.onFoldingRanges(this.policyRequest("folding ranges", [], async (params: { textDocument: TextDocumentIdentifier }) => foldingRanges(await this.currentAnalysis(params))));
+    connection.languages.semanticTokens.on(this.policyRequest("semantic tokens", { data: [] }, async (params: { textDocument: TextDocumentIdentifier }) => semanticTokens(await this.currentAnalysis(params))));
+    connection.onDocumentFormatting(this.policyRequest("formatting", [], (params: { textDocument: TextDocumentIdentifier }) => formatDocument(new TextPositions(this.documentOf(params).getText()))));
     connection.onCodeAction(this.guard("code actions", async (params: CodeActionParams) => {
+      if (this.isTestRequest(params)) {
+        const document = this.documentOf(params);
+        return testQuickFixes(document.uri, document.version, Array.isArray(params.context?.diagnostics) ? params.context.diagnostics : [], this.supportsVersionedEdits());
+      }
       const analysis = await this.currentAnalysis(params);
       const diagnostics = Array.isArray(params.context?.diagnostics) ? params.context.diagnostics : [];
       return quickFixes(analysis, diagnostics, this.supportsVersionedEdits());
     }));
     connection.onCodeLens(this.guard("code lens", async (params: { textDocument: TextDocumentIdentifier }) => {
+      if (this.isTestRequest(params)) return this.tests.lenses(this.documentOf(params).uri);
       const analysis = await this.currentAnalysis(params);
       if (!hasUsableTraces(analysis.context.samples)) return [];
       const state = this.states.get(analysis.uri)!;
@@ -226,6 +273,7 @@ class VigilServer {
 
     connection.onRequest(checkTraceMethod, this.guard("vigil/checkTrace", (params: CheckTraceParams, token) => this.checkTrace(params, token)));
     connection.onRequest(signatureMethod, this.guard("vigil/signature", (params: SignatureParams) => this.signature(params)));
+    connection.onExecuteCommand(this.guard(ExecuteCommandRequest.method, (params: { command?: unknown; arguments?: unknown[] }) => this.executeCommand(params)));
 
     documents.listen(connection);
     connection.listen();
@@ -245,7 +293,7 @@ class VigilServer {
     this.workspace.setFolders(folders);
     return {
       capabilities: {
-        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
         hoverProvider: true,
         completionProvider: { triggerCharacters: ["{", ",", ".", "(", ":"], resolveProvider: false },
         signatureHelpProvider: { triggerCharacters: ["(", ","], retriggerCharacters: [","] },
@@ -258,6 +306,7 @@ class VigilServer {
         documentFormattingProvider: true,
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
         codeLensProvider: { resolveProvider: false },
+        executeCommandProvider: { commands: [runTestCommand] },
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: "vigil-language-server", version: this.options.version },
@@ -339,6 +388,7 @@ class VigilServer {
   /** The analysis of the document's current version (checked now if the latest check is older). */
   private async currentAnalysis(params: { textDocument: TextDocumentIdentifier }): Promise<Analysis> {
     const document = this.documentOf(params);
+    if (this.tests.has(document.uri)) throw new ResponseError(ErrorCodes.InvalidParams, `${document.uri} is a test file, not a policy`);
     for (let attempt = 0; attempt < 5; attempt++) {
       const state = this.states.get(document.uri);
       if (state === undefined) break;
@@ -432,17 +482,20 @@ class VigilServer {
     if (this.capabilities.workspace?.codeLens?.refreshSupport === true) await this.connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
   }
 
-  /** Registers file watchers for the configs and every sample file, when the client lets the server do so. */
+  /**
+   * Registers file watchers for the configs, every sample file, and the policies and traces the open
+   * test files name, when the client lets the server do so.
+   */
   private updateWatchers(): void {
     if (this.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration !== true) return;
     void this.workspace.loadedSampleSets().then((sets) => {
       const relative = this.capabilities.workspace?.didChangeWatchedFiles?.relativePatternSupport === true;
       const watchers: FileSystemWatcher[] = [{ globPattern: `**/${configFileName}` }];
+      const watch = (base: string, pattern: string) => watchers.push({ globPattern: relative ? { baseUri: pathToUri(base), pattern } : `${base.replaceAll("\\", "/")}/${pattern}` });
       for (const set of sets) {
-        for (const watched of set.watched) {
-          watchers.push({ globPattern: relative ? { baseUri: pathToUri(watched.base), pattern: watched.pattern } : `${watched.base.replaceAll("\\", "/")}/${watched.pattern}` });
-        }
+        for (const watched of set.watched) watch(watched.base, watched.pattern);
       }
+      for (const file of this.tests.namedFiles()) watch(dirname(file), globEscaped(basename(file)));
       const key = JSON.stringify(watchers);
       if (key === this.watcherKey) return;
       this.watcherKey = key;
@@ -548,6 +601,16 @@ class VigilServer {
     }
   }
 
+  /** `workspace/executeCommand`: the server's one command, `vigil.runTest` (the test lenses'). */
+  private async executeCommand(params: { command?: unknown; arguments?: unknown[] }): Promise<RunTestResult> {
+    if (params?.command !== runTestCommand) throw new ResponseError(ErrorCodes.InvalidParams, `unknown command \`${String(params?.command)}\`: the server has only ${runTestCommand}`);
+    const target = (Array.isArray(params.arguments) ? params.arguments[0] : undefined) as Partial<RunTestArguments> | undefined;
+    if (typeof target?.uri !== "string" || (target.name !== undefined && typeof target.name !== "string")) {
+      throw new ResponseError(ErrorCodes.InvalidParams, `${runTestCommand} needs { uri: the test file, name?: the test to run }`);
+    }
+    return this.tests.run({ uri: target.uri, ...(target.name !== undefined ? { name: target.name } : {}) });
+  }
+
   private async signature(params: SignatureParams): Promise<SignatureResult> {
     if (typeof params?.uri !== "string") throw new ResponseError(ErrorCodes.InvalidParams, "vigil/signature needs { uri: the policy document }");
     if (this.documents.get(params.uri) !== undefined) return signatureOfSamples((await this.currentAnalysis({ textDocument: { uri: params.uri } })).context.samples);
@@ -608,10 +671,21 @@ class VigilServer {
     return formats === undefined || formats.includes("markdown");
   }
 
+  /** Where each code is explained: a test file's codes (V2xxx) in testing.md, the others in language.md. */
   private codeLink(): ((code: string) => string | undefined) | undefined {
     const base = this.documentation;
     if (base === undefined) return undefined;
-    return () => `${base.replace(/\/+$/, "")}/language.md#diagnostics`;
+    return (code) => `${base.replace(/\/+$/, "")}/${/^V2\d{3}$/.test(code) ? "testing" : "language"}.md#diagnostics`;
+  }
+
+  /** A request about a policy; a test file gets the empty answer (its features are its diagnostics, lenses and quick fixes). */
+  private policyRequest<P extends { textDocument?: TextDocumentIdentifier }, R, E>(name: string, empty: E, handler: (params: P, token: CancellationToken) => R | Promise<R>): (params: P, token: CancellationToken) => Promise<R | E> {
+    return this.guard(name, (params: P, token) => (this.isTestRequest(params) ? empty : handler(params, token)));
+  }
+
+  private isTestRequest(params: { textDocument?: TextDocumentIdentifier } | undefined): boolean {
+    const uri = params?.textDocument?.uri;
+    return typeof uri === "string" && this.tests.has(uri);
   }
 
   /**
@@ -634,6 +708,11 @@ class VigilServer {
     this.connection.console.error(`${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   }
 
+}
+
+/** A file name as a glob that matches only it. */
+function globEscaped(name: string): string {
+  return name.replace(/[*?[\]{}!]/g, (character) => `[${character}]`);
 }
 
 function delay(ms: number): Promise<undefined> {

@@ -58,6 +58,10 @@ export class Workspace {
     return this.settings;
   }
 
+  get currentFolders(): readonly string[] {
+    return this.folders;
+  }
+
   setFolders(folders: readonly string[]): void {
     this.folders = [...folders].map((folder) => resolve(folder));
     this.forgetAll();

@@ -129,10 +129,10 @@ export class TestServer {
     );
   }
 
-  /** Opens a document and waits for its first diagnostics. */
-  async open(uri: string, text: string, version = 1): Promise<any> {
+  /** Opens a document (a test file when its name says so, else a policy) and waits for its first diagnostics. */
+  async open(uri: string, text: string, version = 1, languageId = uri.endsWith(".vigiltest") ? "vigil-test" : "vigil"): Promise<any> {
     const since = this.notifications.length;
-    await this.connection.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "vigil", version, text } });
+    await this.connection.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId, version, text } });
     return this.waitFor("textDocument/publishDiagnostics", (p) => p.uri === uri && p.version === version, 30_000, since);
   }
 
@@ -141,6 +141,11 @@ export class TestServer {
     const since = this.notifications.length;
     await this.connection.sendNotification("textDocument/didChange", { textDocument: { uri, version }, contentChanges: [{ text }] });
     return this.waitFor("textDocument/publishDiagnostics", (p) => p.uri === uri && p.version === version, 30_000, since);
+  }
+
+  /** The diagnostics published last for a document (undefined before any). */
+  latestDiagnostics(uri: string): any {
+    return this.notifications.findLast((n) => n.method === "textDocument/publishDiagnostics" && n.params.uri === uri)?.params;
   }
 
   request<R = any>(method: string, params: unknown, timeoutMs = 30_000): Promise<R> {
