@@ -1,25 +1,16 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { check, compile, readRecording, signatureOf, SmtDecider, type CheckReport } from "@vigil/compiler";
+import { check, compile, parseTestFile, readRecording, runTestFile, signatureOf, SmtDecider, type CheckReport } from "@vigil/compiler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * Every shipped example with an `expected.json`: each trace beside its policy gets the verdict and
- * the witnesses recorded there, from both decision procedures. Traces are read as `vigilc` reads
- * them: in any format, recordings of agents with their shell calls grounded. (`agentdojo/` is
- * measured against a recorded corpus instead, by its own test.)
+ * Every shipped example: each policy has a test file beside it (`*.vigiltest`) whose tests pass with
+ * every engine and cover every rule, and every recorded trace of the directory is the run of one of
+ * its tests, with a benign one among them. (`vigilc test examples/` runs the same files as a user
+ * would: packages/cli/test/test-command.test.ts.)
  */
 
-interface Expectation {
-  readonly policy: string;
-  readonly traces: Readonly<Record<string, { verdict: "safe" | "unsafe"; violations: Readonly<Record<string, readonly number[]>> }>>;
-}
-
 const root = import.meta.dirname;
-const examples = readdirSync(root, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, "expected.json")))
-  .map((entry) => entry.name)
-  .sort();
 
 function violations(report: CheckReport): Record<string, readonly number[]> {
   const result: Record<string, readonly number[]> = {};
@@ -37,36 +28,41 @@ afterAll(async () => {
   await decider.dispose();
 });
 
-it("ships the five trace examples the documentation describes", () => {
-  expect(examples).toEqual(["ari-kernel", "coding-agent", "dashcam", "databricks", "trailofbits-asan"]);
+/** Every policy of the examples, as `directory/file`. */
+const policies = readdirSync(root, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap((entry) => readdirSync(join(root, entry.name)).filter((name) => name.endsWith(".vigil")).map((name) => `${entry.name}/${name}`))
+  .sort();
+
+it("ships the example policies the documentation describes, each with its tests", () => {
+  expect(policies.map((p) => p.split("/")[0])).toEqual(["agentdojo", "agentdojo", "agentdojo", "agentdojo", "ari-kernel", "coding-agent", "dashcam", "databricks", "tau-airline", "trailofbits-asan"]);
 });
 
-describe.each(examples)("example %s", (example) => {
-  const directory = join(root, example);
-  const expected = JSON.parse(readFileSync(join(directory, "expected.json"), "utf8")) as Expectation;
-  const source = readFileSync(join(directory, expected.policy), "utf8");
-
-  it("has a benign and at least one violating trace, all with expectations", () => {
-    const traces = readdirSync(directory).filter((name) => name.endsWith(".jsonl")).sort();
-    expect(Object.keys(expected.traces).sort()).toEqual(traces);
-    expect(Object.values(expected.traces).map((t) => t.verdict)).toContain("safe");
-    expect(Object.values(expected.traces).map((t) => t.verdict)).toContain("unsafe");
-  });
+describe.each(policies)("%s", (policy) => {
+  const testFile = join(root, policy.replace(/\.vigil$/, ".vigiltest"));
+  const directory = join(root, policy.split("/")[0]!);
 
   it("compiles without errors", () => {
-    const compiled = compile(source, { file: expected.policy });
+    const compiled = compile(readFileSync(join(root, policy), "utf8"), { file: policy });
     expect(compiled.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
   });
 
-  describe.each(Object.entries(expected.traces))("trace %s", (traceFile, want) => {
-    const { trace, diagnostics } = readRecording(readFileSync(join(directory, traceFile), "utf8"), { file: traceFile });
-    const compiled = compile(source, { file: expected.policy, signature: signatureOf(trace.events) });
+  it("has tests that pass with every engine and cover every rule", async () => {
+    const result = await runTestFile(testFile, { decider });
+    expect(result.diagnostics).toEqual([]);
+    expect(result.tests.filter((t) => t.outcome !== "passed").map((t) => ({ name: t.name, failures: t.failures.map((f) => `${f.expected} / ${f.actual}`), diagnostics: t.diagnostics.map((d) => d.message) }))).toEqual([]);
+    expect(result.coverage.filter((rule) => !rule.covered).map((rule) => rule.name)).toEqual([]);
+  });
 
-    it.each(["eval", "smt"] as const)("gets the expected verdict and witnesses from %s", async (engine) => {
-      expect(diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-      const report = await check(compiled, trace, { engine, decider });
-      expect({ verdict: report.verdict, violations: violations(report) }).toEqual(want);
-    });
+  it("runs every recorded trace beside it in a test, a benign one among them", () => {
+    const traces = readdirSync(directory).filter((name) => name.endsWith(".jsonl")).sort();
+    const tests = parseTestFile(readFileSync(testFile, "utf8")).tests;
+    const named = tests.flatMap((t) => (t.input?.kind === "trace" ? [t.input.path] : []));
+    expect(traces.filter((trace) => !named.includes(trace))).toEqual([]);
+    if (traces.length > 0) {
+      const benign = tests.filter((t) => t.input?.kind === "trace" && t.expectations.some((e) => e.kind === "verdict" && e.rule === "all" && e.holds));
+      expect(benign.length).toBeGreaterThan(0);
+    }
   });
 });
 

@@ -220,7 +220,8 @@ describe("the packaged extension, as VS Code installed it", () => {
           connection.sendRequest("vigil/checkTrace", { uri: pathToFileURL(join(workspace, policyPath)).href, trace: join(workspace, "coding-agent", "force-push.jsonl"), engine }),
           new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within 60 s; server stderr: ${stderr.join("")}`)), 60_000)),
         ])) as { verdict: string; errors: string[]; statements: { policy: string; name: string; holds: boolean; witnesses: { event: number }[] }[] };
-        const expected = JSON.parse(readFileSync(join(root, "examples", "coding-agent", "expected.json"), "utf8")).traces["force-push.jsonl"];
+        // What examples/coding-agent/coding-agent.vigiltest expects of this run.
+        const expected = { verdict: "unsafe", violations: { "coding_agent.read_before_edit": [2], "coding_agent.tests_before_commit": [4], "coding_agent.no_force_push": [5] } };
         expect(result.errors).toEqual([]);
         expect(result.verdict).toBe(expected.verdict);
         const violations = Object.fromEntries(result.statements.filter((statement) => !statement.holds).map((statement) => [`${statement.policy}.${statement.name}`, statement.witnesses.map((witness) => witness.event)]));

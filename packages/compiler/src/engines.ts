@@ -137,8 +137,9 @@ export interface MonitorEngineRun extends EngineRun {
   /** The decision on each call, by the position of the call's first event (a message is not decided). */
   readonly decisions: ReadonlyMap<number, CallDecision>;
   /**
-   * Witnesses the monitor reported for a call that ran (final, by its contract) that the finished
-   * run does not have: a disagreement between the online and the offline reading (a bug). Filled by `finish`.
+   * Witnesses the monitor reported that the finished run does not have: a disagreement between the
+   * online and the offline reading (a bug). Those `record` reported are final by the monitor's
+   * contract, and those `decide` reported are too when the call then succeeded. Filled by `finish`.
    */
   readonly disagreements: readonly string[];
 }
@@ -178,7 +179,9 @@ function monitorEngine(decisionBudgetMs: number): MonitorEngine {
           for (const event of events) monitor.observe({ action: event.action, args: event.args, ...(event.output !== undefined ? { output: event.output } : {}) });
           return;
         }
-        note(first.position, decided.violations);
+        // What the decision found assumed the call succeeds: final only if it did (a recorded call
+        // the monitor would have refused may have run and failed).
+        if (events.every((event) => event.status === "ok")) note(first.position, decided.violations);
         const results = events.map((event) => ({ action: event.action, args: event.args, ...(event.status !== undefined ? { status: event.status } : {}), ...(event.output !== undefined ? { output: event.output } : {}) }));
         note(first.position, recordCall(monitor, results).violations);
       };

@@ -126,6 +126,17 @@ test "wrong" { events { ping } decide 1 allow }`);
     expect(result.tests[1]!.failures.map((f) => f.actual)).toEqual(["decide 1 warn by p.noisy"]);
   });
 
+  it("takes a refused call that ran and failed in the recording for what it is, not a disagreement of the engines", async () => {
+    writeFileSync(join(dir, "warp.vigil"), "policy w { rule validated: prec(action in {warp} and status = ok, action in {validate}) }");
+    const result = await run(`policy "warp.vigil"
+test "t" {
+  events { warp error }
+  expect validated holds
+  decide 1 block by validated
+}`);
+    expect(result.tests[0]!.failures).toEqual([]);
+  });
+
   it("reads a trace file beside the test, and says what a missing one is, at its name", async () => {
     const result = await run(`${header}
 test "recorded" { trace "runs/deploy.jsonl" expect all hold }
