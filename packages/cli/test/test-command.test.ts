@@ -71,7 +71,9 @@ describe("vigilc test on the shipped examples", () => {
     expect(result.stdout).toMatch(/expected: violated at 2\n\s+found:\s+holds\s+\(forward engine\)/);
     // The expected witness that was not found, with the event as a test writes it and its line.
     expect(result.stdout).toMatch(/- +2 {2}emit_mask \{frame: "frames\/1.png", out: "masks\/1.csr"\} ok {2}line \d+/);
-    expect(result.stdout).toContain("1 failed");
+    // The recorded run with a mask before any warp fails too, pointing at its trace's line.
+    expect(result.stdout).toMatch(/- +2 {2}emit_mask \{frame: "frames\/000123.png", out: "masks\/out_0.csr"\} ok {2}.*violating-sampling.jsonl:2/);
+    expect(result.stdout).toContain("2 failed");
   });
 });
 
@@ -85,7 +87,7 @@ describe("vigilc test reports", () => {
     const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => name === "testsuite" || name === "testcase" }).parse(result.stdout) as {
       testsuites: { tests: string; failures: string; errors: string; testsuite: { name: string; tests: string; failures: string; testcase: { name: string; failure?: { message: string; "#text": string } }[] }[] };
     };
-    expect(parsed.testsuites).toMatchObject({ tests: "4", failures: "1", errors: "0" });
+    expect(parsed.testsuites).toMatchObject({ tests: "5", failures: "1", errors: "0" });
     const suites = parsed.testsuites.testsuite;
     expect(suites.map((s) => s.name.replace(/.*\//, ""))).toEqual(["dashcam.vigiltest", "extra.vigiltest"]);
     const failing = suites[1]!.testcase[0]!;
@@ -184,10 +186,10 @@ describe("vigilc test --watch", () => {
     };
     try {
       await until(() => stderr.includes("waiting for changes"));
-      expect(stdout).toContain("3 passed");
+      expect(stdout).toContain("4 passed");
       const policy = join(directory, "dashcam.vigil");
       writeFileSync(policy, readFileSync(policy, "utf8").replace("prec(action in {emit_mask}, action in {warpAffine})", "prec(action in {emit_mask}, action in {warpAffine, sample_frames})"));
-      await until(() => stdout.includes("1 failed"));
+      await until(() => stdout.includes("2 failed"));
       expect(stdout).toContain("a file changed; running again");
       expect(stdout).toContain("expect R2 violated at 2");
       const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));

@@ -23,6 +23,10 @@ let policyVersion = 1;
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), "vigil-ls-tests-"));
   await cp(join(examples, "dashcam"), folder, { recursive: true });
+  // The example's first three tests: two of recorded traces, then one written by hand (the cases below count on them).
+  const shipped = await readFile(join(folder, "dashcam.vigiltest"), "utf8");
+  const fourth = [...shipped.matchAll(/^(?:\/\/\/.*\n)*test "/gm)][3];
+  await writeFile(join(folder, "dashcam.vigiltest"), fourth === undefined ? shipped : shipped.slice(0, fourth.index));
   server = await TestServer.start({ folders: [folder] });
   policyUri = uriOf(join(folder, "dashcam.vigil"));
   testUri = uriOf(join(folder, "dashcam.vigiltest"));
