@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type Violation } from "@vigil/engine";
+import { decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type RunObserver, type Violation } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import type { TraceEvent } from "@vigil/trace";
 
@@ -23,8 +23,10 @@ export type EngineName = "eval" | "smt" | "monitor";
 export const engineNames: readonly EngineName[] = ["eval", "smt", "monitor"];
 
 export interface EngineRunOptions {
-  /** The forward run's budgets and its witness callback (see `EvaluationBudget`). */
+  /** The forward run's time and memory budgets. */
   readonly budget?: EvaluationBudget;
+  /** Told of each witness of the forward run as soon as it is final. */
+  readonly observer?: RunObserver;
   /** Cancels the run: a solver call in progress is interrupted. `finish` then rejects with the reason. */
   readonly signal?: AbortSignal;
 }
@@ -71,7 +73,7 @@ export function createEngine(name: EngineName, options: EngineOptions = {}): Dec
 const evalEngine: DecisionEngine = {
   name: "eval",
   start(statements, options = {}) {
-    const run = new TraceRun(statements, options.budget ?? {});
+    const run = new TraceRun(statements, options.budget ?? {}, options.observer);
     return {
       step: (event) => run.step(event),
       get exhausted() {
@@ -94,7 +96,7 @@ function smtEngine(options: EngineOptions): DecisionEngine {
   return {
     name: "smt",
     start(statements, runOptions = {}) {
-      const forward = new TraceRun(statements, runOptions.budget ?? {});
+      const forward = new TraceRun(statements, runOptions.budget ?? {}, runOptions.observer);
       const events: TraceEvent[] = [];
       const { signal } = runOptions;
       return {
@@ -153,7 +155,7 @@ function monitorEngine(decisionBudgetMs: number): MonitorEngine {
   return {
     name: "monitor",
     start(statements: readonly CheckedStatement[], options: EngineRunOptions = {}): MonitorEngineRun {
-      const forward = new TraceRun(statements, options.budget ?? {});
+      const forward = new TraceRun(statements, options.budget ?? {}, options.observer);
       const monitor = new Monitor(statements, { decisionBudgetMs });
       const decisions = new Map<number, CallDecision>();
       const online: { position: number; rule: string; witness: number }[] = [];

@@ -165,7 +165,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   // The event being read: when a witness is found, the event that made it final (for `until`, the breaking event).
   let current: TraceEvent | undefined;
   const untilStatements = new Set(statements.flatMap((statement, index) => (statement.form === "until" ? [index] : [])));
-  const onWitness = (statement: number, position: number): void => {
+  const witness = (statement: number, position: number): void => {
     if (!linesWanted && located[statement]! >= locate) return;
     const event = recent[position % RECENT_EVENTS];
     if (event?.position !== position) return;
@@ -183,7 +183,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
   }
 
   async function judgeWith(engine: DecisionEngine): Promise<RunJudgement> {
-    const run = engine.start(statements, { budget: { onWitness, ...(options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}) }, ...(signal !== undefined ? { signal } : {}) });
+    const run = engine.start(statements, { budget: options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}, observer: { witness }, ...(signal !== undefined ? { signal } : {}) });
     const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
     const kept: TraceEvent[] = [];
     let eventCount = 0;

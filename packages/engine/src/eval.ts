@@ -13,8 +13,15 @@ export interface EvaluationBudget {
    * resolution, the end of the run): its memory. Past it the statement is undecided.
    */
   readonly openObligations?: number;
-  /** The callback's option: called for each witness as soon as it is final (see `TraceRun`). */
-  readonly onWitness?: (statement: number, position: number) => void;
+}
+
+/**
+ * What a run tells as it reads, beside what it keeps (`RunObservations`): each witness as soon as it
+ * is final, with the statement's index, while the event that made it final is the one being read (a
+ * report can keep that event without holding the run).
+ */
+export interface RunObserver {
+  witness(statement: number, position: number): void;
 }
 
 /** By default a statement may hold ten million obligations open: far beyond any real run. */
@@ -103,6 +110,7 @@ export class TraceRun implements RunObservations {
   constructor(
     readonly statements: readonly CheckedStatement[],
     private readonly budget: EvaluationBudget = {},
+    private readonly observer?: RunObserver,
   ) {
     this.triggered = statements.map(() => ({ count: 0, first: [] as number[], answers: { count: 0, first: [] as Answer[] } }));
     this.machines = statements.map((statement, index) => {
@@ -143,7 +151,7 @@ export class TraceRun implements RunObservations {
       for (const position of found) {
         witnesses.push(position);
         if (!finalAt.has(position)) finalAt.set(position, event.position);
-        this.budget.onWitness?.(index, position);
+        this.observer?.witness(index, position);
       }
     }
   }
