@@ -156,9 +156,21 @@ const statementText = (names: readonly string[]): fc.Arbitrary<string> =>
     ),
   );
 
-/** A whole policy: some named patterns (each may use the earlier ones) and one rule. */
+/** A scope after the statement, or none (most rules have none): its patterns have no variable. */
+const scopeText = (names: readonly string[]): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 6, arbitrary: fc.constant("") },
+    { weight: 1, arbitrary: patternText(names).map((q) => ` after ${q}`) },
+    { weight: 1, arbitrary: patternText(names).map((r) => ` before ${r}`) },
+    { weight: 1, arbitrary: fc.tuple(patternText(names), patternText(names)).map(([q, r]) => ` between (${q}) and ${r}`) },
+    { weight: 1, arbitrary: fc.tuple(patternText(names), patternText(names)).map(([q, r]) => ` after ${q} until ${r}`) },
+  );
+
+/** A whole policy: some named patterns (each may use the earlier ones) and one rule, maybe scoped. */
 export const policyText: fc.Arbitrary<string> = fc.integer({ min: 0, max: 2 }).chain((count) => {
   const names = Array.from({ length: count }, (_, i) => `P${i}`);
   const declarations = names.map((name, i) => patternText(names.slice(0, i)).map((body) => `  pattern ${name} = ${body}\n`));
-  return fc.tuple(fc.tuple(...declarations), statementText(names)).map(([patterns, statement]) => `policy p {\n${patterns.join("")}  rule r: ${statement}\n}\n`);
+  return fc
+    .tuple(fc.tuple(...declarations), statementText(names), scopeText(names))
+    .map(([patterns, statement, scope]) => `policy p {\n${patterns.join("")}  rule r: ${statement}${scope}\n}\n`);
 });

@@ -1,4 +1,4 @@
-import type { CheckedPattern, CheckedStatement, Formula, Subject } from "@vigil/checker";
+import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, Subject } from "@vigil/checker";
 import { stableStringify, valueKey, valuesAtPath, type JsonValue, type TraceEvent } from "@vigil/trace";
 
 /**
@@ -11,6 +11,12 @@ import { stableStringify, valueKey, valuesAtPath, type JsonValue, type TraceEven
  * witnesses: every event e with R_φ(e) false, ascending.
  */
 export function figure5Witnesses(statement: CheckedStatement, events: readonly TraceEvent[]): number[] {
+  if (statement.scope !== undefined) {
+    // Each judged stretch is a trace of its own; witnesses keep their places in the run.
+    const { scope: _scope, ...unscoped } = statement;
+    const judged = figure5Stretches(statement.scope, events).filter((stretch) => stretch.closed || statement.scope!.kind !== "between");
+    return judged.flatMap((stretch) => figure5Witnesses(unscoped as CheckedStatement, stretch.events)).sort((a, b) => a - b);
+  }
   const witnesses: number[] = [];
   for (let i = 0; i < events.length; i++) if (!requirementAt(statement, events, i)) witnesses.push(events[i]!.position);
   return witnesses;
@@ -21,6 +27,11 @@ export function figure5Witnesses(statement: CheckedStatement, events: readonly T
  * after it (for some binding of the trigger) with no resolution strictly between.
  */
 export function figure5UntilBreakers(s: Extract<CheckedStatement, { form: "until" }>, events: readonly TraceEvent[]): Map<number, number> {
+  if (s.scope !== undefined) {
+    const { scope: _scope, ...unscoped } = s;
+    const judged = figure5Stretches(s.scope, events).filter((stretch) => stretch.closed || s.scope!.kind !== "between");
+    return new Map(judged.flatMap((stretch) => [...figure5UntilBreakers(unscoped as typeof s, stretch.events)]));
+  }
   const breakers = new Map<number, number>();
   for (let i = 0; i < events.length; i++) {
     let first: number | undefined;
@@ -40,6 +51,39 @@ export function figure5UntilBreakers(s: Extract<CheckedStatement, { form: "until
 }
 
 /** R_φ(e_i), one rule per form. */
+/**
+ * Dwyer's scopes read from their definitions: the stretches of a run, and whether each closed.
+ * `after Q`: from the first Q on (never closes). `before R`: up to the first R, excluded (closed when
+ * an R came). `between Q and R`, `after Q until R`: from each Q read outside a stretch to the next R
+ * after it, excluded; that R opens nothing. Which stretches are judged is the caller's business
+ * (`between` judges only closed ones).
+ */
+export function figure5Stretches(scope: CheckedScope, events: readonly TraceEvent[]): { events: TraceEvent[]; closed: boolean }[] {
+  const q = (e: TraceEvent) => holds(scope.open, e);
+  const r = (e: TraceEvent) => scope.close !== undefined && holds(scope.close, e);
+  if (scope.kind === "after") {
+    const first = events.findIndex(q);
+    return first < 0 ? [] : [{ events: events.slice(first), closed: false }];
+  }
+  if (scope.kind === "before") {
+    const first = events.findIndex(q);
+    return [first < 0 ? { events: [...events], closed: false } : { events: events.slice(0, first), closed: true }];
+  }
+  const stretches: { events: TraceEvent[]; closed: boolean }[] = [];
+  let i = 0;
+  while (i < events.length) {
+    if (!q(events[i]!)) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < events.length && !r(events[j]!)) j++;
+    stretches.push({ events: events.slice(i, j), closed: j < events.length });
+    i = j + 1;
+  }
+  return stretches;
+}
+
 function requirementAt(s: CheckedStatement, events: readonly TraceEvent[], i: number): boolean {
   const e = events[i]!;
   const all = (from: number, to: number, test: (j: number) => boolean) => {

@@ -5,12 +5,13 @@ import {
   type PatternDecl,
   type PolicyDecl,
   type RuleDecl,
+  type Scope,
   type SourceFile,
   type Statement,
 } from "@vigil/syntax";
 import type { Signature } from "@vigil/trace";
 import { checkAgainstSignature } from "./check-signature.js";
-import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedStatement, Formula } from "./ir.js";
+import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedScope, CheckedStatement, Formula } from "./ir.js";
 import { variableAtoms } from "./ir.js";
 import { lowerExpr, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
 import { resolveFile, type PolicyScope, type SymbolTable } from "./resolve.js";
@@ -177,8 +178,12 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
     } else bound = literal.value;
   }
 
+  const scope = statement.scope === undefined ? undefined : checkScope(statement.scope, context);
+  if (scope === null) return undefined;
+
   const remediation = rule.remediation?.value;
   const common = {
+    ...(scope !== undefined ? { scope } : {}),
     policy: policy.name.text,
     name: rule.name.text,
     ...(rule.doc !== undefined ? { doc: rule.doc.text } : {}),
@@ -261,6 +266,31 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
     return bound === undefined ? undefined : { ...common, form: "bresp", bound, variables, first, second };
   }
   return { ...common, form: statement.form, variables, first, second };
+}
+
+/**
+ * A statement's scope: its patterns are one-event patterns (no `once` or `eventually`, reported by
+ * the lowering) with no variable (V1015: a scope bounds the whole statement, it binds nothing).
+ * Null after reporting a problem.
+ */
+function checkScope(scope: Scope, context: LowerContext): CheckedScope | null {
+  const lower = (expr: Expr): Formula | null => {
+    const formula = lowerExpr(expr, context, { temporal: false });
+    if (formula === undefined) return null;
+    const variables = variableAtoms(formula);
+    if (variables.length === 0) return formula;
+    context.diagnostics.push(
+      diagnostic("V1015", `a scope's pattern cannot use a variable (\`$${variables[0]!.variable}\`): the scope bounds the whole statement and binds nothing`, {
+        span: expr.span,
+        help: "name the values with `key in {…}`; a variable relates the statement's own patterns",
+      }),
+    );
+    return null;
+  };
+  const open = lower(scope.open);
+  const close = scope.close === undefined ? undefined : lower(scope.close);
+  if (open === null || close === null) return null;
+  return { kind: scope.kind, open, ...(close !== undefined ? { close } : {}), span: scope.span };
 }
 
 /**

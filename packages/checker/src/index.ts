@@ -6,6 +6,7 @@ export type {
   CheckedPattern,
   CheckedPolicy,
   CheckedProgram,
+  CheckedScope,
   CheckedStatement,
   Formula,
   KeyBindAtom,

@@ -1,5 +1,5 @@
 import type { Span } from "@vigil/diagnostics";
-import type { Form, RuleResponse } from "@vigil/syntax";
+import type { Form, RuleResponse, ScopeKind } from "@vigil/syntax";
 import type { JsonValue } from "@vigil/trace";
 
 /**
@@ -152,8 +152,25 @@ export type CheckedStatement =
     })
   | (StatementCommon & { readonly form: "always"; readonly body: Formula });
 
+/**
+ * Where in the run a statement is judged (Dwyer's scopes). `open` and `close` are one-event
+ * patterns with no variable. `after`: from the first event matching `open` on. `before`: up to (not
+ * including) the first event matching `open`, or the whole run if none does. `between`: each stretch
+ * from an event matching `open` (included) to the next matching `close` (excluded); a stretch that
+ * never closes is not judged. `afterUntil`: the same, a stretch still open at the end judged too.
+ * Each stretch is judged as a trace of its own; witnesses keep their places in the whole run.
+ */
+export interface CheckedScope {
+  readonly kind: ScopeKind;
+  readonly open: Formula;
+  readonly close?: Formula;
+  readonly span: Span;
+}
+
 interface StatementCommon {
   readonly form: Form;
+  /** Absent: the whole run. */
+  readonly scope?: CheckedScope;
   readonly policy: string;
   readonly name: string;
   /** The `///` text of the rule: the natural-language requirement. */

@@ -20,6 +20,7 @@ export const diagnosticCodes = {
   V0005: { severity: "error", summary: "a number literal is not a valid JSON number" },
   V0006: { severity: "error", summary: "an expression is nested too deeply for the parser" },
   V0007: { severity: "error", summary: "a value is written as a bare word; argument values are JSON values" },
+  V0009: { severity: "error", summary: "a statement's scope is malformed: `after ψ`, `before ψ`, `between ψ and ψ'` or `after ψ until ψ'`" },
   V0008: { severity: "error", summary: "a rule's response is not `block`, `warn` or `ask`, its remediation message is misplaced, or the word after a key is not `matches` before a regular expression or `contains` before a variable" },
 
   // Checking (produced by @vigil/checker).
@@ -36,6 +37,7 @@ export const diagnosticCodes = {
   V1011: { severity: "error", summary: "a form is applied to the wrong number of patterns" },
   V1013: { severity: "error", summary: "a regular expression is malformed, has a flag other than `i` and `s`, or needs backtracking" },
   V1014: { severity: "error", summary: "`contains $x` appears in the pattern that must bind `$x` (the first of a binary form, the trigger of `until`)" },
+  V1015: { severity: "error", summary: "a scope's pattern uses a variable; a scope bounds the whole statement and binds nothing" },
   V1012: { severity: "error", summary: "a variable of `until` is not bound by its trigger, or a pattern uses only some of them" },
   V1101: { severity: "warning", summary: "an action is not in the trace's signature, so it denotes the empty set" },
   V1102: { severity: "warning", summary: "an argument name is not in the trace's signature, so a condition on it is false" },

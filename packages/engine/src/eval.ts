@@ -144,13 +144,14 @@ export class TraceRun implements RunObservations {
     if (this.events % BUDGET_CHECK_INTERVAL === 0) this.checkBudgets();
     for (const index of this.dispatch.machinesFor(event.action)) {
       if (this.undecided[index] !== undefined) continue;
-      const found = this.machines[index]!.step(event);
+      const machine = this.machines[index]!;
+      const found = machine.step(event);
       if (found.length === 0) continue;
       const witnesses = this.witnesses[index]!;
       const finalAt = this.finalAt[index]!;
       for (const position of found) {
         witnesses.push(position);
-        if (!finalAt.has(position)) finalAt.set(position, event.position);
+        if (!finalAt.has(position)) finalAt.set(position, machine.foundAt?.(position) ?? event.position);
         this.observer?.witness(index, position);
       }
     }

@@ -24,3 +24,5 @@ export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
 export { PatternMatches, statementPatterns } from "./pattern-matches.js";
 export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-decision.js";
 export { decideCall, mergeViolations, recordCall, verdictOf } from "./call-decision.js";
+export type { Stretch } from "./scoped.js";
+export { scopeStretches } from "./scoped.js";

@@ -1,5 +1,6 @@
-import type { CheckedStatement, Formula } from "@vigil/checker";
+import type { CheckedScope, CheckedStatement, Formula } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
+import { ScopedMachine } from "./scoped.js";
 import { compilePattern, compilePendingPattern, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
 
 /**
@@ -36,6 +37,12 @@ export interface StatementMachine {
   probe(event: TraceEvent): number[];
   /** The witnesses that the end of the run makes final (obligations still open). Changes nothing. */
   finish(): number[];
+  /**
+   * For a witness `step` returns now that was found on an earlier event and held back (a scoped
+   * machine holds a `between` stretch's witnesses until the stretch closes): the event whose reading
+   * made it one (for `until`, the breaking event). Undefined for one found on the event just read.
+   */
+  foundAt?(witness: number): number | undefined;
   /** How many obligations are open: events whose condition is not decided yet. */
   openObligations(): number;
   /** The machine's state as JSON-compatible data, for `restoreMachine`. */
@@ -87,9 +94,33 @@ export type MachineState = { readonly form: string; readonly [field: string]: un
 
 /** A fresh machine for a statement, or one resumed from a snapshot of a machine of the same statement. */
 export function createMachine(statement: CheckedStatement, state?: MachineState, observer?: MachineObserver): StatementMachine {
+  if (statement.scope !== undefined) return scopedMachine(statement, statement.scope, state, observer);
   const machine = newMachine(statement, state);
   if (observer !== undefined && "attach" in machine) (machine as StatementMachine & Observed).attach(observer);
   return machine;
+}
+
+/** A statement under a scope: a machine of the statement alone over each stretch (see `ScopedMachine`). */
+function scopedMachine(statement: CheckedStatement, scope: CheckedScope, state: MachineState | undefined, observer: MachineObserver | undefined): StatementMachine {
+  const form = `scoped-${scope.kind}`;
+  if (state !== undefined && state.form !== form) {
+    throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${form})`);
+  }
+  const { scope: _scope, ...unscoped } = statement;
+  // The stretch's machine numbers its events from 1; what it tells the observer is put back in place.
+  const fresh = (offset: number, innerState?: MachineState) =>
+    createMachine(unscoped as CheckedStatement, innerState, observer === undefined || offset === 0 ? observer : shiftedObserver(observer, offset));
+  const inner = fresh(0).relevantActions;
+  const scopeActions = [scope.open, ...(scope.close !== undefined ? [scope.close] : [])].map(actionsOf);
+  const relevant = inner === undefined || scopeActions.some((actions) => actions === undefined) ? undefined : new Set([...inner, ...scopeActions.flatMap((actions) => [...actions!])]);
+  return new ScopedMachine(scope, fresh, relevant, state);
+}
+
+function shiftedObserver(observer: MachineObserver, offset: number): MachineObserver {
+  return {
+    trigger: (position) => observer.trigger(position + offset),
+    answered: (trigger, by) => observer.answered(trigger + offset, by + offset),
+  };
 }
 
 function newMachine(statement: CheckedStatement, state?: MachineState): StatementMachine {

@@ -1,4 +1,5 @@
-import type { CheckedPattern, CheckedStatement, Formula } from "@vigil/checker";
+import type { CheckedPattern, CheckedScope, CheckedStatement, Formula } from "@vigil/checker";
+import { scopeStretches } from "@vigil/engine";
 import { variableAtoms, type VariableAtom } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { buildFactBase, placeId, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
@@ -500,6 +501,7 @@ function indices(from: number, to: number): number[] {
  * means the trace breaks the statement, and `(get-unsat-core)` names the offending events' literals.
  */
 export function renderSmtLib(statement: CheckedStatement, events: readonly TraceEvent[], options: LowerOptions = {}): string {
+  if (statement.scope !== undefined) return renderScoped(statement, statement.scope, events, options);
   const query = lowerStatement(statement, events, options);
   const header = [
     comment(`Vigil: policy ${statement.policy}, rule ${statement.name} (${statement.form})`),
@@ -509,4 +511,22 @@ export function renderSmtLib(statement: CheckedStatement, events: readonly Trace
   ];
   const literals = query.conditions.map((c) => c.literal).join(" ");
   return [...header, query.body.trimEnd(), `(check-sat-assuming (${literals}))`, "(get-unsat-core)", ""].join("\n");
+}
+
+/**
+ * A scoped statement's scripts: one per judged stretch (the stretches are computed outside the
+ * solver, as the decider does), each over the stretch's events renumbered from 1, with the places
+ * they have in the whole run in a comment.
+ */
+function renderScoped(statement: CheckedStatement, scope: CheckedScope, events: readonly TraceEvent[], options: LowerOptions): string {
+  const { scope: _scope, ...unscoped } = statement;
+  const scripts = scopeStretches(scope, events).flatMap((stretch) => {
+    if (!stretch.judged || stretch.events.length === 0) return [];
+    const first = stretch.events[0]!.position;
+    const last = stretch.events[stretch.events.length - 1]!.position;
+    const renumbered = stretch.events.map((event, index) => ({ ...event, position: index + 1 }));
+    return [[comment(`scope ${scope.kind}: the stretch of events ${first}–${last}, numbered 1–${renumbered.length} below (event i is event ${first} + i − 1 of the run)`), renderSmtLib(unscoped as CheckedStatement, renumbered, options)].join("\n")];
+  });
+  if (scripts.length === 0) return `${comment(`Vigil: policy ${statement.policy}, rule ${statement.name}: no stretch of the run is judged under its scope (${scope.kind}); it holds`)}\n`;
+  return scripts.join("\n(reset)\n");
 }

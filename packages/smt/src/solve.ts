@@ -1,4 +1,5 @@
-import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
+import type { CheckedScope, CheckedStatement, StatementOutcome } from "@vigil/checker";
+import { scopeStretches, sortedUnique } from "@vigil/engine";
 import type { TraceEvent } from "@vigil/trace";
 import type { Z3_ast, Z3_context, Z3_lbool, Z3_solver } from "z3-solver";
 
@@ -73,6 +74,7 @@ export class SmtDecider {
    */
   async decide(statement: CheckedStatement, events: readonly TraceEvent[]): Promise<StatementOutcome> {
     if (this.disposed) throw new Error("this decider has been disposed");
+    if (statement.scope !== undefined) return this.decideScoped(statement, statement.scope, events);
     const query = lowerStatement(statement, events, this.options);
     if (query.body.length > maximumQueryLength) {
       const megabytes = (query.body.length / 2 ** 20).toFixed(1);
@@ -96,6 +98,25 @@ export class SmtDecider {
       this.current = undefined;
       session.close();
     }
+  }
+
+  /**
+   * A scoped statement: its stretches are ground facts, computed outside the solver as text matching
+   * is (the engine's `scopeStretches`, one definition); each judged stretch is decided as a run of
+   * its own, renumbered from 1, and its witnesses are mapped back to their places in the whole run.
+   */
+  private async decideScoped(statement: CheckedStatement, scope: CheckedScope, events: readonly TraceEvent[]): Promise<StatementOutcome> {
+    const { scope: _scope, ...unscoped } = statement;
+    const witnesses: number[] = [];
+    for (const stretch of scopeStretches(scope, events)) {
+      if (!stretch.judged || stretch.events.length === 0) continue;
+      const renumbered = stretch.events.map((event, index) => ({ ...event, position: index + 1 }));
+      const outcome = await this.decide(unscoped as CheckedStatement, renumbered);
+      if (outcome.undecided !== undefined) return { holds: false, witnesses: sortedUnique(witnesses), undecided: outcome.undecided };
+      for (const witness of outcome.witnesses) witnesses.push(stretch.events[witness - 1]!.position);
+    }
+    const sorted = sortedUnique(witnesses);
+    return { holds: sorted.length === 0, witnesses: sorted };
   }
 
   /**

@@ -99,8 +99,29 @@ export interface Statement {
   /** The `[N]` of `bresp[N]`; absent for every other form, and for a `bresp` written without it. */
   readonly bound?: BoundLiteral;
   readonly operands: readonly Expr[];
+  /** Where in the run the statement is judged (`after ψ`, …); absent: the whole run. */
+  readonly scope?: Scope;
   readonly span: Span;
   readonly recovered?: boolean;
+}
+
+/** The scope words, contextual as `matches` is: a statement may end with one. */
+export type ScopeKind = "after" | "before" | "between" | "afterUntil";
+
+/**
+ * Dwyer's scopes: `after ψ` (from the first event matching ψ on), `before ψ` (up to the first event
+ * matching ψ), `between ψ and ψ'` (each stretch from a ψ to the next ψ'), `after ψ until ψ'` (the
+ * same, a stretch still open at the end judged too).
+ */
+export interface Scope {
+  readonly kind: ScopeKind;
+  /** The span of the scope's first word (`after`, `before`, `between`). */
+  readonly wordSpan: Span;
+  /** ψ: the pattern that opens the scope (for `before`, the one that ends it). */
+  readonly open: Expr;
+  /** ψ': the pattern that closes each stretch (`between`, `after … until`). */
+  readonly close?: Expr;
+  readonly span: Span;
 }
 
 export interface BoundLiteral {

@@ -16,6 +16,7 @@ import type {
   RegexLiteral,
   ResponseWord,
   RuleResponse,
+  Scope,
   SourceFile,
   Statement,
   StringLiteral,
@@ -23,6 +24,7 @@ import type {
   ValueLiteral,
 } from "./ast.js";
 import { ruleResponses } from "./ast.js";
+import { scopeWords } from "./text-to-cst.js";
 import { childNode, childNodes, childToken, childTokens, containsRecovery, extentOf, tokenEnd } from "./cst-access.js";
 import { decodeString, isJsonNumber } from "./literals.js";
 import { maximumNestingDepth } from "./nesting.js";
@@ -93,7 +95,7 @@ const prefixKindsByTokenName: Readonly<Record<string, "Not" | "Once" | "Eventual
  * declaration whose text did not change since an earlier parse, reused as built then.
  */
 export type DeclarationCst =
-  | { readonly cst: CstNode | undefined; readonly response: readonly IToken[] }
+  | { readonly cst: CstNode | undefined; readonly response: readonly IToken[]; readonly scope?: CstNode }
   | { readonly reused: BuiltDeclaration };
 
 /** A declaration as built, with the diagnostics building it produced. */
@@ -160,7 +162,7 @@ class AstBuilder {
         continue;
       }
       const before = this.diagnostics.length;
-      const item = declaration.cst === undefined ? undefined : this.item(declaration.cst, declaration.response);
+      const item = declaration.cst === undefined ? undefined : this.item(declaration.cst, declaration.response, declaration.scope);
       built.push({ item, diagnostics: this.diagnostics.slice(before) });
       if (item !== undefined) items.push(item);
     }
@@ -169,7 +171,7 @@ class AstBuilder {
     return { kind: "PolicyDecl", name, ...(doc ? { doc } : {}), items, span: this.span(policy.start, policy.end) };
   }
 
-  private item(node: CstNode, responseTokens: readonly IToken[]): Item | undefined {
+  private item(node: CstNode, responseTokens: readonly IToken[], scopeNode?: CstNode): Item | undefined {
     this.reportedTooDeep = false;
     const patternNode = childNode(node, "patternDecl");
     if (patternNode !== undefined) {
@@ -190,10 +192,12 @@ class AstBuilder {
       if (keyword === undefined || extent === undefined) return undefined;
       const name = this.identifier(childToken(ruleNode, "Identifier"), tokenEnd(keyword));
       const colon = childToken(ruleNode, "Colon");
-      const statement = this.statement(childNode(ruleNode, "statement"), colon ? tokenEnd(colon) : name.span.end);
+      const statement = this.statement(childNode(ruleNode, "statement"), colon ? tokenEnd(colon) : name.span.end, scopeNode);
       const { response, remediation } = this.response(responseTokens);
       const lastResponseToken = responseTokens[responseTokens.length - 1];
-      const end = lastResponseToken === undefined ? extent.end : Math.max(extent.end, tokenEnd(lastResponseToken));
+      // The rule runs to the end of its response, or of its scope.
+      const scopeEnd = extentOf(scopeNode)?.end ?? extent.end;
+      const end = lastResponseToken === undefined ? Math.max(extent.end, scopeEnd) : Math.max(extent.end, scopeEnd, tokenEnd(lastResponseToken));
       const doc = this.input.docs.get(keyword.startOffset);
       return {
         kind: "RuleDecl",
@@ -243,6 +247,11 @@ class AstBuilder {
     }
     const span = this.tokenSpan(word);
     if (isRuleResponse(word.image)) return { response: { value: word.image, span }, ...withRemediation };
+    if (scopeWords.includes(word.image) && tokens.length === 1) {
+      // A scope's word with nothing after it.
+      this.diagnostics.push(diagnostic("V0009", `\`${word.image}\` needs its pattern: \`${word.image === "between" ? "between ψ and ψ'" : `${word.image} ψ`}\``, { span, help: "a scope bounds where in the run the rule is judged; see the language reference's scopes" }));
+      return withRemediation;
+    }
     const suggestion = suggestResponse(word.image);
     const meaning = "`block` stops the call (the default), `warn` lets it through and reports it, `ask` lets a person decide";
     this.diagnostics.push(
@@ -258,7 +267,7 @@ class AstBuilder {
     return withRemediation;
   }
 
-  private statement(node: CstNode | undefined, fallback: number): Statement {
+  private statement(node: CstNode | undefined, fallback: number, scopeNode?: CstNode): Statement {
     const formToken = childToken(node, "form");
     const extent = extentOf(node);
     if (node === undefined || formToken === undefined || extent === undefined) {
@@ -283,15 +292,47 @@ class AstBuilder {
       operands = this.operandList(childNode(node, "operandList"), extentOf(boundNode)?.end ?? tokenEnd(formToken));
     }
     const recovered = containsRecovery(node) || this.hasErrorWithin(extent.start, extent.end);
+    const scope = scopeNode === undefined ? undefined : this.scope(scopeNode);
     return {
       kind: "Statement",
       form,
       formSpan,
       ...(bound ? { bound } : {}),
       operands,
+      ...(scope !== undefined ? { scope } : {}),
       span: this.span(extent.start, extent.end),
       ...(recovered ? { recovered: true } : {}),
     };
+  }
+
+  /**
+   * A statement's scope. `between`'s two patterns come as one expression, split at its first
+   * top-level `and`; a scope that does not read as one of the four is reported (V0009) and left out
+   * of the tree (the statement is then judged over the whole run, but the file has an error).
+   */
+  private scope(node: CstNode): Scope | undefined {
+    const wordToken = childToken(node, "scopeWord")!;
+    const word = wordToken.image;
+    const wordSpan = this.tokenSpan(wordToken);
+    const open = this.expr(childNode(node, "open"), tokenEnd(wordToken));
+    const closeNode = childNode(node, "close");
+    const close = closeNode === undefined ? undefined : this.expr(closeNode, extentOf(childNode(node, "open"))?.end ?? tokenEnd(wordToken));
+    const extent = extentOf(node)!;
+    const span = this.span(extent.start, extent.end);
+    const problem = (message: string, help: string): undefined => {
+      this.diagnostics.push(diagnostic("V0009", message, { span, help }));
+      return undefined;
+    };
+    if (word === "after") return { kind: close === undefined ? "after" : "afterUntil", wordSpan, open, ...(close !== undefined ? { close } : {}), span };
+    if (close !== undefined) return problem(`\`until\` closes the stretches of \`after ψ\` only, not of \`${word}\``, word === "between" ? "`between ψ and ψ'` closes each stretch at ψ'; `after ψ until ψ'` also judges a stretch still open at the end" : "write `after ψ until ψ'` for the stretch from ψ to ψ'");
+    if (word === "before") return { kind: "before", wordSpan, open, span };
+    // between ψ and ψ'
+    if (open.kind !== "And" || open.operands.length < 2) {
+      return problem("`between` takes two patterns: `between ψ and ψ'`", "the first pattern ends at the first `and`: parenthesize a first pattern that has `and` in it, or name it");
+    }
+    const [first, ...rest] = open.operands;
+    const closing: Expr = rest.length === 1 ? rest[0]! : { kind: "And", operands: rest, span: this.span(rest[0]!.span.start, rest[rest.length - 1]!.span.end) };
+    return { kind: "between", wordSpan, open: first!, close: closing, span };
   }
 
   private bound(node: CstNode): BoundLiteral {

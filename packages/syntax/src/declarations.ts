@@ -1,6 +1,7 @@
 import { tokenMatcher, type IToken } from "chevrotain";
 import { diagnostic, type Diagnostic, type LineIndex } from "@vigil/diagnostics";
 import { tokenEnd } from "./cst-access.js";
+import { isScopeWord } from "./text-to-cst.js";
 import {
   describeToken,
   ErrorKeyword,
@@ -10,6 +11,7 @@ import {
   OkKeyword,
   PatternKeyword,
   PolicyKeyword,
+  RegexToken,
   RightBrace,
   RightParen,
   RuleKeyword,
@@ -161,7 +163,7 @@ export interface RuleTokens {
 }
 
 /** The tokens that can end a statement: the last token of an operand list or of an expression. */
-const statementEnds = [RightParen, RightBrace, Identifier, StringToken, Variable, OkKeyword, ErrorKeyword, NestingLimit];
+const statementEnds = [RightParen, RightBrace, Identifier, StringToken, RegexToken, Variable, OkKeyword, ErrorKeyword, NestingLimit];
 const endsStatement = (token: IToken | undefined) => token !== undefined && statementEnds.some((type) => tokenMatcher(token, type));
 
 /**
@@ -184,7 +186,33 @@ export function splitResponse(tokens: readonly IToken[]): RuleTokens {
   const candidates: number[] = [];
   if (messages > 0 && tokenMatcher(all[messages - 1]!, Identifier)) candidates.push(messages - 1);
   for (let start = messages; start < all.length; start++) candidates.push(start);
-  // Longest first; `rule NAME :` and a form keyword come before any response.
-  const start = candidates.find((index) => index >= 4 && endsStatement(all[index - 1]));
+  // Longest first; `rule NAME :` and a form keyword come before any response. A word right after a
+  // scope's word (`after deploy`) is the scope's pattern, not a response.
+  const start = candidates.find((index) => index >= 4 && endsStatement(all[index - 1]) && !isScopeWord(all[index - 1]!));
   return start === undefined ? none : { declaration: all.slice(0, start), response: all.slice(start) };
+}
+
+/** Tokens that open and close a nesting. */
+const openers = new Set(["LeftParen", "LeftBrace", "LeftBracket"]);
+const closers = new Set(["RightParen", "RightBrace", "RightBracket"]);
+
+/**
+ * Splits a rule's statement (its response already split off) from its scope. The scope's words
+ * `after`, `before` and `between` are not reserved, so a scope is found by position, like the
+ * response: the first of them outside any parentheses, braces or brackets, past the form keyword,
+ * right after a token that can end a statement. No expression has a name right after such a token,
+ * so the split is exact on every valid rule.
+ */
+export function splitScope(tokens: readonly IToken[]): { readonly statement: IToken[]; readonly scope: IToken[] } {
+  let depth = 0;
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index]!;
+    const name = token.tokenType.name;
+    if (openers.has(name)) depth++;
+    else if (closers.has(name)) depth = Math.max(0, depth - 1);
+    else if (depth === 0 && index >= 4 && isScopeWord(token) && endsStatement(tokens[index - 1])) {
+      return { statement: tokens.slice(0, index), scope: tokens.slice(index) };
+    }
+  }
+  return { statement: [...tokens], scope: [] };
 }

@@ -5,12 +5,12 @@ import type { DocText } from "./ast.js";
 import { tokenEnd } from "./cst-access.js";
 import { cstToAst, type BuiltDeclaration, type DeclarationCst, type PolicyCst } from "./cst-to-ast.js";
 import { shiftSpans } from "./shift-spans.js";
-import { outlineFile, splitResponse } from "./declarations.js";
+import { outlineFile, splitResponse, splitScope } from "./declarations.js";
 import { attachDocComments, commentsFromTokens } from "./doc-comments.js";
 import { pushAll } from "./arrays.js";
 import { cutTooDeepRegions, maximumNestingDepth } from "./nesting.js";
 import { lexingErrorsToDiagnostics, literalDiagnostics, parseErrorsToDiagnostics } from "./syntax-errors.js";
-import { declarationToCst } from "./text-to-cst.js";
+import { declarationToCst, scopeToCst } from "./text-to-cst.js";
 import { commentGroup, tokenize } from "./tokens.js";
 
 export interface ParseOptions {
@@ -83,14 +83,19 @@ export function parse(text: string, options: ParseOptions = {}): ParseResult {
           reusedErrorOffsets.set(key.text, cached.errorOffsets);
           return { reused: shiftSpans(cached.built, offsets, lineShift) };
         }
-        // A rule's response is found by position and kept out of the parser (see `splitResponse`).
+        // A rule's response and scope are found by position and parsed apart from its statement
+        // (see `splitResponse`, `splitScope`).
         const { declaration, response } = splitResponse(itemTokens);
-        const { cst, errors } = declarationToCst(declaration);
+        const { statement, scope: scopeTokens } = splitScope(declaration);
+        const parsed = declarationToCst(statement);
+        const scoped = scopeTokens.length > 0 ? scopeToCst(scopeTokens) : undefined;
+        const cst = parsed.cst;
+        const errors = [...parsed.errors, ...(scoped?.errors ?? [])];
         const own = { diagnostics: parseErrorsToDiagnostics(errors, text, lines, unread), errorOffsets: [] as number[] };
         for (const error of errors) if (Number.isFinite(error.token.startOffset)) own.errorOffsets.push(error.token.startOffset);
         pushAll(errorOffsets, own.errorOffsets);
         parseErrors.set(key.text, own);
-        return { cst, response };
+        return { cst, response, ...(scoped?.cst !== undefined ? { scope: scoped.cst } : {}) };
       }),
     };
   });

@@ -8,6 +8,7 @@ import {
   type PolicyDecl,
   type RuleDecl,
   type SourceFile,
+  type Scope,
   type Statement,
 } from "./ast.js";
 import { concat, concatAll, group, groupAll, hardline, ifBreak, indent, indentAll, join, line, render, softline, type Layout } from "./layout.js";
@@ -149,6 +150,27 @@ function exprLayout(expr: Expr): Layout {
  * `operands.length`: after the last one); any comment forces the list to break.
  */
 function statementLayout(statement: Statement, operandComments: readonly (readonly Comment[])[]): Layout {
+  const form = formLayout(statement, operandComments);
+  return statement.scope === undefined ? form : concat(form, indent(line, scopeLayout(statement.scope)));
+}
+
+/**
+ * A scope after its statement: `after ψ`, `before ψ`, `between ψ and ψ'` (ψ parenthesized when it
+ * has an operator looser than `not`, since the first top-level `and` ends it), `after ψ until ψ'`.
+ */
+function scopeLayout(scope: Scope): Layout {
+  switch (scope.kind) {
+    case "after":
+    case "before":
+      return concat(`${scope.kind} `, group(exprLayout(scope.open)));
+    case "between":
+      return concat("between ", group(operand(scope.open, precedence.Prefix)), " and ", group(exprLayout(scope.close!)));
+    case "afterUntil":
+      return concat("after ", group(exprLayout(scope.open)), " until ", group(exprLayout(scope.close!)));
+  }
+}
+
+function formLayout(statement: Statement, operandComments: readonly (readonly Comment[])[]): Layout {
   if (statement.form === "always") {
     const body = statement.operands[0] ?? { kind: "Missing", span: statement.span, recovered: true };
     // A bare chain continues one level in; a parenthesized body closes at the rule's own level.

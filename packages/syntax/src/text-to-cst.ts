@@ -37,6 +37,7 @@ import {
   StringToken,
   Tilde,
   TrueKeyword,
+  UntilKeyword,
   Variable,
 } from "./tokens.js";
 
@@ -58,6 +59,14 @@ export interface ParseErrorPayload {
   readonly rule: string;
   /** For `mismatch`: the token type's name that was expected. */
   readonly expected?: string;
+}
+
+/** The words a scope starts with (contextual, like `matches`). */
+export const scopeWords: readonly string[] = ["after", "before", "between"];
+
+/** Whether a token is a scope's first word. */
+export function isScopeWord(token: IToken): boolean {
+  return token.tokenType === Identifier && scopeWords.includes(token.image);
 }
 
 function payload(value: ParseErrorPayload): string {
@@ -136,6 +145,22 @@ export class VigilCstParser extends CstParser {
         },
       },
     ]);
+  });
+
+  /**
+   * `after ψ`, `before ψ`, `between ψ and ψ'`, `after ψ until ψ'`: a statement's scope, whose tokens
+   * the outline splits off by position (`splitScope`) and which is parsed on its own, so that a
+   * mistake in the statement is recovered from as before. `between`'s two patterns are read as one
+   * expression and split at its first top-level `and` (so a first pattern with `and` in it is
+   * parenthesized or named); which word takes `until` is the AST's business.
+   */
+  public readonly scope = this.RULE("scope", () => {
+    this.CONSUME(Identifier, { LABEL: "scopeWord" });
+    this.SUBRULE(this.expr, { LABEL: "open" });
+    this.OPTION(() => {
+      this.CONSUME(UntilKeyword);
+      this.SUBRULE2(this.expr, { LABEL: "close" });
+    });
   });
 
   /** `[N]`; an identifier or a string is accepted too so that the checker can say why it is wrong (V1009). */
@@ -356,6 +381,16 @@ export function declarationToCst(tokens: IToken[]): CstParseResult {
   const cst = parser.item();
   const errors = parser.errors;
   // Drop the token vector so the shared parser does not keep the last file alive.
+  parser.input = [];
+  return { cst, errors };
+}
+
+/** Parses the tokens of a statement's scope (split off by `splitScope`) into its CST. */
+export function scopeToCst(tokens: IToken[]): CstParseResult {
+  const parser = cstParser();
+  parser.input = tokens;
+  const cst = parser.scope();
+  const errors = parser.errors;
   parser.input = [];
   return { cst, errors };
 }

@@ -1,8 +1,11 @@
 import type { Expr, Item } from "./ast.js";
 
-/** The expressions of a declaration: a pattern's body, or a rule's operands. */
+/** The expressions of a declaration: a pattern's body, or a rule's operands and its scope's patterns. */
 export function declarationExpressions(item: Item): readonly Expr[] {
-  return item.kind === "PatternDecl" ? [item.body] : item.statement.operands;
+  if (item.kind === "PatternDecl") return [item.body];
+  const scope = item.statement.scope;
+  if (scope === undefined) return item.statement.operands;
+  return [...item.statement.operands, scope.open, ...(scope.close !== undefined ? [scope.close] : [])];
 }
 
 /**

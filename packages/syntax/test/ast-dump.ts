@@ -28,7 +28,8 @@ function name(identifier: { text: string; recovered?: boolean }): string {
 function dumpStatement(statement: Statement): string {
   const bound = statement.bound ? `[${statement.bound.text}${statement.bound.value === undefined ? "?" : ""}]` : "";
   const recovered = statement.recovered ? " !recovered" : "";
-  return `(${statement.form}${bound}${recovered} ${statement.operands.map(dumpExpr).join(" ")})`;
+  const scope = statement.scope === undefined ? "" : ` (${statement.scope.kind} ${dumpExpr(statement.scope.open)}${statement.scope.close !== undefined ? ` ${dumpExpr(statement.scope.close)}` : ""})`;
+  return `(${statement.form}${bound}${recovered} ${statement.operands.map(dumpExpr).join(" ")}${scope})`;
 }
 
 export function dumpExpr(expr: Expr): string {
