@@ -151,7 +151,8 @@ function exprLayout(expr: Expr): Layout {
  */
 function statementLayout(statement: Statement, operandComments: readonly (readonly Comment[])[]): Layout {
   const form = formLayout(statement, operandComments);
-  return statement.scope === undefined ? form : concat(form, indent(line, scopeLayout(statement.scope)));
+  // The scope stays on the statement's line when it fits, else goes to the next, indented.
+  return statement.scope === undefined ? form : group(form, indent(line, scopeLayout(statement.scope)));
 }
 
 /**
