@@ -81,6 +81,8 @@ const notHighlighted = new Set(["Keyword", "FormKeyword", "SimpleFormKeyword", "
 const keywordLike = /^(keyword|storage|constant)\./;
 
 const responseScope = "keyword.control.response.vigil";
+/** The scope of a rule's scope words (`after`, `before`, `between`: names everywhere else). */
+const scopeWordScope = "keyword.control.scope.vigil";
 
 interface GrammarToken {
   readonly start: number;
@@ -159,9 +161,10 @@ function keywordSpellings(): string[] {
     .map((source) => source.replace(/\\(.)/g, "$1"));
 }
 
-/** The spans of the response words, and of each declaration's name with the scope it should get, from the parser. */
-function namesFromTree(file: SourceFile): { responses: Set<number>; declarations: Map<number, string> } {
+/** The spans of the response words and of the scopes' words, and of each declaration's name with the scope it should get, from the parser. */
+function namesFromTree(file: SourceFile): { responses: Set<number>; scopeWords: Set<number>; declarations: Map<number, string> } {
   const responses = new Set<number>();
+  const scopeWords = new Set<number>();
   const declarations = new Map<number, string>();
   for (const policy of file.policies) {
     declarations.set(policy.name.span.start, "entity.name.namespace.policy.vigil");
@@ -170,10 +173,11 @@ function namesFromTree(file: SourceFile): { responses: Set<number>; declarations
       else {
         declarations.set(item.name.span.start, "entity.name.function.rule.vigil");
         if (item.response !== undefined) responses.add(item.response.span.start);
+        if (item.statement.scope !== undefined) scopeWords.add(item.statement.scope.wordSpan.start);
       }
     }
   }
-  return { responses, declarations };
+  return { responses, scopeWords, declarations };
 }
 
 /**
@@ -182,7 +186,7 @@ function namesFromTree(file: SourceFile): { responses: Set<number>; declarations
  */
 function disagreements(text: string): string[] {
   const parsed = parse(text);
-  const { responses, declarations } = namesFromTree(parsed.file);
+  const { responses, scopeWords, declarations } = namesFromTree(parsed.file);
   const lexed = tokenize(text);
   const grammarTokens = highlight(text);
   const problems: string[] = [];
@@ -203,7 +207,7 @@ function disagreements(text: string): string[] {
     }
     const typeName = token.tokenType.name;
     if (typeName === "Identifier") {
-      const expected = responses.has(start) ? responseScope : operatorWords.has(start) ? operatorWordScope : declarations.get(start);
+      const expected = responses.has(start) ? responseScope : scopeWords.has(start) ? scopeWordScope : operatorWords.has(start) ? operatorWordScope : declarations.get(start);
       if (expected !== undefined) {
         if (!scopes.every((list) => list.some((scope) => scope.startsWith(expected)))) problems.push(`${where}: expected ${expected}, got ${JSON.stringify(scopes)}`);
       } else if (scopes.some((list) => list.some((scope) => keywordLike.test(scope)))) {
@@ -263,6 +267,42 @@ describe("the TextMate grammar against the language", () => {
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
       expect({ file, problems: disagreements(readFileSync(join(examples, file), "utf8")) }).toEqual({ file, problems: [] });
+    }
+  });
+
+  it("has a scope of every kind in its fixture, its words also used as names", () => {
+    const { scopeWords } = namesFromTree(parse(fixture).file);
+    const kinds = parse(fixture).file.policies.flatMap((policy) => policy.items.flatMap((item) => (item.kind === "RuleDecl" && item.statement.scope !== undefined ? [item.statement.scope.kind] : [])));
+    expect(new Set(kinds)).toEqual(new Set(["after", "before", "between", "afterUntil"]));
+    const names = tokenize(fixture).tokens.filter((token) => ["after", "before", "between"].includes(token.image) && !scopeWords.has(token.startOffset));
+    expect(new Set(names.map((token) => token.image))).toEqual(new Set(["after", "before", "between"]));
+  });
+
+  it("highlights a scope's word only where the parser reads a scope", () => {
+    // Each text is one policy; the words of its scopes, from the parser, must be keywords and every
+    // other `after`, `before` or `between` a name (checked by `disagreements`).
+    const texts = [
+      "policy p {\n  rule r: abs(x) after y\n}",
+      "policy p {\n  rule r: abs(x)after(y)\n}",
+      "policy p {\n  rule r: always x before y\n}",
+      "policy p {\n  rule r: always status = ok between y and z\n}",
+      'policy p {\n  rule r: always k ~ "a" after y until z warn\n}',
+      "policy p {\n  rule r: always output matches /a/i before y\n}",
+      "policy p {\n  rule r: always output matches /a/ before y\n}",
+      "policy p {\n  rule r: always k = $x after y\n}",
+      "policy p {\n  rule r: always after before between\n}",
+      "policy p {\n  rule r: always not after after before\n}",
+      "policy p {\n  rule r: abs(after) between before and after\n}",
+      "policy p {\n  rule r: abs(x) after between.k in {1} and after in {2}\n}",
+      "policy p {\n  rule r: resp(x, y)\n    between (a and b) and c\n}",
+      "policy p {\n  rule r: prec(x, y)\n    after x until y ask\n}",
+      "policy p {\n  rule r: always x and\n    after and y\n}",
+      "policy p {\n  rule r: prec(\n    after,\n    before in {1}\n  ) before (a)\n}",
+      "policy p {\n  rule r: always x and\n    between ~ \"a\"\n}",
+    ];
+    for (const text of texts) {
+      expect(parse(text).diagnostics.filter((d) => d.severity === "error").map((d) => d.message)).toEqual([]);
+      expect({ text, problems: disagreements(text) }).toEqual({ text, problems: [] });
     }
   });
 

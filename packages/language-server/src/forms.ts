@@ -1,4 +1,4 @@
-import type { Form } from "@vigil/syntax";
+import type { Form, ScopeKind } from "@vigil/syntax";
 
 /**
  * What each statement form means, in the words of docs/language.md ("holds when") and
@@ -122,7 +122,7 @@ export function isForm(word: string): word is Form {
 export const keywordDescriptions: Readonly<Record<string, string>> = {
   policy: "`policy NAME { … }`: a block of patterns and rules; each rule gets its own verdict.",
   pattern: "`pattern NAME = ψ`: names a condition on one event, for the policy's rules and other patterns.",
-  rule: "`rule NAME: φ`: a statement; each rule gets its own verdict. It may end with a response (`block`, `warn`, `ask`).",
+  rule: "`rule NAME: φ`: a statement; each rule gets its own verdict. It may end with a scope (`after ψ`, `before ψ`, `between ψ and ψ'`, `after ψ until ψ'`), then a response (`block`, `warn`, `ask`).",
   not: "`not Θ`: Θ does not hold at this event.",
   and: "`ψ and ψ'`: both hold at this event.",
   or: "`ψ or ψ'`: at least one holds at this event.",
@@ -146,3 +146,57 @@ export const responseDescriptions: Readonly<Record<"block" | "warn" | "ask", str
   warn: "lets the call go ahead and reports the violation",
   ask: "holds the call until a person allows or refuses it",
 };
+
+/**
+ * What each scope means (docs/language.md, Scopes): `table` is the table's row word for word (a test
+ * checks it), `judged` the same said of a rule with its patterns, `summary` the line completion shows.
+ */
+export interface ScopeDescription {
+  readonly kind: ScopeKind;
+  /** As written, with ψ and ψ' for the patterns. */
+  readonly label: string;
+  readonly table: string;
+  /** "the rule is judged …", with the patterns' texts in place of ψ and ψ'. */
+  readonly judged: (open: string, close: string) => string;
+  readonly summary: string;
+  readonly snippet: string;
+}
+
+export const scopeDescriptions: Readonly<Record<ScopeKind, ScopeDescription>> = {
+  after: {
+    kind: "after",
+    label: "after ψ",
+    table: "from the first event matching ψ (included) to the end",
+    judged: (open) => `the rule is judged from the first event matching ${open} (included) to the end of the run; before it, nothing is judged`,
+    summary: "judged from the first event matching ψ on",
+    snippet: "after ${1:ψ}",
+  },
+  before: {
+    kind: "before",
+    label: "before ψ",
+    table: "from the start up to the first event matching ψ (excluded); the whole run if none does",
+    judged: (open) => `the rule is judged from the start of the run up to the first event matching ${open} (excluded), or on the whole run if no event does`,
+    summary: "judged up to the first event matching ψ (the whole run if none does)",
+    snippet: "before ${1:ψ}",
+  },
+  between: {
+    kind: "between",
+    label: "between ψ and ψ'",
+    table: "each stretch from an event matching ψ (included) to the next event matching ψ' (excluded); a stretch that never closes is not judged",
+    judged: (open, close) =>
+      `the rule is judged on each stretch from an event matching ${open} (included) to the next event matching ${close} (excluded), each as a run of its own; a stretch that never closes is not judged`,
+    summary: "judged on each stretch from a ψ-event to the next ψ'-event; one never closed is not",
+    snippet: "between ${1:ψ} and ${2:ψ'}",
+  },
+  afterUntil: {
+    kind: "afterUntil",
+    label: "after ψ until ψ'",
+    table: "the same stretches, the one still open at the end judged too",
+    judged: (open, close) =>
+      `the rule is judged on each stretch from an event matching ${open} (included) to the next event matching ${close} (excluded), each as a run of its own; the stretch still open at the end is judged too`,
+    summary: "judged on each stretch from a ψ-event to the next ψ'-event, one still open at the end too",
+    snippet: "after ${1:ψ} until ${2:ψ'}",
+  },
+};
+
+export const scopeKinds: readonly ScopeKind[] = ["after", "before", "between", "afterUntil"];

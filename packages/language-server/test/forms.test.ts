@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { formDescriptions, forms, responseDescriptions } from "../src/forms.js";
+import { formDescriptions, forms, responseDescriptions, scopeDescriptions, scopeKinds } from "../src/forms.js";
 import { root } from "./support/lsp-client.js";
 
 /** The hovers' and signature help's words for each form are the documentation's, word for word. */
@@ -27,6 +27,14 @@ describe.each(forms)("the form %s", (form) => {
 
 it("describes each response as docs/language.md does", () => {
   for (const [response, text] of Object.entries(responseDescriptions)) expect(language).toContain(`| \`${response}\` | ${text} |`);
+});
+
+it("describes each scope as docs/language.md's table does", () => {
+  for (const kind of scopeKinds) {
+    const description = scopeDescriptions[kind];
+    expect(language).toContain(`| \`${description.label}\` | ${description.table} |`);
+    expect(description.snippet.replace(/\$\{\d+:([^}]*)\}/g, "$1")).toBe(description.label);
+  }
 });
 
 function tableForm(form: string): string {

@@ -186,9 +186,10 @@ export function splitResponse(tokens: readonly IToken[]): RuleTokens {
   const candidates: number[] = [];
   if (messages > 0 && tokenMatcher(all[messages - 1]!, Identifier)) candidates.push(messages - 1);
   for (let start = messages; start < all.length; start++) candidates.push(start);
-  // Longest first; `rule NAME :` and a form keyword come before any response. A word right after a
-  // scope's word (`after deploy`) is the scope's pattern, not a response.
-  const start = candidates.find((index) => index >= 4 && endsStatement(all[index - 1]) && !isScopeWord(all[index - 1]!));
+  // Longest first; `rule NAME :` and a form keyword come before any response. The word right after
+  // the scope's word (`after deploy`) is the scope's pattern, not a response.
+  const scope = scopeStart(all);
+  const start = candidates.find((index) => index >= 4 && endsStatement(all[index - 1]) && index - 1 !== scope);
   return start === undefined ? none : { declaration: all.slice(0, start), response: all.slice(start) };
 }
 
@@ -204,15 +205,20 @@ const closers = new Set(["RightParen", "RightBrace", "RightBracket"]);
  * so the split is exact on every valid rule.
  */
 export function splitScope(tokens: readonly IToken[]): { readonly statement: IToken[]; readonly scope: IToken[] } {
+  const start = scopeStart(tokens);
+  return start === undefined ? { statement: [...tokens], scope: [] } : { statement: tokens.slice(0, start), scope: tokens.slice(start) };
+}
+
+/** Where a rule's scope starts (its word), if it has one. Only rules have scopes: a pattern's `after` is an error in the pattern. */
+function scopeStart(tokens: readonly IToken[]): number | undefined {
+  if (tokens.length === 0 || !tokenMatcher(tokens[0]!, RuleKeyword)) return undefined;
   let depth = 0;
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!;
     const name = token.tokenType.name;
     if (openers.has(name)) depth++;
     else if (closers.has(name)) depth = Math.max(0, depth - 1);
-    else if (depth === 0 && index >= 4 && isScopeWord(token) && endsStatement(tokens[index - 1])) {
-      return { statement: tokens.slice(0, index), scope: tokens.slice(index) };
-    }
+    else if (depth === 0 && index >= 4 && isScopeWord(token) && endsStatement(tokens[index - 1])) return index;
   }
-  return { statement: [...tokens], scope: [] };
+  return undefined;
 }

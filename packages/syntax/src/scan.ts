@@ -1,11 +1,15 @@
 import { tokenMatcher, type IToken } from "chevrotain";
-import { commentGroup, DocComment, Keyword, tokenize } from "./tokens.js";
+import { splitScope } from "./declarations.js";
+import { AndKeyword, commentGroup, DocComment, Keyword, PatternKeyword, PolicyKeyword, RuleKeyword, tokenize, UntilKeyword } from "./tokens.js";
 
 /**
  * The tokens of a text as an editor needs them (highlighting, completion, signature help): every
  * token with its offsets, comments included, and each run of characters the lexer could not read
  * as an `unknown` token, in source order. It is the lexer of the parser, so an editor reads a
  * half-typed line exactly as the parser will once it is finished. Never throws.
+ *
+ * A statement's scope words are keywords here, found by position as the parser finds them
+ * (`splitScope`): `after`, `before` and `between` are names everywhere else.
  */
 export type ScannedTokenKind =
   | "keyword"
@@ -29,6 +33,11 @@ export interface ScannedToken {
   readonly end: number;
   /** For a keyword: its ASCII spelling (`□` is `always`, `->` is `implies`). */
   readonly keyword?: string;
+  /**
+   * A word of a rule's scope: its first word (`after`, `before`, `between`, contextual: a keyword
+   * only in that place), and the `until` or the `and` (of `between`) that ends its first pattern.
+   */
+  readonly scopeWord?: true;
 }
 
 const kindsByTokenName: Readonly<Record<string, ScannedTokenKind>> = {
@@ -46,13 +55,19 @@ const kindsByTokenName: Readonly<Record<string, ScannedTokenKind>> = {
 export function scanTokens(text: string): ScannedToken[] {
   const lexed = tokenize(text);
   const scanned: ScannedToken[] = [];
+  const scopeWords = scopeWordOffsets(lexed.tokens);
   const add = (token: IToken): void => {
     const start = token.startOffset;
     const end = start + token.image.length;
+    const scopeWord = scopeWords.has(start);
     if (tokenMatcher(token, Keyword)) {
       // Keyword token types are named for their ASCII spelling: `AlwaysKeyword` is `always`.
       const keyword = token.tokenType.name.replace(/Keyword$/, "").toLowerCase();
-      scanned.push({ kind: "keyword", text: token.image, start, end, keyword });
+      scanned.push({ kind: "keyword", text: token.image, start, end, keyword, ...(scopeWord ? { scopeWord } : {}) });
+      return;
+    }
+    if (scopeWord) {
+      scanned.push({ kind: "keyword", text: token.image, start, end, keyword: token.image, scopeWord });
       return;
     }
     const kind = tokenMatcher(token, DocComment) ? "doc-comment" : (kindsByTokenName[token.tokenType.name] ?? "punctuation");
@@ -65,4 +80,65 @@ export function scanTokens(text: string): ScannedToken[] {
     scanned.push({ kind: "unknown", text: text.slice(error.offset, error.offset + length), start: error.offset, end: error.offset + length });
   }
   return scanned.sort((a, b) => a.start - b.start);
+}
+
+const openers = new Set(["LeftParen", "LeftBrace", "LeftBracket"]);
+const closers = new Set(["RightParen", "RightBrace", "RightBracket"]);
+
+/**
+ * The offsets of the scopes' words: in each rule (its tokens from `rule` to the next declaration
+ * keyword, or to the `}` that closes its policy), the scope `splitScope` splits off, its first word,
+ * and the first `until` (and, after `between`, the first `and`) outside any brackets of the scope.
+ * Each rule's scope depends only on its own tokens, so a token's mark never depends on the text after
+ * the rule; linear in the tokens.
+ */
+function scopeWordOffsets(tokens: readonly IToken[]): Set<number> {
+  const offsets = new Set<number>();
+  let rule: IToken[] | undefined;
+  let depth = 0;
+  const finish = (): void => {
+    if (rule === undefined) return;
+    const { scope } = splitScope(rule);
+    rule = undefined;
+    const word = scope[0];
+    if (word === undefined) return;
+    offsets.add(word.startOffset);
+    let nesting = 0;
+    let until = false;
+    let and = word.image !== "between";
+    for (const token of scope.slice(1)) {
+      const name = token.tokenType.name;
+      if (openers.has(name)) nesting++;
+      else if (closers.has(name)) nesting = Math.max(0, nesting - 1);
+      else if (nesting === 0 && !until && tokenMatcher(token, UntilKeyword)) {
+        offsets.add(token.startOffset);
+        until = true;
+      } else if (nesting === 0 && !and && !until && tokenMatcher(token, AndKeyword)) {
+        offsets.add(token.startOffset);
+        and = true;
+      }
+    }
+  };
+  for (const token of tokens) {
+    if (tokenMatcher(token, PolicyKeyword) || tokenMatcher(token, PatternKeyword) || tokenMatcher(token, RuleKeyword)) {
+      finish();
+      if (tokenMatcher(token, RuleKeyword)) rule = [token];
+      depth = 0;
+      continue;
+    }
+    if (rule === undefined) continue;
+    const name = token.tokenType.name;
+    if (openers.has(name)) depth++;
+    else if (closers.has(name)) {
+      // A `}` no bracket of the rule opened closes its policy.
+      if (depth === 0 && name === "RightBrace") {
+        finish();
+        continue;
+      }
+      depth = Math.max(0, depth - 1);
+    }
+    rule.push(token);
+  }
+  finish();
+  return offsets;
 }

@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanTokens } from "../src/index.js";
+import { parse, scanTokens } from "../src/index.js";
 
 // The editor's view of the tokens: every character that is not white space belongs to exactly one
 // token, in order, and each keyword carries its ASCII spelling.
 
-const pieces = ["policy", "pattern", "rule", "prec", "bresp", "always", "□", "¬", "∧", "∨", "->", "⇒", "→", "◇⁻", "◇⁺", "in", "index", "action", "ok", "true", "{", "}", "(", ")", "[", "]", ",", ":", "=", "~", ".", "$x", "$", '"a"', '"\\q', '"open', "6", "-6", "6.0e+3", ".5", "01", "6fps", "// c", "/// d", "\n", " ", "\t", "é", "#", "&&", "-", "x_1", "😀"];
+const pieces = ["policy", "pattern", "rule", "prec", "bresp", "always", "□", "¬", "∧", "∨", "->", "⇒", "→", "◇⁻", "◇⁺", "in", "index", "action", "ok", "true", "{", "}", "(", ")", "[", "]", ",", ":", "=", "~", ".", "$x", "$", '"a"', '"\\q', '"open', "6", "-6", "6.0e+3", ".5", "01", "6fps", "// c", "/// d", "\n", " ", "\t", "é", "#", "&&", "-", "x_1", "😀", "after", "before", "between", "until", "and"];
 
 describe("scanTokens", () => {
   it("covers every character but white space exactly once, in order", () => {
@@ -52,5 +52,57 @@ describe("scanTokens", () => {
 
   it("spells Unicode keywords in ASCII", () => {
     expect(scanTokens("□ ¬ ∧ ∨ ⇒ → -> ◇⁻ ◇⁺").map((token) => token.keyword)).toEqual(["always", "not", "and", "or", "implies", "implies", "implies", "once", "eventually"]);
+  });
+});
+
+describe("scanTokens and scopes", () => {
+  const marked = (text: string) =>
+    scanTokens(text)
+      .filter((token) => token.scopeWord === true)
+      .map((token) => [token.kind, token.keyword, token.start]);
+
+  it("reads a scope's words as keywords where the parser reads a scope, and as names elsewhere", () => {
+    const text = [
+      "policy p {",
+      "  pattern after = action in {before} and between in {1}",
+      "  rule a: abs(after) after action in {x} and y in {1} until after",
+      "  rule b: resp(after, before) between (action in {q} and z in {1}) and action in {r} and s in {2} warn",
+      "  rule c: always not after before between",
+      "  rule d: always x and y between after and before",
+      "  rule after: abs(x) before action in {approve} and r in {1}",
+      "}",
+    ].join("\n");
+    const at = (needle: string, from = 0) => text.indexOf(needle, from);
+    const lineA = at("rule a");
+    const lineB = at("rule b");
+    const lineC = at("rule c");
+    const lineD = at("rule d");
+    const lineE = at("rule after");
+    expect(marked(text)).toEqual([
+      ["keyword", "after", at(") after", lineA) + 2],
+      ["keyword", "until", at("until", lineA)],
+      ["keyword", "between", at("between", lineB)],
+      ["keyword", "and", at(") and", lineB + 30) + 2],
+      ["keyword", "before", at("before between", lineC)],
+      ["keyword", "between", at("between", lineD)],
+      ["keyword", "and", at("and before", lineD)],
+      ["keyword", "before", at("before", lineE)],
+    ]);
+    // The other words are names: a pattern called `after`, an action `before`, a key `between`.
+    const names = scanTokens(text).filter((token) => ["after", "before", "between"].includes(token.text) && token.scopeWord !== true);
+    expect(names.every((token) => token.kind === "identifier")).toBe(true);
+    expect(names).toHaveLength(12);
+    // The parser finds the same scopes.
+    const parsed = parse(text);
+    expect(parsed.diagnostics).toEqual([]);
+    const words = parsed.file.policies[0]!.items.flatMap((item) => (item.kind === "RuleDecl" && item.statement.scope !== undefined ? [item.statement.scope.wordSpan.start] : []));
+    expect(words).toEqual(marked(text).filter(([, keyword]) => keyword !== "and" && keyword !== "until").map(([, , start]) => start));
+  });
+
+  it("marks a scope word being typed, and nothing in a pattern declaration or after a keyword", () => {
+    expect(marked("policy p {\n  rule r: abs(x) after")).toEqual([["keyword", "after", 28]]);
+    expect(marked("policy p {\n  rule r: always after\n}")).toEqual([]);
+    expect(marked("policy p {\n  pattern q = x after y\n}")).toEqual([]);
+    expect(marked("policy p {\n  rule r: abs(x)\n} after y")).toEqual([]);
   });
 });

@@ -2,14 +2,14 @@ import { nameText } from "@vigil/syntax";
 import { keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Range } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
-import { formDescriptions, forms, keywordDescriptions, responseDescriptions } from "../forms.js";
+import { formDescriptions, forms, keywordDescriptions, responseDescriptions, scopeDescriptions, scopeKinds } from "../forms.js";
 import type { TextPositions } from "../positions.js";
 import { isComment, isKeywordToken, isPunctuation, lastTokenBefore, type Token } from "../tokens.js";
 import type { SampleSet } from "../workspace/samples.js";
 
 /**
  * Completion from the tokens before the cursor, so that it works on half-typed text the parser
- * cannot make sense of yet: keywords and forms as snippets, the policy's pattern names, and the
+ * cannot make sense of yet: keywords, forms and scopes as snippets, the policy's pattern names, and the
  * sample signature's actions, keys and values where each can stand.
  */
 
@@ -29,8 +29,18 @@ type Context =
   | { readonly kind: "form" }
   | { readonly kind: "after-statement" }
   | { readonly kind: "operand"; readonly temporal: boolean }
-  /** After a complete operand (`key` when it may be a key awaiting its operator); `ends`: the declaration it may end. */
-  | { readonly kind: "after-operand"; readonly key?: readonly string[]; readonly temporal: boolean; readonly ends: "rule" | "pattern" | undefined }
+  /**
+   * After a complete operand (`key` when it may be a key awaiting its operator); `ends`: the
+   * declaration it may end; `scope`: in a rule's scope, with the word that may come next (`until`
+   * after `after ψ`, `and` after `between ψ`), if any.
+   */
+  | {
+      readonly kind: "after-operand";
+      readonly key?: readonly string[];
+      readonly temporal: boolean;
+      readonly ends: "rule" | "pattern" | undefined;
+      readonly scope?: { readonly next?: "until" | "and" };
+    }
   | { readonly kind: "actions"; readonly present: ReadonlySet<string> }
   | { readonly kind: "values"; readonly key: readonly string[]; readonly present: ReadonlySet<string> }
   | { readonly kind: "nested-key"; readonly prefix: readonly string[] }
@@ -132,6 +142,9 @@ function contextAt(all: readonly Token[], lastIndex: number): Context {
   }
   if (declarationKeyword !== "rule" || afterKeyword.length < 2 || !isPunctuation(afterKeyword[1], ":")) return { kind: "none" };
   if (afterKeyword.length === 2) return { kind: "form" };
+  // In the rule's scope (its words are keywords where the parser reads a scope; see `scanTokens`).
+  const scopeWord = afterKeyword.findIndex((token) => token.scopeWord === true);
+  if (scopeWord >= 0) return scopeContext(tokens, declaration + 1 + scopeWord, nested);
   if (isKeywordToken(afterKeyword[2], "always")) {
     if (afterKeyword.length === 3) return { kind: "operand", temporal: true };
     return expressionContext(tokens, true, nested ? undefined : "rule");
@@ -143,6 +156,24 @@ function contextAt(all: readonly Token[], lastIndex: number): Context {
     return afterKeyword.slice(3).some((token) => isPunctuation(token, "(")) ? { kind: "declaration" } : { kind: "none" };
   }
   return expressionContext(tokens, false, undefined);
+}
+
+/**
+ * In a scope's patterns (one-event patterns: no `once` or `eventually`): a pattern after the scope's
+ * word and after its `until` or `and`; after a complete pattern, the word that ends the first one,
+ * the connectives, a response and the next declaration.
+ */
+function scopeContext(tokens: readonly Token[], word: number, nested: boolean): Context {
+  if (nested) return expressionContext(tokens, false, undefined);
+  const previous = tokens[tokens.length - 1];
+  if (previous?.scopeWord === true) return { kind: "operand", temporal: false };
+  const context = expressionContext(tokens, false, "rule");
+  if (context.kind !== "after-operand") return context;
+  const first = tokens[word]!.keyword;
+  const rest = tokens.slice(word + 1);
+  const has = (keyword: string) => rest.some((token) => token.scopeWord === true && token.keyword === keyword);
+  const next = first === "after" && !has("until") ? "until" : first === "between" && !has("and") ? "and" : undefined;
+  return { ...context, scope: next !== undefined ? { next } : {} };
 }
 
 function setContext(tokens: readonly Token[], open: number, end: number): Context {
@@ -225,6 +256,7 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
 }
 
 function isOperandStart(token: Token): boolean {
+  if (token.scopeWord === true) return true;
   if (token.kind === "punctuation") return token.text === "(" || token.text === "," || token.text === "=";
   return token.kind === "keyword" && ["and", "or", "not", "implies", "once", "eventually", "always"].includes(token.keyword ?? "");
 }
@@ -308,6 +340,7 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
       }
       break;
     case "after-statement":
+      scopeItems(items);
       for (const response of ["block", "warn", "ask"] as const) {
         items.snippet(response, `${response} "\${1:how to comply}"`, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword, `${response} "…"`);
         items.plain(response, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword);
@@ -326,7 +359,11 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
         items.snippet("matches", "matches /${1}/${2:i}", "the argument's text contains a match of the regular expression", CompletionItemKind.Operator, "matches /…/");
         items.snippet("contains", "contains \\$${1:x}", "the argument's text contains the value bound to the variable", CompletionItemKind.Operator, "contains $x");
       }
-      for (const connective of ["and", "or", "implies"]) items.plain(connective, keywordDescriptions[connective]!, CompletionItemKind.Keyword);
+      if (context.scope?.next === "until") items.plain("until", "ends the first pattern: each stretch closes at the next event matching ψ'", CompletionItemKind.Keyword);
+      // In `between ψ and ψ'`, the first `and` ends ψ.
+      if (context.scope?.next === "and") items.plain("and", "ends the first pattern: each stretch closes at the next event matching ψ'", CompletionItemKind.Keyword);
+      for (const connective of context.scope !== undefined ? ["and", "or"] : ["and", "or", "implies"]) items.plain(connective, keywordDescriptions[connective]!, CompletionItemKind.Keyword);
+      if (context.ends === "rule" && context.scope === undefined) scopeItems(items);
       if (context.ends === "rule") {
         for (const response of ["block", "warn", "ask"] as const) items.plain(response, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword);
       }
@@ -385,6 +422,14 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
       break;
   }
   return items.items;
+}
+
+/** The scopes a statement may end with, as snippets. */
+function scopeItems(items: ItemList): void {
+  for (const kind of scopeKinds) {
+    const description = scopeDescriptions[kind];
+    items.snippet(kind === "afterUntil" ? "after" : kind, description.snippet, description.summary, CompletionItemKind.Keyword, description.label);
+  }
 }
 
 function operandItems(items: ItemList, options: ItemOptions, signature: Signature | undefined, temporal: boolean): void {

@@ -1,17 +1,18 @@
 import { basename } from "node:path";
 import { termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
-import { declarationExpressions, keyPathText, nameText, printExpr, walkExpressions, type Item, type PolicyDecl, type RuleDecl } from "@vigil/syntax";
+import { declarationExpressions, keyPathText, nameText, printExpr, walkExpressions, type Expr, type Item, type PolicyDecl, type RuleDecl, type Scope, type ScopeKind } from "@vigil/syntax";
 import { keyPathId, valueKey, type JsonValue } from "@vigil/trace";
 import type { Hover } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
-import { formDescriptions, keywordDescriptions, responseDescriptions } from "../forms.js";
+import { formDescriptions, keywordDescriptions, responseDescriptions, scopeDescriptions } from "../forms.js";
 import { lastTokenBefore } from "../tokens.js";
 import type { SampleSet } from "../workspace/samples.js";
 
 /**
  * Hovers: on a rule, its `///` text, its form in words and its Figure 5 requirement; on a pattern,
  * its doc and body; on a variable, where it is bound and used; on an action, key or value, how many
- * events of the sample traces carry it; on a keyword, what it means.
+ * events of the sample traces carry it; on a keyword, what it means (on a scope's word, where the
+ * rule is judged).
  */
 export function hover(analysis: Analysis, offset: number, options: { readonly markdown: boolean }): Hover | null {
   const term = termAt(analysis.compiled, offset);
@@ -78,8 +79,34 @@ function describeRule(rule: RuleDecl, policy: PolicyDecl | undefined): string {
     rule.doc?.text,
     `\`${form.form}\` holds when ${form.holdsWhen}.`,
     `Figure 5 (${form.figureName}): R_φ(e) = ${form.requirement} — ${form.reading}.`,
+    rule.statement.scope !== undefined ? describeScope(rule.statement.scope) : undefined,
     responseLine,
   ]);
+}
+
+/** A rule's scope: as written, and where the rule is judged, said with its patterns. */
+function describeScope(scope: Scope): string {
+  const description = scopeDescriptions[scope.kind];
+  const open = `\`${printExpr(scope.open)}\``;
+  const close = scope.close !== undefined ? `\`${printExpr(scope.close)}\`` : "";
+  return `**scope** \`${scopeText(scope)}\`: ${description.judged(open, close)}.`;
+}
+
+function scopeText(scope: Scope): string {
+  const open = printExpr(scope.open);
+  switch (scope.kind) {
+    case "after":
+    case "before":
+      return `${scope.kind} ${open}`;
+    case "between":
+      return `between ${needsParentheses(scope.open) ? `(${open})` : open} and ${printExpr(scope.close!)}`;
+    case "afterUntil":
+      return `after ${open} until ${printExpr(scope.close!)}`;
+  }
+}
+
+function needsParentheses(expr: Expr): boolean {
+  return expr.kind === "And" || expr.kind === "Or" || expr.kind === "Implies";
 }
 
 /** Where a variable is bound (its first occurrence) and used, with the key and the operand of each. */
@@ -125,6 +152,12 @@ function describeKeyword(analysis: Analysis, offset: number): Described | undefi
   const index = lastTokenBefore(tokens, offset);
   const token = tokens[index];
   if (token === undefined || offset > token.end) return undefined;
+  if (token.scopeWord === true) {
+    const kind = scopeKindOf(analysis, token.start, token.keyword);
+    const description = scopeDescriptions[kind];
+    const text = `**${description.label}**: ${description.judged("ψ", "ψ'")}.${token.keyword === "and" || token.keyword === "until" ? "" : `\n\n\`${token.keyword}\` is not reserved: it starts a scope only right after a statement.`}`;
+    return { text, start: token.start, end: token.end };
+  }
   if (token.kind === "keyword" && token.keyword !== undefined) {
     const form = formDescriptions[token.keyword as keyof typeof formDescriptions];
     const text = form !== undefined ? `**${form.form}**: holds when ${form.holdsWhen}.\n\nFigure 5 (${form.figureName}): R_φ(e) = ${form.requirement}` : keywordDescriptions[token.keyword];
@@ -136,6 +169,21 @@ function describeKeyword(analysis: Analysis, offset: number): Described | undefi
     return { text: `**${response}**: a violation ${responseDescriptions[response]}.`, start: item.response.span.start, end: item.response.span.end };
   }
   return undefined;
+}
+
+/** The kind of the scope a scope word belongs to: from the tree, or from the word while the scope is unfinished. */
+function scopeKindOf(analysis: Analysis, offset: number, word: string | undefined): ScopeKind {
+  const item = analysis.itemAt(offset);
+  const scope = item?.kind === "RuleDecl" ? item.statement.scope : undefined;
+  if (scope !== undefined && scope.span.start <= offset && offset <= scope.span.end) return scope.kind;
+  if (word === "until") return "afterUntil";
+  if (word === "and" || word === "between") return "between";
+  if (word === "before") return "before";
+  // A bare `after`: `after ψ until ψ'` when an `until` of the scope follows in the same rule.
+  const tokens = analysis.tokens;
+  const end = item?.span.end ?? offset;
+  const until = tokens.some((token) => token.start > offset && token.start <= end && token.scopeWord === true && token.keyword === "until");
+  return until ? "afterUntil" : "after";
 }
 
 // Counting events of the sample traces.

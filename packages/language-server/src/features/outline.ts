@@ -30,8 +30,9 @@ function displayName(name: string): string {
 
 function itemDetail(item: Item): string {
   if (item.kind === "PatternDecl") return shorten(printExpr(item.body));
-  const response = item.response?.value;
-  return response !== undefined ? `${item.statement.form} · ${response}` : item.statement.form;
+  const scope = item.statement.scope?.kind;
+  const parts = [item.statement.form, scope === "afterUntil" ? "after … until" : scope, item.response?.value];
+  return parts.filter((part) => part !== undefined).join(" · ");
 }
 
 function shorten(text: string): string {

@@ -83,6 +83,7 @@ function formBefore(tokens: readonly Token[], open: number): "abs" | "prec" | "r
     while (index >= 0 && !isPunctuation(tokens[index], "[")) index--;
     token = tokens[index - 1];
   }
-  if (token?.kind !== "keyword" || token.keyword === undefined || !isForm(token.keyword) || token.keyword === "always") return undefined;
+  // The `until` of a scope (`after ψ until (…)`) is no form.
+  if (token?.kind !== "keyword" || token.keyword === undefined || !isForm(token.keyword) || token.keyword === "always" || token.scopeWord === true) return undefined;
   return token.keyword;
 }
