@@ -183,15 +183,16 @@ describe("each event, as Claude Code sends it", () => {
         "stop:allow",
         "finish:unsafe",
       ]);
-      // The events of the run: the Bash calls grounded into their commands, as the trace adapters ground them.
+      // The events of the run: the Bash calls grounded into their commands, as the trace adapters
+      // ground them; a call's output is its last command's too.
       const events = store.db.prepare("SELECT action, status, output FROM events WHERE run_id = ? ORDER BY position").all(session);
       expect(events).toEqual([
         { action: "user_message", status: null, output: null },
         { action: "Read", status: "ok", output: "API_TOKEN=x\n" },
         { action: "Bash", status: "ok", output: "# Project\n" },
-        { action: "cat", status: "ok", output: null },
+        { action: "cat", status: "ok", output: "# Project\n" },
         { action: "Bash", status: "error", output: "Exit code 1\n1 failing" },
-        { action: "npm test", status: "error", output: null },
+        { action: "npm test", status: "error", output: "Exit code 1\n1 failing" },
         { action: "mcp__tickets__open", status: "ok", output: "opened T-7" },
       ]);
     } finally {

@@ -69,13 +69,13 @@ export function recordCall(monitor: Monitor, events: readonly CallEvent[]): Call
   const positions: number[] = [];
   const violations: Violation[] = [];
   for (const event of events) {
-    const recorded = monitor.record({
-      id: PROBE,
-      action: event.action,
-      args: event.args,
-      status: event.status ?? "ok",
-      ...(event.output !== undefined ? { output: event.output } : {}),
-    });
+    // A command whose outcome the recording does not show (grounding leaves its status out) is
+    // added with no status, as the offline reading has it: it satisfies neither `status = ok` nor
+    // `status = error`.
+    const recorded =
+      event.status === undefined
+        ? monitor.observe({ action: event.action, args: event.args, ...(event.output !== undefined ? { output: event.output } : {}) })
+        : monitor.record({ id: PROBE, action: event.action, args: event.args, status: event.status, ...(event.output !== undefined ? { output: event.output } : {}) });
     positions.push(recorded.position);
     violations.push(...recorded.violations);
   }

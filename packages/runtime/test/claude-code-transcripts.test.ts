@@ -80,12 +80,25 @@ describe.skipIf(files.length === 0)("real Claude Code transcripts through the ho
 
     const read = readRecording(text, { file, format: "claude-code" });
     expect(read.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-    // Per call, in order: the call's own event and the events grounded from it.
+    // The hook grounds a call without the working directory (the runtime does not pass its `cwd` to
+    // grounding): the transcript is read for the comparison as it grounds it, without its `cwd`.
+    const withoutCwd = text
+      .split("\n")
+      .map((line) => (line.trim() === "" ? line : JSON.stringify({ ...(JSON.parse(line) as object), cwd: undefined })))
+      .join("\n");
+    const asHook = readRecording(withoutCwd, { file, format: "claude-code" });
+    // Per call, in order: the call's own event and the events grounded from it. In the call path, a
+    // grounded command whose status its result does not show takes the call's, and has no `argv`
+    // (see liveCallEvents).
     const expected = new Map<string, { action: string; args: unknown; status: string | undefined }[]>();
-    for (const event of read.trace.events) {
-      if (event.status === undefined) continue; // a call the run was cut off before it answered
+    const callStatus = new Map<string, string | undefined>();
+    for (const event of asHook.trace.events) {
       const id = event.source!.id!;
-      expected.set(id, [...(expected.get(id) ?? []), { action: event.action, args: event.args, status: event.status }]);
+      if (event.source?.groundedFrom === undefined) callStatus.set(id, event.status);
+      const status = event.status ?? callStatus.get(id);
+      if (status === undefined) continue; // a call the run was cut off before it answered
+      const { argv: _argv, ...args } = event.args;
+      expected.set(id, [...(expected.get(id) ?? []), { action: event.action, args: event.source?.groundedFrom === undefined ? event.args : args, status }]);
     }
     const store = Store.open(database, { mustExist: true });
     try {

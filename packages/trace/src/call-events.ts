@@ -21,6 +21,8 @@ export interface LiveCall {
   readonly args: unknown;
   /** What the call returned, when it has run: without it, the events are pending (no status). */
   readonly result?: LiveResult;
+  /** The absolute working directory the call runs in, when it is known: grounding takes relative paths against it. */
+  readonly cwd?: string;
 }
 
 export interface LiveResult {
@@ -52,7 +54,7 @@ export function liveCallEvents(call: LiveCall): LiveCallEvents {
   } catch (error) {
     return { events: [], errors: [`the arguments of the \`${call.action}\` call cannot be read (${(error as Error).message})`], notes: [] };
   }
-  pairing.call({ id, action: call.action, args: call.args ?? {}, line: 0, span: NOWHERE, raw: { name: call.action }, source });
+  pairing.call({ id, action: call.action, args: call.args ?? {}, line: 0, span: NOWHERE, raw: { name: call.action }, source, ...(call.cwd !== undefined ? { cwd: call.cwd } : {}) });
   if (call.result !== undefined) {
     const output = contentText(call.result.content);
     pairing.result({ callId: id, status: call.result.status, ...(output !== undefined ? { output } : {}), line: 0, span: NOWHERE });
@@ -60,6 +62,21 @@ export function liveCallEvents(call: LiveCall): LiveCallEvents {
   const recorded = pairing.finish();
   const errors = diagnostics.filter((d) => d.severity === "error").map((d) => d.message);
   if (recorded.length === 0) return { events: [], errors: errors.length > 0 ? errors : [`the \`${call.action}\` call makes no event`], notes: diagnostics };
-  const grounded = groundTrace(recorded);
-  return { events: grounded.events, errors, notes: [...diagnostics.filter((d) => d.severity !== "error"), ...grounded.diagnostics] };
+  // `cd NAME` may search CDPATH when this process's environment (the agent's shell's, in a hook) sets it.
+  const grounded = groundTrace(recorded, { cdpath: (process.env["CDPATH"] ?? "") !== "" });
+  return { events: grounded.events.map((event) => liveEvent(event, recorded[0]!)), errors, notes: [...diagnostics.filter((d) => d.severity !== "error"), ...grounded.diagnostics] };
+}
+
+/**
+ * A grounded event as the call path takes it. The runtime records every event of a call that ran
+ * with a status (its store tells a message by a missing one): a command whose status the result
+ * does not show takes the call's, as it did before grounding knew statuses. And its guard reads
+ * every argument but grounding's own as a word that may be a path or an option, so `argv`, which
+ * repeats the command's words, is left out here until the guard knows it.
+ */
+function liveEvent(event: TraceEvent, call: TraceEvent): TraceEvent {
+  if (event.source?.groundedFrom === undefined) return event;
+  const { argv: _argv, ...args } = event.args;
+  const status = event.status ?? call.status;
+  return { ...event, args, ...(status !== undefined ? { status } : {}) };
 }

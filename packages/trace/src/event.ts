@@ -18,6 +18,10 @@ export interface EventSource {
   readonly raw?: JsonValue;
   /** For an event grounded from a shell call: the position of that call's event. */
   readonly groundedFrom?: number;
+  /** The working directory the recording states for the call (Claude Code's `cwd`), as written. */
+  readonly cwd?: string;
+  /** The line of the recording that states `cwd` (the call's own, or an earlier one). */
+  readonly cwdLine?: number;
 }
 
 /**

@@ -13,11 +13,11 @@ export type { ReadAnyTraceOptions, ReadAnyTraceResult, TraceFormat } from "./for
 export { detectTraceFormat, readAnyTrace, traceFormatDescriptions, traceFormats } from "./formats/index.js";
 export type { ReadingPlace, ReadRecordingOptions, ReadRecordingResult, RecordingReader, Rereading } from "./read-recording.js";
 export { createRecordingReader, readRecording } from "./read-recording.js";
-export type { GroundedCommand, GroundTraceOptions } from "./grounding/ground.js";
+export type { GroundedCommand, GroundingContext, GroundingState, GroundTraceOptions } from "./grounding/ground.js";
 export { groundCommandLine, groundSimpleCommand, groundTrace, groundWords, shellToolNames } from "./grounding/ground.js";
 export type { ToolSpec } from "./grounding/catalog.js";
 export { toolCatalog } from "./grounding/catalog.js";
-export type { ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";
+export type { DirectoryStep, LineNode, LineOptions, ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";
 export { parseCommandLine } from "./grounding/shell.js";
 export { signatureFromToolSchemas } from "./schema-signature.js";
 export type { TextOrigin } from "./formats/lines.js";

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { groundCommandLine, groundTrace, parseCommandLine, readAnyTrace, shellToolNames, toolCatalog } from "@vigil/trace";
 
-const ground = (line: string) => {
+/** The events of a line, without their `argv` (which the tests of `argv` look at). */
+const ground = (line: string) => groundWithArgv(line).map(({ action, args: { argv: _argv, ...args } }) => ({ action, args }));
+const groundWithArgv = (line: string) => {
   const parsed = parseCommandLine(line);
   if (!parsed.ok) throw new Error(parsed.message);
   return groundCommandLine(parsed.commands);
@@ -339,8 +341,11 @@ describe("grounding what a command line hides", () => {
       ["sh", undefined],
       ["unknown_command", "piped_script"],
     ]);
-    // The pipe is found after a here-document, whose body lies between the two sides.
-    expect(actions("cat <<EOF | sh\nrm -rf x\nEOF")).toEqual(["cat", "sh", "unknown_command"]);
+    // The pipe is found after a here-document, whose body lies between the two sides; what `cat`
+    // writes from a here-document is known, so the shell runs it as a script.
+    expect(actions("cat <<EOF | sh\nrm -rf x\nEOF")).toEqual(["cat", "sh", "rm"]);
+    expect(actions("cat <<EOF | sh\nrm -rf $X\nEOF")).toEqual(["cat", "sh", "unknown_command", "rm"]);
+    expect(actions("cat notes.txt | sh")).toEqual(["cat", "sh", "unknown_command"]);
   });
 
   it("makes a script nested deeper than grounding goes an unknown command", () => {
@@ -382,13 +387,14 @@ describe("docs/grounding.md", () => {
       }
       if (spec.commandOptions !== undefined) shape.push(`runs the command after ${pairs(spec.commandOptions)}, up to ; or {} +`);
       if (spec.script !== undefined) {
-        const { role, words, fromFile, stdin } = spec.script;
+        const { role, words, fromFile, stdin, stdinFlag } = spec.script;
         const runs: string[] = [];
         if (role !== undefined) runs.push(words ? `its words, joined, as ${role}` : role);
         if (fromFile !== undefined) runs.push(`the file ${fromFile}`);
-        if (stdin) runs.push("standard input");
+        if (stdin) runs.push(`standard input${stdinFlag !== undefined ? ` (also with ${stdinFlag})` : ""}`);
         shape.push(`runs a script: ${runs.join(", or ")}`);
       }
+      if (spec.stdinCode !== undefined) shape.push(`runs standard input as ${spec.stdinCode.role}, given none of ${spec.stdinCode.unless.join(", ")}`);
       if (spec.subcommands !== undefined) shape.push(`subcommand words: ${spec.subcommands}`);
       if (spec.subcommandPositionals !== undefined) {
         shape.push(
@@ -398,8 +404,38 @@ describe("docs/grounding.md", () => {
               .join("; "),
         );
       }
+      if (spec.subcommandOptions !== undefined) {
+        shape.push(
+          "options per subcommand: " +
+            Object.entries(spec.subcommandOptions)
+              .map(([name, table]) => `${name} (${[pairs(table.options), pairs(table.flags)].filter((text) => text !== "").join(", ")})`)
+              .join("; "),
+        );
+      }
       if (spec.positionals !== undefined && spec.positionals.length > 0) shape.push(`positional: ${spec.positionals.join(", ")}`);
-      const options = [pairs(spec.options), ...(spec.numberOption !== undefined ? [`-N→${spec.numberOption}`] : [])].filter((text) => text !== "").join(", ");
+      if (spec.dashOperands !== undefined) shape.push(`operands starting with a dash: \`${spec.dashOperands.source}\``);
+      if (spec.optionsEnd !== undefined) {
+        const { operands, roles } = spec.optionsEnd;
+        shape.push(`options end ${[...(operands !== undefined ? [`at operand ${operands}`] : []), ...(roles !== undefined ? [`after ${roles.join(", ")}`] : [])].join(" or ")}`);
+      }
+      if (spec.insteadOf !== undefined) shape.push(`in place of a positional: ${pairs(spec.insteadOf)}`);
+      if (spec.paths !== undefined) shape.push(`paths: ${spec.paths.join(", ")}`);
+      if (spec.workingDirectory !== undefined) {
+        const { role, unknownWith, unknown } = spec.workingDirectory;
+        shape.push(unknown ? "works in a directory not known" : [...(role !== undefined ? [`works in ${role}`] : []), ...(unknownWith !== undefined ? [`in a directory not known with ${unknownWith.join(", ")}`] : [])].join(", "));
+      }
+      const options = [
+        pairs(spec.options),
+        Object.entries(spec.optionalValues ?? {})
+          .map(([flag, role]) => `${flag} [N]→${role}`)
+          .join(", "),
+        Object.entries(spec.pairOptions ?? {})
+          .map(([flag, role]) => `${flag} NAME VALUE→${role}`)
+          .join(", "),
+        ...(spec.numberOption !== undefined ? [`-N→${spec.numberOption}`] : []),
+      ]
+        .filter((text) => text !== "")
+        .join(", ");
       return `| \`${tool}\` | ${shape.join("<br>")} | ${options} | ${pairs(spec.flags)} |`.replace(/ {2}\|/g, " |").replace(/\| {2}/g, "| ");
     });
     const documented = page.split("\n").filter((line) => /^\| `[^`]+` \|/.test(line) && !line.startsWith("| `positionals`"));

@@ -25,6 +25,9 @@ export interface ToolCall {
   readonly raw: JsonValue;
   /** The JSON text the arguments were parsed from: a line, a document, or an `arguments` string. */
   readonly source: string;
+  /** The working directory the recording states for the call, and the line stating it. */
+  readonly cwd?: string;
+  readonly cwdLine?: number;
 }
 
 /**
@@ -263,7 +266,14 @@ export class CallPairing {
       ...(result !== undefined ? { status: result.status } : {}),
       ...(output !== undefined ? { output: output.output } : {}),
       ...(output?.truncated === true ? { outputTruncated: true } : {}),
-      source: { ...(file !== undefined ? { file } : {}), line: call.line, span: call.span, ...(call.id !== undefined ? { id: call.id } : {}), raw: call.raw },
+      source: {
+        ...(file !== undefined ? { file } : {}),
+        line: call.line,
+        span: call.span,
+        ...(call.id !== undefined ? { id: call.id } : {}),
+        raw: call.raw,
+        ...(call.cwd !== undefined ? { cwd: call.cwd, ...(call.cwdLine !== undefined ? { cwdLine: call.cwdLine } : {}) } : {}),
+      },
     };
   }
 

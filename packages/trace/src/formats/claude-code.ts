@@ -19,9 +19,12 @@ import { contentText, malformedRecord, messageText, type CallPairing, type LineR
  * caveat) and those of a subagent (`isSidechain`, `parent_tool_use_id`: the prompt its parent
  * gave it) make no message.
  */
-export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, context: RecordContext, messages = false): void {
+export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, context: RecordContext, messages = false, state: ClaudeCodeReading = {}): void {
   const value = record.value;
   if (!isJsonObject(value)) return;
+  // The working directory: every line of a session file states it, the stream's `system` line once.
+  const cwd = value["cwd"];
+  if (typeof cwd === "string" && cwd !== "") state.cwd = { path: cwd, line: record.line };
   const message = value["message"];
   if (messages && isJsonObject(message)) readMessage(value, message, record, pairing);
   if (!isJsonObject(message) || !Array.isArray(message["content"])) return;
@@ -41,6 +44,7 @@ export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, c
         span: record.span,
         raw: block as JsonValue,
         source: record.text,
+        ...(state.cwd !== undefined ? { cwd: state.cwd.path, cwdLine: state.cwd.line } : {}),
       });
     } else if (block["type"] === "tool_result") {
       if (typeof block["tool_use_id"] !== "string") {
@@ -57,6 +61,11 @@ export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, c
       });
     }
   }
+}
+
+/** What reading a Claude Code transcript keeps from one line to the next: the working directory last stated, and where. */
+export interface ClaudeCodeReading {
+  cwd?: { readonly path: string; readonly line: number };
 }
 
 /** The message of a `user` or `assistant` line, if it is one the user or the main agent said. */

@@ -1,10 +1,10 @@
 import { diagnostic, LineIndex, type Diagnostic, type Severity } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
-import { groundTrace } from "../grounding/ground.js";
+import { groundTrace, type GroundingState } from "../grounding/ground.js";
 import { looksLikeAgentDojo, looksLikeChatMessages, readChatMessages } from "./agentdojo.js";
 import { CallPairing, invalidLine, type DiagnosticSink } from "./calls.js";
 import { canonicalEvent, canonicalReading, invalidCanonicalLine, splitJsonArray, type CanonicalReading } from "./canonical.js";
-import { looksLikeClaudeCode, readClaudeCodeRecord } from "./claude-code.js";
+import { looksLikeClaudeCode, readClaudeCodeRecord, type ClaudeCodeReading } from "./claude-code.js";
 import { detectTraceFormat, documentFormat, formatMismatch, isRecordLine, traceFormats, type TraceFormat } from "./detect.js";
 import { isBlank, lineIndexOf, LineSplitter, lineSpan, type TextOrigin } from "./lines.js";
 import { looksLikeMcp, McpLog } from "./mcp.js";
@@ -130,6 +130,10 @@ export class TraceReader {
   private readonly sink: KeptDiagnostics;
   private decided: { readonly format: TraceFormat | undefined; readonly layout: Layout } | undefined;
   private ground = false;
+  /** Where a Claude Code transcript last stated the working directory. */
+  private readonly claudeCode: ClaudeCodeReading = {};
+  /** What grounding keeps from one batch of calls to the next. */
+  private readonly grounding: GroundingState = {};
   private ended = false;
 
   /** The text held while the format is undecided, or while a document is read. */
@@ -299,7 +303,7 @@ export class TraceReader {
 
   private readonly claudeCodeLine = (text: string, line: number, offset: number): void => {
     const value = this.parseRecordingLine(text, line, offset);
-    if (value !== invalid) readClaudeCodeRecord({ value, line, span: lineSpan(line, offset, 0, 0), text }, this.pairing!, this.context(), this.messages);
+    if (value !== invalid) readClaudeCodeRecord({ value, line, span: lineSpan(line, offset, 0, 0), text }, this.pairing!, this.context(), this.messages, this.claudeCode);
   };
 
   private readonly mcpLine = (text: string, line: number, offset: number): void => {
@@ -505,7 +509,7 @@ export class TraceReader {
     const base = this.delivered;
     let events: TraceEvent[];
     if (this.ground && this.sink.errors === 0 && recorded.length > 0) {
-      const grounded = groundTrace(recorded);
+      const grounded = groundTrace(recorded, { state: this.grounding });
       for (const found of grounded.diagnostics) this.sink.push(found);
       this.groundedEvents += grounded.events.length - recorded.length;
       events = base === 0 ? grounded.events : grounded.events.map((event) => renumbered(event, event.position + base, base));
