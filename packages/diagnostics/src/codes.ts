@@ -9,7 +9,7 @@ export interface DiagnosticCodeEntry {
 /**
  * The one registry of every diagnostic the toolchain reports. Codes are stable: tools and quick
  * fixes key on them, so a code is never reused for another meaning. V0xxx are policy-syntax codes,
- * V1xxx policy-checking codes, T0xxx trace-input codes, E0xxx decision-procedure codes.
+ * V1xxx policy-checking codes, V2xxx test-file codes, T0xxx trace-input codes, E0xxx decision-procedure codes.
  */
 export const diagnosticCodes = {
   // Syntax (produced by @vigil/syntax).

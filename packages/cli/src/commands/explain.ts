@@ -20,7 +20,7 @@ function explain(context: CommandContext, code: string): void {
   if (!Object.hasOwn(codes, key)) {
     const near = closestName(key, Object.keys(codes));
     io.stderr(`error: \`${code}\` is not a Vigil diagnostic code${near !== undefined ? `; did you mean \`${near}\`?` : ""}\n`);
-    io.stderr("  help: codes are V0xxx (policy syntax), V1xxx (policy checking), T0xxx (traces), E0xxx (decision procedures)\n");
+    io.stderr("  help: codes are V0xxx (policy syntax), V1xxx (policy checking), V2xxx (test files), T0xxx (traces), E0xxx (decision procedures)\n");
     throw new InputError();
   }
   const entry = codes[key]!;
