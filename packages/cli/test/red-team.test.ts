@@ -62,6 +62,9 @@ async function post(session: string, id: string, tool: string, input: Record<str
 describe("attacks on Vigil's own files, from the agent's shell", () => {
   const attacks: [string, string, Record<string, unknown>, string][] = [
     ["deleting the database", "Bash", { command: "rm .vigil/audit.db" }, "the enforcement database"],
+    // The call's own arguments are the agent's: a working directory it names must not move the paths
+    // the guard sees (Claude Code's Bash tool runs in the session's directory whatever it is given).
+    ["deleting the database, naming another working directory", "Bash", { command: "rm .vigil/audit.db", workdir: "/tmp", cwd: "/tmp" }, "the enforcement database"],
     ["emptying the audit log with sqlite3", "Bash", { command: 'sqlite3 .vigil/audit.db "delete from audit"' }, "the enforcement database"],
     ["emptying the policy", "Bash", { command: 'echo "" > .claude/policy.vigil' }, "a file of the policy in force"],
     ["rewriting Claude Code's settings with the Write tool", "Write", { file_path: "PROJECT/.claude/settings.json", content: "{}" }, "Claude Code's settings"],

@@ -63,7 +63,8 @@ export function liveCallEvents(call: LiveCall): LiveCallEvents {
   const errors = diagnostics.filter((d) => d.severity === "error").map((d) => d.message);
   if (recorded.length === 0) return { events: [], errors: errors.length > 0 ? errors : [`the \`${call.action}\` call makes no event`], notes: diagnostics };
   // `cd NAME` may search CDPATH when this process's environment (the agent's shell's, in a hook) sets it.
-  const grounded = groundTrace(recorded, { cdpath: (process.env["CDPATH"] ?? "") !== "" });
+  // The call's arguments are the agent's: only the host's own `cwd` places its paths.
+  const grounded = groundTrace(recorded, { cdpath: (process.env["CDPATH"] ?? "") !== "", directoryArguments: false });
   return { events: grounded.events.map((event) => liveEvent(event, recorded[0]!)), errors, notes: [...diagnostics.filter((d) => d.severity !== "error"), ...grounded.diagnostics] };
 }
 

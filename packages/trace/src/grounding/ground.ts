@@ -1052,6 +1052,12 @@ export interface GroundTraceOptions {
   readonly state?: GroundingState;
   /** `cd NAME` may search CDPATH (the shell's environment has it set). */
   readonly cdpath?: boolean;
+  /**
+   * Whether a working directory the call's own arguments name (`workdir`, `cwd`) is taken (default:
+   * yes, for a recording of a tool that honours it). Never for a call about to run: its arguments
+   * are the agent's, and a directory it names must not move the paths enforcement sees.
+   */
+  readonly directoryArguments?: boolean;
 }
 
 /** See {@link GroundTraceOptions.state}. */
@@ -1084,7 +1090,7 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
     const position = result.length + 1;
     result.push({ ...event, position });
     if (!tools.has(event.action)) continue;
-    const context: GroundingContext = { ...(options.cdpath === true ? { cdpath: true } : {}), cwd: callDirectory(event, state) };
+    const context: GroundingContext = { ...(options.cdpath === true ? { cdpath: true } : {}), cwd: callDirectory(event, state, options.directoryArguments !== false) };
     // An argument vector: `argv`, or a `command` given as a list (`["bash", "-lc", "…"]`).
     const argv = [event.args["argv"], event.args["command"], event.args["cmd"]].find((value) => Array.isArray(value) && value.length > 0);
     let line: LinePieces;
@@ -1136,8 +1142,8 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
  * or the one the recording states for it (Claude Code's `cwd`), unless an earlier call may have
  * moved the shell since the line stating it.
  */
-function callDirectory(event: TraceEvent, state: GroundingState): string | undefined {
-  for (const name of workingDirectoryArguments) {
+function callDirectory(event: TraceEvent, state: GroundingState, fromArguments: boolean): string | undefined {
+  for (const name of fromArguments ? workingDirectoryArguments : []) {
     const value = event.args[name];
     if (typeof value === "string" && value.startsWith("/")) return normalizePath(value, false);
   }
