@@ -7,7 +7,7 @@ export interface Colors {
   readonly enabled: boolean;
 }
 
-function paint(colors: Colors) {
+export function paint(colors: Colors) {
   return colors.enabled ? pc : pc.createColors(false);
 }
 
@@ -250,7 +250,8 @@ function listedAnswers(first: NonNullable<StatementVerdict["answers"]>["first"],
 }
 
 /** Positions as a short list: the first ten, and how many more. */
-function listed(positions: readonly number[], total = positions.length): string {
+/** Positions as a short list, with `…` when there are more than shown. */
+export function listed(positions: readonly number[], total = positions.length): string {
   const shown = positions.slice(0, 10).join(", ");
   return total > Math.min(positions.length, 10) ? `${shown}, … ${total - Math.min(positions.length, 10)} more` : shown;
 }

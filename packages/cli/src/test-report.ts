@@ -1,8 +1,7 @@
 import type { Diagnostic, ExpectationFailure, RuleCoverage, EngineName, TestFileResult, TestResult, TraceEvent } from "@vigil/compiler";
 import { eventLine } from "@vigil/compiler";
-import pc from "picocolors";
 import type { Colors } from "./render.js";
-import { clip, printableLine } from "./render.js";
+import { clip, listed, paint, printableLine } from "./render.js";
 
 /**
  * The reports of `vigilc test`: the human one (each test passed or failed, and for a failure the
@@ -170,9 +169,6 @@ function renderWhy(test: TestResult, colors: Colors): string[] {
   });
 }
 
-function listed(positions: readonly number[], total = positions.length): string {
-  return `${positions.join(", ")}${total > positions.length ? ", …" : ""}`;
-}
 
 export function renderSummary(totals: TestTotals, colors: Colors): string {
   const c = paint(colors);
@@ -365,6 +361,3 @@ function relative(cwd: string, file: string): string {
   return file.startsWith(`${cwd}/`) ? file.slice(cwd.length + 1) : file;
 }
 
-function paint(colors: Colors) {
-  return colors.enabled ? pc : pc.createColors(false);
-}

@@ -21,7 +21,7 @@ export type {
 } from "./monitor.js";
 export { Monitor, violationOf } from "./monitor.js";
 export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
-export { PatternMatches, statementPatterns } from "./pattern-matches.js";
+export { PatternMatches } from "./pattern-matches.js";
 export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-decision.js";
 export { decideCall, mergeViolations, recordCall, verdictOf } from "./call-decision.js";
 export type { Stretch } from "./scoped.js";

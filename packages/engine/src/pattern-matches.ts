@@ -1,4 +1,4 @@
-import type { CheckedPattern, CheckedStatement } from "@vigil/checker";
+import { statementPatterns, type CheckedPattern, type CheckedStatement } from "@vigil/checker";
 import type { Span } from "@vigil/diagnostics";
 import type { TraceEvent } from "@vigil/trace";
 import { PatternBinder } from "./atoms.js";
@@ -26,28 +26,21 @@ export interface PatternMatchCount {
 /** How many of the first matching positions are kept per pattern. */
 const MATCHES_KEPT = 10;
 
-/** The patterns of a statement with their roles, in the order the form names them. */
-export function statementPatterns(statement: CheckedStatement): readonly { readonly role: PatternRole; readonly pattern: CheckedPattern }[] {
-  switch (statement.form) {
-    case "abs":
-      return [{ role: "pattern", pattern: statement.pattern }];
-    case "prec":
-    case "resp":
-    case "rslv":
-    case "bresp":
-      return [
-        { role: "first", pattern: statement.first },
-        { role: "second", pattern: statement.second },
-      ];
-    case "until":
-      return [
-        { role: "trigger", pattern: statement.trigger },
-        { role: "resolve", pattern: statement.resolve },
-        { role: "bad", pattern: statement.bad },
-      ];
-    case "always":
-      return [];
-  }
+/** The roles of a form's patterns, in the order the checker's `statementPatterns` lists them. */
+const roles: Readonly<Record<CheckedStatement["form"], readonly PatternRole[]>> = {
+  abs: ["pattern"],
+  prec: ["first", "second"],
+  resp: ["first", "second"],
+  bresp: ["first", "second"],
+  rslv: ["first", "second"],
+  until: ["trigger", "resolve", "bad"],
+  always: [],
+};
+
+/** The patterns of a statement with their roles (none for `always`, whose body is judged whole). */
+function patternsWithRoles(statement: CheckedStatement): readonly { readonly role: PatternRole; readonly pattern: CheckedPattern }[] {
+  if (statement.form === "always") return [];
+  return statementPatterns(statement).map((pattern, index) => ({ role: roles[statement.form][index]!, pattern }));
 }
 
 /** One pattern's count as a run reads it. */
@@ -72,7 +65,7 @@ export class PatternMatches {
 
   constructor(readonly statements: readonly CheckedStatement[]) {
     this.patterns = statements.map((statement) =>
-      statementPatterns(statement).map(({ role, pattern }) => {
+      patternsWithRoles(statement).map(({ role, pattern }) => {
         const entry: PatternEntry = { role, span: pattern.span, binder: new PatternBinder(pattern, statement.variables), count: 0, first: [] };
         const actions = actionsOf(pattern.formula);
         if (actions === undefined) this.anyAction.push(entry);
