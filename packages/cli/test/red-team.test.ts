@@ -65,6 +65,9 @@ describe("attacks on Vigil's own files, from the agent's shell", () => {
     // The call's own arguments are the agent's: a working directory it names must not move the paths
     // the guard sees (Claude Code's Bash tool runs in the session's directory whatever it is given).
     ["deleting the database, naming another working directory", "Bash", { command: "rm .vigil/audit.db", workdir: "/tmp", cwd: "/tmp" }, "the enforcement database"],
+    // Grounding places relative paths after a `cd` in the line: the guard must still see where they lead.
+    ["deleting the database from inside its directory", "Bash", { command: "cd .vigil && rm audit.db" }, "the enforcement database"],
+    ["deleting the database through a cd elsewhere", "Bash", { command: "cd /tmp && rm PROJECT/.vigil/audit.db" }, "the enforcement database"],
     ["emptying the audit log with sqlite3", "Bash", { command: 'sqlite3 .vigil/audit.db "delete from audit"' }, "the enforcement database"],
     ["emptying the policy", "Bash", { command: 'echo "" > .claude/policy.vigil' }, "a file of the policy in force"],
     ["rewriting Claude Code's settings with the Write tool", "Write", { file_path: "PROJECT/.claude/settings.json", content: "{}" }, "Claude Code's settings"],
