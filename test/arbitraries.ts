@@ -8,7 +8,7 @@ import fc from "fast-check";
  */
 const actions = ["a", "b", "c", "d"];
 const keys = ["k", "m", "n.p"];
-const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null];
+const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null, 0.1, 0.2];
 const wildcards = ["x*", "?", "[12]", "*", "x?", "[!x]*"];
 const outputs = ["ok done", "error: x", "", "crash!", '{"id": "xy", "n": {"p": 1}}', '{"id": 1}', '{"id": ["x", "1"]}', "[1]", '{"id": "x", "truncated'];
 
@@ -42,9 +42,18 @@ export const event: fc.Arbitrary<Omit<TraceEvent, "position">> = fc
     ...(output !== undefined ? { output } : {}),
   }));
 
+/**
+ * The gaps between events' times, in milliseconds: often none (events at the same instant), often
+ * exactly a window's length (the edge of `bresp[2s]`, `limit[… per 2s]`).
+ */
+const gap = fc.constantFrom(0, 0, 500, 1_000, 1_000, 2_000, 3_000);
+
 export const trace: fc.Arbitrary<TraceEvent[]> = fc
-  .array(event, { maxLength: 12 })
-  .map((events) => events.map((e, i) => ({ ...e, position: i + 1 })));
+  .array(fc.tuple(event, gap), { maxLength: 12 })
+  .map((events) => {
+    let time = 1_700_000_000_000;
+    return events.map(([e, pause], i) => ({ ...e, position: i + 1, time: (time += pause) }));
+  });
 
 // ---- policy text -----------------------------------------------------------------------------
 
@@ -53,8 +62,8 @@ const spell = {
   and: fc.constantFrom(" and ", " ∧ "),
   or: fc.constantFrom(" or ", " ∨ "),
   not: fc.constantFrom("not ", "¬"),
-  once: fc.constantFrom("once ", "◇⁻"),
-  eventually: fc.constantFrom("eventually ", "◇⁺"),
+  once: fc.constantFrom("once ", "◇⁻", "once[1s] ", "once[2s] ", "◇⁻[500ms] "),
+  eventually: fc.constantFrom("eventually ", "◇⁺", "eventually[1s] ", "eventually[2s] ", "◇⁺[500ms] "),
   implies: fc.constantFrom(" implies ", " ⇒ ", " -> "),
   always: fc.constantFrom("always ", "□ "),
 };
@@ -142,8 +151,13 @@ const statementText = (names: readonly string[]): fc.Arbitrary<string> =>
     fc.tuple(spell.always, bodyText(names)).map(([always, body]) => `${always}${body}`),
     variableSets.chain((variables) =>
       fc
-        .tuple(fc.constantFrom("prec", "resp", "rslv", "bresp"), bound(names, variables), bound(names, variables, "uses"), fc.integer({ min: 1, max: 4 }))
+        .tuple(fc.constantFrom("prec", "resp", "rslv", "bresp"), bound(names, variables), bound(names, variables, "uses"), fc.constantFrom("1", "2", "4", "1s", "2s"))
         .map(([form, first, second, bound]) => `${form}${form === "bresp" ? `[${bound}]` : ""}(${first}, ${second})`),
+    ),
+    variableSets.chain((variables) =>
+      fc
+        .tuple(bound(names, variables), fc.constantFrom("0", "1", "2", "3", "0.3 of k", "1 of m", "2 of n.p", "0.1 of k"), fc.constantFrom("", " per 1s", " per 2s", " per 5s"))
+        .map(([pattern, maximum, per]) => `limit[${maximum}${per}](${pattern})`),
     ),
     variableSets.chain((variables) =>
       fc

@@ -1,5 +1,5 @@
 import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, Subject } from "@vigil/checker";
-import { stableStringify, valueKey, valuesAtPath, type JsonValue, type TraceEvent } from "@vigil/trace";
+import { stableStringify, valueKey, valuesAtPath, type JsonValue, type PathSegment, type TraceEvent } from "@vigil/trace";
 
 /**
  * The reference the engines are tested against: Figure 5 of the Vigil paper read literally, with
@@ -103,10 +103,28 @@ function requirementAt(s: CheckedStatement, events: readonly TraceEvent[], i: nu
       return forEachBinding(s.first, s.variables, e, (b) => some(0, i, (j) => matchesWith(s.second, s.variables, events[j]!, b)));
     case "resp": // (Resp) ψ(e) ⇒ ∨_{e' ≻ e} ψ'(e')
       return forEachBinding(s.first, s.variables, e, (b) => some(i + 1, events.length, (j) => matchesWith(s.second, s.variables, events[j]!, b)));
-    case "bresp": // (BResp) ψ(e) ⇒ ∨_{e ≺ℓ e'} ψ'(e')
-      return forEachBinding(s.first, s.variables, e, (b) =>
-        some(i + 1, Math.min(events.length, i + 1 + s.bound), (j) => matchesWith(s.second, s.variables, events[j]!, b)),
-      );
+    case "bresp": {
+      // (BResp) ψ(e) ⇒ ∨_{e ≺ℓ e'} ψ'(e'); with a time d, over the e' ≻ e with t(e') − t(e) ≤ d
+      const window = s.window;
+      const inWindow = (j: number) => (window.unit === "events" ? j - i <= window.size : time(events[j]!) - time(e) <= window.size);
+      return forEachBinding(s.first, s.variables, e, (b) => some(i + 1, events.length, (j) => inWindow(j) && matchesWith(s.second, s.variables, events[j]!, b)));
+    }
+    case "limit": {
+      // (Limit) ψ(e, ν) ⇒ a(e) is defined and Σ_{e' ≼ e, ψ(e', ν), t(e) − t(e') < d} a(e') ≤ M
+      const measure = s.measure;
+      const amount = (event: TraceEvent): Fraction | undefined => (measure.kind === "count" ? [1n, 1n] : amountAt(event, measure.subject, measure.key));
+      const maximum = fraction(measure.kind === "count" ? String(measure.maximum) : measure.maximum);
+      return forEachBinding(s.pattern, s.variables, e, (b) => {
+        if (amount(e) === undefined) return false;
+        let total: Fraction = [0n, 1n];
+        for (let j = 0; j <= i; j++) {
+          if (s.per !== undefined && !(time(e) - time(events[j]!) < s.per)) continue;
+          const a = events[j]!;
+          if (matchesWith(s.pattern, s.variables, a, b) && amount(a) !== undefined) total = add(total, amount(a)!);
+        }
+        return total[0] * maximum[1] <= maximum[0] * total[1];
+      });
+    }
     case "rslv": // (Rslv) ψ(e) ⇒ ψ'(e) ∨ ∨_{e' ≻ e} (ψ'(e') ∨ ψ(e'))
       return forEachBinding(
         s.first,
@@ -132,16 +150,54 @@ function bodyAt(formula: Formula, events: readonly TraceEvent[], i: number): boo
       return formula.operands.every((operand) => bodyAt(operand, events, i));
     case "or":
       return formula.operands.some((operand) => bodyAt(operand, events, i));
-    case "once": // ◇⁻Θ: some strictly earlier event
-      return events.some((_, j) => j < i && bodyAt(formula.operand, events, j));
-    case "eventually": // ◇⁺Θ: some strictly later event
-      return events.some((_, j) => j > i && bodyAt(formula.operand, events, j));
+    case "once": {
+      // ◇⁻Θ: some strictly earlier event; with a window d, at most d before in time
+      const within = formula.within;
+      return events.some((_, j) => j < i && (within === undefined || time(events[i]!) - time(events[j]!) <= within) && bodyAt(formula.operand, events, j));
+    }
+    case "eventually": {
+      // ◇⁺Θ: some strictly later event; with a window d, at most d after in time
+      const within = formula.within;
+      return events.some((_, j) => j > i && (within === undefined || time(events[j]!) - time(events[i]!) <= within) && bodyAt(formula.operand, events, j));
+    }
     default:
       return holds(formula, events[i]!);
   }
 }
 
 type Binding = ReadonlyMap<string, JsonValue>;
+
+/** t(e): the event's time (the engines refuse a run without times before reading one). */
+function time(e: TraceEvent): number {
+  if (e.time === undefined) throw new Error(`event ${e.position} has no time`);
+  return e.time;
+}
+
+/** An exact rational number: numerator and (positive) denominator. */
+type Fraction = readonly [bigint, bigint];
+
+/** A number's decimal text (JavaScript's shortest, or the policy's literal) as an exact fraction. */
+function fraction(textOrNumber: string | number): Fraction {
+  const [mantissa, power = "0"] = String(textOrNumber).toLowerCase().split("e");
+  const [whole, decimals = ""] = mantissa!.split(".");
+  let numerator = BigInt(`${whole}${decimals}`);
+  let denominator = 10n ** BigInt(decimals.length);
+  const exponent = Number(power);
+  if (exponent >= 0) numerator *= 10n ** BigInt(exponent);
+  else denominator *= 10n ** BigInt(-exponent);
+  return [numerator, denominator];
+}
+
+function add(a: Fraction, b: Fraction): Fraction {
+  return [a[0] * b[1] + b[0] * a[1], a[1] * b[1]];
+}
+
+/** a(e) for a sum: the numbers at the key added up, when there is one and all are numbers zero or more. */
+function amountAt(e: TraceEvent, subject: Subject, key: readonly PathSegment[]): Fraction | undefined {
+  const values = at(e, subject, key);
+  if (values.length === 0 || values.some((v) => typeof v !== "number" || v < 0)) return undefined;
+  return values.reduce<Fraction>((total, v) => add(total, fraction(v as number)), [0n, 1n]);
+}
 
 /** ψ(e, b): the foot's first row; `b` gives the variables their values (none for a pattern without). */
 function holds(formula: Formula, e: TraceEvent, b: Binding = new Map()): boolean {
@@ -181,7 +237,7 @@ function holds(formula: Formula, e: TraceEvent, b: Binding = new Map()): boolean
 }
 
 /** The values of e at a key path: in its arguments, or in its output (the text; or the JSON object it holds). */
-function at(e: TraceEvent, subject: Subject, key: readonly string[]): JsonValue[] {
+function at(e: TraceEvent, subject: Subject, key: readonly PathSegment[]): JsonValue[] {
   if (subject === "args") return valuesAtPath(e.args, key);
   if (e.output === undefined) return [];
   if (key.length === 0) return [e.output];

@@ -68,6 +68,7 @@ const scopeOfTokenType: Readonly<Record<string, string>> = {
   RegexLiteral: "string.regexp.vigil",
   UnterminatedRegex: "string.regexp.vigil",
   NumberLiteral: "constant.numeric.vigil",
+  ListIndex: "constant.numeric.index.vigil",
 };
 
 /** The scope of `matches` and `contains`, operators only before their operand (they are not reserved). */
@@ -326,6 +327,15 @@ describe("the TextMate grammar against the language", () => {
     const scoped = (scope: string) => tokens.filter((token) => token.scopes.includes(scope)).map((token) => text.slice(token.startIndex, token.endIndex));
     expect(scoped("invalid.illegal.number.vigil")).toEqual(["01", "6fps"]);
     expect(scoped("constant.numeric.vigil")).toEqual(["1.5", "-3e-2"]);
+  });
+
+  it("marks list indexes in key paths, and the ones the lexer reports as malformed", () => {
+    const text = "argv.0 in {1} and a. 12.b in {2} and c.01 in {3} and d.0x in {4}";
+    const tokens = grammar.tokenizeLine(text, textmate.INITIAL).tokens;
+    const scoped = (scope: string) => tokens.filter((token) => token.scopes.includes(scope)).map((token) => text.slice(token.startIndex, token.endIndex));
+    expect(scoped("constant.numeric.index.vigil")).toEqual(["0", "12"]);
+    expect(scoped("invalid.illegal.number.vigil")).toEqual(["01", "0x"]);
+    expect(scoped("punctuation.accessor.dot.vigil")).toEqual([".", ".", ".", ".", "."]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { declarationExpressions, keyPathText, nameText, walkExpressions, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
-import { displayValue, keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
+import { declarationExpressions, keyPathSegments, keyPathText, nameText, walkExpressions, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
+import { displayValue, keyPathId, keyPathNames, lookUpKey, valueKey, type JsonValue, type KeyLookup, type Signature } from "@vigil/trace";
 
 /**
  * Reports the symbols of a policy that the trace's signature Σ = (A, K, V) does not contain. By the
@@ -9,15 +9,15 @@ import { displayValue, keyPathId, valueKey, type JsonValue, type Signature } fro
  * name, and values an informational note.
  */
 export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, diagnostics: Diagnostic[]): void {
-  // Key paths as a policy spells them, so that a suggestion is also a valid replacement.
-  const keyNames = [...signature.keys.values()].map((info) => info.segments.map(nameText).join("."));
+  // Key paths as a policy spells them, so that a suggestion is also a valid replacement, with their segments.
+  const keyNames = new Map([...signature.keys.values()].map((info) => [info.segments.map(nameText).join("."), info.segments] as const));
   const budget: SuggestionBudget = { left: SUGGESTIONS_PER_POLICY };
   for (const item of policy.items) {
     walkExpressions(declarationExpressions(item), (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
   }
 }
 
-function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnostics: Diagnostic[], budget: SuggestionBudget): void {
+function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnostics: Diagnostic[], budget: SuggestionBudget): void {
   switch (expr.kind) {
     case "ActionIn":
       for (const action of expr.actions) {
@@ -52,11 +52,14 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: string[], diagnos
     case "KeyContains": {
       // An output's fields are not part of the signature (outputs are text): nothing to compare.
       if (expr.key.output !== undefined) return;
-      const info = signature.keys.get(keyPathId(expr.key.segments.map((s) => s.name)));
-      if (info === undefined) {
-        reportUnknownKey(expr.key, keyNames, diagnostics, signature.origin === "schemas", budget);
+      // A path with list indexes is read through its names (`argv.0` through `argv`): see `lookUpKey`.
+      const lookup = lookUpKey(signature, keyPathSegments(expr.key));
+      if (!lookup.found) {
+        if (lookup.reason === "index") reportMissingIndex(expr.key, lookup, diagnostics, signature.origin === "schemas");
+        else reportUnknownKey(expr.key, signature, keyNames, diagnostics, budget);
         return;
       }
+      const info = lookup.info;
       if (expr.kind !== "KeyIn" || info.openValues === true) return;
       for (const literal of expr.values) {
         if (info.values.has(valueKey(literal.value))) continue;
@@ -116,9 +119,29 @@ function scalarsByText(values: ReadonlyMap<string, JsonValue>): ReadonlyMap<stri
   return index;
 }
 
-function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnostic[], fromSchemas: boolean, budget: SuggestionBudget): void {
+/** Σ's keys as a policy spells them (`headers.host`, `"a.b".c`), with their names. */
+type KeyNames = ReadonlyMap<string, readonly string[]>;
+
+function reportUnknownKey(key: KeyPath, signature: Signature, keyNames: KeyNames, diagnostics: Diagnostic[], budget: SuggestionBudget): void {
+  const fromSchemas = signature.origin === "schemas";
   const written = keyPathText(key);
-  const suggestion = suggest(written, keyNames, budget);
+  const segments = keyPathSegments(key);
+  const names = keyPathNames(segments);
+  // A quoted number where a list is (`argv."0"`) names a member; the index is written bare.
+  const asIndexes = segments.map((segment, index) => (index > 0 && typeof segment === "string" && /^(?:0|[1-9][0-9]{0,8})$/.test(segment) ? Number(segment) : segment));
+  let suggestion: string | undefined;
+  if (asIndexes.some((segment, index) => segment !== segments[index]) && lookUpKey(signature, asIndexes).found) suggestion = keyPathDisplayed(asIndexes);
+  else if (names.length === segments.length) suggestion = suggest(written, keyNames.keys(), budget);
+  else {
+    // A path with indexes: the nearest key to its names, with the indexes put back in their places
+    // when it has as many names (`argvv.0` suggests `argv.0`).
+    const near = suggest(names.map(nameText).join("."), keyNames.keys(), budget);
+    const nearNames = near === undefined ? undefined : keyNames.get(near);
+    if (nearNames !== undefined && nearNames.length === names.length) {
+      let next = 0;
+      suggestion = keyPathDisplayed(segments.map((segment) => (typeof segment === "number" ? segment : nearNames[next++]!)));
+    }
+  }
   diagnostics.push(
     diagnostic(
       "V1102",
@@ -131,6 +154,31 @@ function reportUnknownKey(key: KeyPath, keyNames: string[], diagnostics: Diagnos
       ...(suggestion !== undefined ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: key.span, newText: suggestion }] } } : {}),
     }),
   );
+}
+
+/** A key path as a policy spells it: names bare or quoted as the printer writes them, indexes as digits. */
+function keyPathDisplayed(segments: readonly (string | number)[]): string {
+  return segments.map((segment) => (typeof segment === "number" ? String(segment) : nameText(segment))).join(".");
+}
+
+/** A path whose names are in Σ, but not the list element it indexes: no list there, or none long enough. */
+function reportMissingIndex(key: KeyPath, lookup: Extract<KeyLookup, { reason: "index" }>, diagnostics: Diagnostic[], fromSchemas: boolean): void {
+  const written = keyPathText(key);
+  const list = keyPathDisplayed(lookup.list);
+  const where = fromSchemas ? "no tool schema has" : "no event of the trace has";
+  const why =
+    lookup.listLength === undefined
+      ? `\`${list}\` is never a list`
+      : lookup.listLength === 0
+        ? `every list under \`${list}\` is empty`
+        : `the longest list under \`${list}\` has ${lookup.listLength} ${lookup.listLength === 1 ? "element" : "elements"}`;
+  const help =
+    lookup.listLength === undefined
+      ? `an index picks an element of a list; \`${list}\` reads the value itself`
+      : lookup.listLength === 0
+        ? "under the closed world a condition on an element no event has is false"
+        : `its elements are numbered from 0 to ${lookup.listLength - 1}`;
+  diagnostics.push(diagnostic("V1102", `${where} an argument \`${written}\`: ${why}, so a condition on it is false`, { span: key.span, help }));
 }
 
 /**
@@ -152,7 +200,8 @@ export function keysComparedWithSets(file: SourceFile): Set<string> {
   for (const policy of file.policies) {
     for (const item of policy.items) {
       walkExpressions(declarationExpressions(item), (expr) => {
-        if (expr.kind === "KeyIn" && expr.key.output === undefined) keys.add(keyPathId(expr.key.segments.map((segment) => segment.name)));
+        // By the names of the path: Σ keeps a list's values under the list's own name.
+        if (expr.kind === "KeyIn" && expr.key.output === undefined) keys.add(keyPathId(keyPathNames(keyPathSegments(expr.key))));
       });
     }
   }

@@ -11,9 +11,9 @@ import {
 } from "@vigil/syntax";
 import type { Signature } from "@vigil/trace";
 import { checkAgainstSignature } from "./check-signature.js";
-import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedScope, CheckedStatement, Formula } from "./ir.js";
+import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedScope, CheckedStatement, Formula, LimitMeasure, Window } from "./ir.js";
 import { variableAtoms } from "./ir.js";
-import { lowerExpr, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
+import { lowerExpr, place, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
 import { resolveFile, type PolicyScope, type SymbolTable } from "./resolve.js";
 
 export interface CheckOptions {
@@ -141,7 +141,7 @@ function isBlank(text: string): boolean {
   return text.trim() === "";
 }
 
-const arity: Record<Statement["form"], number> = { abs: 1, prec: 2, resp: 2, bresp: 2, rslv: 2, until: 3, always: 1 };
+const arity: Record<Statement["form"], number> = { abs: 1, prec: 2, resp: 2, bresp: 2, rslv: 2, until: 3, always: 1, limit: 1 };
 
 function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContext): CheckedStatement | undefined {
   const statement = rule.statement;
@@ -157,25 +157,18 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
     return undefined;
   }
 
-  let bound: number | undefined;
-  if (statement.form === "bresp") {
-    const literal = statement.bound;
-    if (literal === undefined) {
-      diagnostics.push(
-        diagnostic("V1009", "`bresp` needs a bound: the number of events within which the response must come", {
-          span: statement.formSpan,
-          help: "write it in brackets, e.g. `bresp[3](ψ, ψ')`",
-          fix: { title: "add a bound of 1", edits: [{ span: emptySpanAtEnd(statement.formSpan), newText: "[1]" }] },
-        }),
-      );
-    } else if (literal.value === undefined || !Number.isSafeInteger(literal.value) || literal.value < 1) {
-      diagnostics.push(
-        diagnostic("V1009", `the bound of \`bresp\` must be a positive integer, not \`${literal.text}\``, {
-          span: literal.span,
-          help: "`bresp[ℓ]` requires the response within the next ℓ events, ℓ ≥ 1",
-        }),
-      );
-    } else bound = literal.value;
+  const window = statement.form === "bresp" ? brespWindow(statement, diagnostics) : undefined;
+  const limit = statement.form === "limit" ? limitOf(statement, diagnostics) : undefined;
+  if ((statement.form === "bresp" && window === undefined) || (statement.form === "limit" && limit === undefined)) return undefined;
+  if (statement.form !== "bresp" && statement.form !== "limit" && statement.bound !== undefined) {
+    diagnostics.push(
+      diagnostic("V1009", `\`${statement.form}\` takes no bound in brackets`, {
+        span: statement.bound.span,
+        help: "only `bresp[…]` and `limit[…]` take one (and `once[…]`, `eventually[…]` in an `always` body)",
+        fix: { title: "remove the brackets", edits: [{ span: statement.bound.span, newText: "" }] },
+      }),
+    );
+    return undefined;
   }
 
   const scope = statement.scope === undefined ? undefined : checkScope(statement.scope, context);
@@ -212,6 +205,10 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
   }
   // The first pattern (the trigger of `until`) says which values to check: it must bind them.
   if (!checkBinds(patterns[0]!, statement.form, diagnostics)) return undefined;
+  if (statement.form === "limit") {
+    const pattern = patterns[0]!;
+    return { ...common, form: "limit", variables: pattern.variables, pattern, measure: limit!.measure, ...(limit!.per !== undefined ? { per: limit!.per } : {}) };
+  }
 
   const variables = [...new Set(patterns.flatMap((p) => p.variables))].sort();
   const uses = (pattern: CheckedPattern, variable: string) => pattern.variables.includes(variable);
@@ -263,9 +260,79 @@ function checkStatement(policy: PolicyDecl, rule: RuleDecl, context: LowerContex
     }
   }
   if (statement.form === "bresp") {
-    return bound === undefined ? undefined : { ...common, form: "bresp", bound, variables, first, second };
+    return { ...common, form: "bresp", window: window!, variables, first, second };
   }
   return { ...common, form: statement.form, variables, first, second };
+}
+
+/** The window of `bresp[…]`: a positive number of events, or a positive duration. Undefined after reporting (V1009). */
+function brespWindow(statement: Statement, diagnostics: Diagnostic[]): Window | undefined {
+  const bound = statement.bound;
+  if (bound === undefined) {
+    diagnostics.push(
+      diagnostic("V1009", "`bresp` needs a bound: the number of events, or the time, within which the response must come", {
+        span: statement.formSpan,
+        help: "write it in brackets, e.g. `bresp[3](ψ, ψ')` (within the next three events) or `bresp[5m](ψ, ψ')` (within five minutes)",
+        fix: { title: "add a bound of 1", edits: [{ span: emptySpanAtEnd(statement.formSpan), newText: "[1]" }] },
+      }),
+    );
+    return undefined;
+  }
+  const extra = bound.of ?? bound.per;
+  if (extra !== undefined) {
+    diagnostics.push(
+      diagnostic("V1009", "the bound of `bresp` is a number of events or a duration alone; `of` and `per` belong to `limit`", {
+        span: bound.span,
+        help: "`bresp[3](ψ, ψ')`: within the next three events; `bresp[5m](ψ, ψ')`: within five minutes",
+      }),
+    );
+    return undefined;
+  }
+  const literal = bound.value;
+  if (literal.duration !== undefined && literal.duration > 0) return { unit: "time", size: literal.duration };
+  if (literal.value !== undefined && Number.isSafeInteger(literal.value) && literal.value >= 1) return { unit: "events", size: literal.value };
+  diagnostics.push(
+    diagnostic("V1009", `the bound of \`bresp\` must be a positive integer or a positive duration, not \`${literal.text}\``, {
+      span: literal.span,
+      help: "`bresp[ℓ]` requires the response within the next ℓ events, ℓ ≥ 1; `bresp[5m]` within five minutes (units `ms`, `s`, `m`, `h`, `d`)",
+    }),
+  );
+  return undefined;
+}
+
+/**
+ * What `limit[…]` allows: `[N]` (at most N matching events in the run), `[N per D]` (in any window
+ * of length D), `[X of KEY …]` (the sum of the numbers at KEY at most X). Undefined after reporting (V1016).
+ */
+function limitOf(statement: Statement, diagnostics: Diagnostic[]): { measure: LimitMeasure; per?: number } | undefined {
+  const bound = statement.bound;
+  const problem = (message: string, span: Span, help: string): undefined => {
+    diagnostics.push(diagnostic("V1016", message, { span, help }));
+    return undefined;
+  };
+  if (bound === undefined) {
+    return problem("`limit` needs its maximum in brackets", statement.formSpan, "`limit[3](ψ)`: at most three events match ψ; `limit[3 per 1m](ψ)`: at most three in any minute");
+  }
+  let per: number | undefined;
+  if (bound.per !== undefined) {
+    if (bound.per.duration === undefined || bound.per.duration <= 0) {
+      return problem(`the window of \`limit\` must be a positive duration, not \`${bound.per.text}\``, bound.per.span, "a duration is a whole number and a unit: `500ms`, `30s`, `5m`, `2h`, `1d`");
+    }
+    per = bound.per.duration;
+  }
+  const literal = bound.value;
+  if (bound.of !== undefined) {
+    if (literal.value === undefined || literal.value < 0 || !Number.isFinite(literal.value)) {
+      return problem(`the maximum sum of \`limit\` must be a number, zero or more, not \`${literal.text}\``, literal.span, "`limit[500 of amount per 1d](ψ)`: the amounts of the events matching ψ in any day add up to 500 at most");
+    }
+    const { subject, key } = place(bound.of);
+    return { measure: { kind: "sum", subject, key, maximum: literal.text, span: bound.of.span }, ...(per !== undefined ? { per } : {}) };
+  }
+  if (literal.value === undefined || !Number.isSafeInteger(literal.value) || literal.value < 0) {
+    const help = literal.duration !== undefined ? `the count comes first and the window after \`per\`: \`limit[3 per ${literal.text}](ψ)\`` : "`limit[N](ψ)` allows at most N events matching ψ, N a whole number";
+    return problem(`the maximum of \`limit\` must be a whole number of events, not \`${literal.text}\``, literal.span, help);
+  }
+  return { measure: { kind: "count", maximum: literal.value }, ...(per !== undefined ? { per } : {}) };
 }
 
 /**
@@ -381,12 +448,15 @@ function checkVariables(formula: Formula, operand: Expr, form: Statement["form"]
 function checkBinds(pattern: CheckedPattern, form: Statement["form"], diagnostics: Diagnostic[]): boolean {
   const tests = variableAtoms(pattern.formula).filter((atom) => atom.kind === "keyContains");
   for (const atom of tests) {
-    diagnostics.push(
-      diagnostic("V1014", `\`contains $${atom.variable}\` tests a value, but the ${form === "until" ? "trigger" : "first pattern"} of \`${form}\` must bind \`$${atom.variable}\``, {
-        span: atom.span,
-        help: `bind the variable in the ${form === "until" ? "trigger" : "first pattern"} with \`key = $${atom.variable}\`, and test it with \`contains\` in the other pattern`,
-      }),
-    );
+    const message =
+      form === "limit"
+        ? `\`contains $${atom.variable}\` tests a value, but the pattern of \`limit\` must bind \`$${atom.variable}\`: a limit counts per value of its variables`
+        : `\`contains $${atom.variable}\` tests a value, but the ${form === "until" ? "trigger" : "first pattern"} of \`${form}\` must bind \`$${atom.variable}\``;
+    const help =
+      form === "limit"
+        ? `bind the variable with \`key = $${atom.variable}\`: the limit then applies to each value apart`
+        : `bind the variable in the ${form === "until" ? "trigger" : "first pattern"} with \`key = $${atom.variable}\`, and test it with \`contains\` in the other pattern`;
+    diagnostics.push(diagnostic("V1014", message, { span: atom.span, help }));
   }
   return tests.length === 0;
 }

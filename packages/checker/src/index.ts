@@ -14,11 +14,14 @@ export type {
   KeyMatchAtom,
   KeyRegexAtom,
   KeyContainsAtom,
+  LimitMeasure,
   Subject,
+  TemporalFormula,
+  Window,
   VariableAtom,
   StatusAtom,
 } from "./ir.js";
-export { statementPatterns, variableAtoms, walkFormula } from "./ir.js";
+export { needsTime, statementPatterns, variableAtoms, walkFormula } from "./ir.js";
 export type { StatementOutcome } from "./outcome.js";
 export type { PolicyScope, PolicySymbol, PolicySymbolKind, Resolution, SymbolOccurrence, SymbolTable } from "./resolve.js";
 export { resolveFile } from "./resolve.js";

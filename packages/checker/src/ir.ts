@@ -1,6 +1,6 @@
 import type { Span } from "@vigil/diagnostics";
 import type { Form, RuleResponse, ScopeKind } from "@vigil/syntax";
-import type { JsonValue } from "@vigil/trace";
+import type { JsonValue, PathSegment } from "@vigil/trace";
 
 /**
  * The checked form of a policy, which both decision procedures consume. Named patterns are
@@ -39,8 +39,19 @@ export type Formula =
   | { readonly kind: "and"; readonly operands: readonly Formula[]; readonly span: Span }
   | { readonly kind: "or"; readonly operands: readonly Formula[]; readonly span: Span }
   | { readonly kind: "not"; readonly operand: Formula; readonly span: Span }
-  | { readonly kind: "once"; readonly operand: Formula; readonly span: Span }
-  | { readonly kind: "eventually"; readonly operand: Formula; readonly span: Span };
+  | TemporalFormula;
+
+/**
+ * `once Θ`: Θ held at some strictly earlier event; `eventually Θ`: at some strictly later one. With
+ * `within` (`once[5m]`), that event is at most `within` milliseconds away in time.
+ */
+export interface TemporalFormula {
+  readonly kind: "once" | "eventually";
+  readonly operand: Formula;
+  /** The window in milliseconds; absent: any distance. */
+  readonly within?: number;
+  readonly span: Span;
+}
 
 /** a(e) ∈ α. Actions outside Σ are kept: they simply never match (closed world). */
 export interface ActionAtom {
@@ -52,7 +63,9 @@ export interface ActionAtom {
 /**
  * Where a key path leads: into the event's arguments e[k], or into its output o(e). In the output,
  * the empty path is the output's text and a longer one leads into the JSON object the text holds
- * (no values when it holds none, or when the observation cut it).
+ * (no values when it holds none, or when the observation cut it). A key path (`key` below) is a
+ * list of segments: names (strings) and, after the first, list indexes (numbers: `argv.0` is
+ * `["argv", 0]`), read by the trace's `valuesAtPath`.
  */
 export type Subject = "args" | "output";
 
@@ -61,7 +74,7 @@ export interface KeyInAtom {
   readonly kind: "keyIn";
   readonly span: Span;
   readonly subject: Subject;
-  readonly key: readonly string[];
+  readonly key: readonly PathSegment[];
   readonly values: readonly { readonly key: string; readonly value: JsonValue }[];
 }
 
@@ -70,7 +83,7 @@ export interface KeyMatchAtom {
   readonly kind: "keyMatch";
   readonly span: Span;
   readonly subject: Subject;
-  readonly key: readonly string[];
+  readonly key: readonly PathSegment[];
   readonly pattern: string;
 }
 
@@ -82,7 +95,7 @@ export interface KeyBindAtom {
   readonly kind: "keyBind";
   readonly span: Span;
   readonly subject: Subject;
-  readonly key: readonly string[];
+  readonly key: readonly PathSegment[];
   readonly variable: string;
 }
 
@@ -91,7 +104,7 @@ export interface KeyRegexAtom {
   readonly kind: "keyRegex";
   readonly span: Span;
   readonly subject: Subject;
-  readonly key: readonly string[];
+  readonly key: readonly PathSegment[];
   /** The ECMAScript source and flags (`i`, `s`), known to compile to the linear-time engine. */
   readonly source: string;
   readonly flags: string;
@@ -105,7 +118,7 @@ export interface KeyContainsAtom {
   readonly kind: "keyContains";
   readonly span: Span;
   readonly subject: Subject;
-  readonly key: readonly string[];
+  readonly key: readonly PathSegment[];
   readonly variable: string;
 }
 
@@ -140,9 +153,16 @@ export type CheckedStatement =
     })
   | (StatementCommon & {
       readonly form: "bresp";
-      readonly bound: number;
+      readonly window: Window;
       readonly first: CheckedPattern;
       readonly second: CheckedPattern;
+    })
+  | (StatementCommon & {
+      readonly form: "limit";
+      readonly pattern: CheckedPattern;
+      readonly measure: LimitMeasure;
+      /** The length of the sliding window in milliseconds; absent: the whole run. */
+      readonly per?: number;
     })
   | (StatementCommon & {
       readonly form: "until";
@@ -151,6 +171,40 @@ export type CheckedStatement =
       readonly bad: CheckedPattern;
     })
   | (StatementCommon & { readonly form: "always"; readonly body: Formula });
+
+/**
+ * How far `bresp` looks for a response: the next `size` events (`bresp[3]`), or the events at most
+ * `size` milliseconds after the trigger (`bresp[5m]`).
+ */
+export type Window = { readonly unit: "events"; readonly size: number } | { readonly unit: "time"; readonly size: number };
+
+/**
+ * What `limit` bounds: how many events match its pattern (at most `maximum`, a whole number), or the
+ * sum of the numbers at a key of those events (`of KEY`: at most `maximum`, an exact decimal, as
+ * JSON number text). Per binding of its variables, when the pattern binds any.
+ */
+export type LimitMeasure =
+  | { readonly kind: "count"; readonly maximum: number }
+  | { readonly kind: "sum"; readonly subject: Subject; readonly key: KeyInAtom["key"]; readonly maximum: string; readonly span: Span };
+
+/** Whether judging a statement reads the times of events: a window of time, or a limit per a time. */
+export function needsTime(statement: CheckedStatement): boolean {
+  switch (statement.form) {
+    case "bresp":
+      return statement.window.unit === "time";
+    case "limit":
+      return statement.per !== undefined;
+    case "always": {
+      let timed = false;
+      walkFormula(statement.body, (node) => {
+        if ((node.kind === "once" || node.kind === "eventually") && node.within !== undefined) timed = true;
+      });
+      return timed;
+    }
+    default:
+      return false;
+  }
+}
 
 /**
  * Where in the run a statement is judged (Dwyer's scopes). `open` and `close` are one-event
@@ -195,6 +249,7 @@ interface StatementCommon {
 export function statementPatterns(statement: CheckedStatement): CheckedPattern[] {
   switch (statement.form) {
     case "abs":
+    case "limit":
       return [statement.pattern];
     case "prec":
     case "resp":

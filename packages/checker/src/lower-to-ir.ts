@@ -1,7 +1,7 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import type { Span } from "@vigil/diagnostics";
-import type { Expr, KeyPath, PatternDecl, RegexLiteral, StringLiteral } from "@vigil/syntax";
-import { compileRegex, compileWildcard, isRegexProblem, valueKey } from "@vigil/trace";
+import { keyPathSegments, type Bound, type Expr, type KeyPath, type PatternDecl, type RegexLiteral, type StringLiteral } from "@vigil/syntax";
+import { compileRegex, compileWildcard, isRegexProblem, valueKey, type PathSegment } from "@vigil/trace";
 import type { Formula, Subject } from "./ir.js";
 
 /** What lowering needs to know about the policy it is in. */
@@ -120,8 +120,10 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
         lowerExpr(expr.operand, context, options);
         return undefined;
       }
+      const within = expr.window === undefined ? undefined : temporalWindow(keyword, expr.window, diagnostics);
       const operand = lowerExpr(expr.operand, context, options);
-      return operand === undefined ? undefined : { kind: expr.kind === "Once" ? "once" : "eventually", operand, span: expr.span };
+      if (operand === undefined || within === null) return undefined;
+      return { kind: keyword, operand, ...(within !== undefined ? { within } : {}), span: expr.span };
     }
     case "PatternRef": {
       const name = expr.name.text;
@@ -199,9 +201,34 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
   }
 }
 
+/**
+ * The window of `once[D]` or `eventually[D]`: a duration, in milliseconds. Null after reporting
+ * (V1009): a count (the forms count events, these operators look at time), `of` or `per`.
+ */
+function temporalWindow(keyword: string, bound: Bound, diagnostics: Diagnostic[]): number | null {
+  const extra = bound.of ?? bound.per;
+  if (extra !== undefined) {
+    diagnostics.push(
+      diagnostic("V1009", `the window of \`${keyword}\` is a duration alone; \`of\` and \`per\` belong to \`limit\``, {
+        span: bound.span,
+        help: `write \`${keyword}[5m] Θ\` for Θ ${keyword === "once" ? "at most five minutes before" : "at most five minutes after"}`,
+      }),
+    );
+    return null;
+  }
+  if (bound.value.duration !== undefined && bound.value.duration > 0) return bound.value.duration;
+  diagnostics.push(
+    diagnostic("V1009", `the window of \`${keyword}\` must be a positive duration, not \`${bound.value.text}\``, {
+      span: bound.value.span,
+      help: "a duration is a whole number and a unit: `500ms`, `30s`, `5m`, `2h`, `1d`",
+    }),
+  );
+  return null;
+}
+
 /** A key path as the IR has it: the subject it leads into, and the segments' names. */
-function place(path: KeyPath): { subject: Subject; key: string[] } {
-  return { subject: path.output !== undefined ? "output" : "args", key: path.segments.map((s) => s.name) };
+export function place(path: KeyPath): { subject: Subject; key: PathSegment[] } {
+  return { subject: path.output !== undefined ? "output" : "args", key: keyPathSegments(path) };
 }
 
 /**

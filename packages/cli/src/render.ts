@@ -1,6 +1,7 @@
 import { codeFrameColumns } from "@babel/code-frame";
 import type { CheckReport, Diagnostic, StatementVerdict, TraceEvent } from "@vigil/compiler";
 import pc from "picocolors";
+import { formatDuration } from "@vigil/syntax";
 import { statusLabel } from "./outcome.js";
 
 export interface Colors {
@@ -217,7 +218,7 @@ function verdictWhy(verdict: StatementVerdict): string {
       ? `${id} holds: its body held at every event (an \`always\` has no single trigger)`
       : `${id} violated: its body failed at event${verdict.witnesses.length === 1 ? "" : "s"} ${listed(verdict.witnesses)}`;
   }
-  const what = verdict.form === "abs" ? "its pattern" : "its trigger";
+  const what = verdict.form === "abs" || verdict.form === "limit" ? "its pattern" : "its trigger";
   if (triggers.count === 0) return `${id} holds vacuously: ${what} matched no event`;
   const matched = `${what} matched ${triggers.count} event${triggers.count === 1 ? "" : "s"} (${listed(triggers.first, triggers.count)})`;
   const answers = verdict.answers;
@@ -230,7 +231,8 @@ function verdictWhy(verdict: StatementVerdict): string {
   const answered: Record<string, string> = {
     prec: "each after an event that meets its prerequisite",
     resp: "each followed by a response",
-    bresp: `each answered within ${"bound" in statement ? String(statement.bound) : "its"} events`,
+    bresp: `each answered within ${statement.form === "bresp" ? (statement.window.unit === "events" ? `${statement.window.size} events` : formatDuration(statement.window.size)) : "its window"}`,
+    limit: "none over the limit",
     rslv: "each resolved before the end",
     until: "no interval broken by a bad event before its resolution",
   };

@@ -1,4 +1,4 @@
-import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
+import { needsTime, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
 import { decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type RunObserver, type Violation } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import type { TraceEvent } from "@vigil/trace";
@@ -171,20 +171,26 @@ function monitorEngine(decisionBudgetMs: number): MonitorEngine {
         const events = call;
         call = [];
         if (first.kind === "message") {
-          note(first.position, monitor.observe({ action: first.action, args: first.args }).violations);
+          note(first.position, monitor.observe({ action: first.action, args: first.args, ...timeOf(first) }).violations);
           return;
         }
-        const decided = decideCall(monitor, statements, events.map(({ action, args }) => ({ action, args })), decisionBudgetMs);
+        const decided = decideCall(monitor, statements, events.map((event) => ({ action: event.action, args: event.args, ...timeOf(event) })), decisionBudgetMs);
         decisions.set(first.position, decided);
         if (first.status === undefined) {
           // No result: the call is not known to have run. It keeps its place in the run, with no status.
-          for (const event of events) monitor.observe({ action: event.action, args: event.args, ...(event.output !== undefined ? { output: event.output } : {}) });
+          for (const event of events) monitor.observe({ action: event.action, args: event.args, ...(event.output !== undefined ? { output: event.output } : {}), ...timeOf(event) });
           return;
         }
         // What the decision found assumed the call succeeds: final only if it did (a recorded call
         // the monitor would have refused may have run and failed).
         if (events.every((event) => event.status === "ok")) note(first.position, decided.violations);
-        const results = events.map((event) => ({ action: event.action, args: event.args, ...(event.status !== undefined ? { status: event.status } : {}), ...(event.output !== undefined ? { output: event.output } : {}) }));
+        const results = events.map((event) => ({
+          action: event.action,
+          args: event.args,
+          ...(event.status !== undefined ? { status: event.status } : {}),
+          ...(event.output !== undefined ? { output: event.output } : {}),
+          ...timeOf(event),
+        }));
         note(first.position, recordCall(monitor, results).violations);
       };
       return {
@@ -205,7 +211,12 @@ function monitorEngine(decisionBudgetMs: number): MonitorEngine {
             if (witnesses.get(rule)?.includes(witness) === true) continue;
             disagreements.push(`the monitor reported event ${witness} as a witness of \`${rule}\` at the call at event ${position}, but the finished run does not have it`);
           }
-          return final.map(({ holds, witnesses: found }) => ({ holds, witnesses: found }));
+          // A rule that reads time, on a run whose events lack times: undecided, as the forward run has it
+          // (the monitor would have timed them with its clock, which says nothing of a recording).
+          const timeError = forward.timeError;
+          return final.map(({ holds, witnesses: found }, index) =>
+            timeError !== undefined && needsTime(statements[index]!) ? { holds: false, witnesses: found, undecided: timeError.reason } : { holds, witnesses: found },
+          );
         },
         observations: forward,
         decisions,
@@ -214,6 +225,11 @@ function monitorEngine(decisionBudgetMs: number): MonitorEngine {
     },
     dispose: async () => {},
   };
+}
+
+/** The event's time, as a field to spread (none when it has none). */
+function timeOf(event: TraceEvent): { time?: number } {
+  return event.time !== undefined ? { time: event.time } : {};
 }
 
 /** The monitor engine's run, with its decisions (the test runner's `decide` expectations read them). */

@@ -1,6 +1,7 @@
 import type { Span } from "@vigil/diagnostics";
 import { resolveFile, type PolicySymbol, type SymbolTable } from "@vigil/checker";
-import { declarationExpressions, type Expr, type Form, type KeyPath, type RuleDecl, type SourceFile } from "@vigil/syntax";
+import { declarationExpressions, keyPathSegments, type Expr, type Form, type KeyPath, type RuleDecl, type SourceFile } from "@vigil/syntax";
+import type { PathSegment } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
 
 /**
@@ -12,8 +13,9 @@ export type TermAt =
   | { readonly kind: "symbol"; readonly symbol: PolicySymbol; readonly span: Span; readonly declaration: boolean }
   | { readonly kind: "form"; readonly form: Form; readonly rule: RuleDecl; readonly span: Span }
   | { readonly kind: "action"; readonly name: string; readonly span: Span }
-  | { readonly kind: "key"; readonly path: readonly string[]; readonly span: Span }
-  | { readonly kind: "value"; readonly key: readonly string[]; readonly value: string | number | boolean | null; readonly span: Span };
+  /** A key path: names, and list indexes (`argv.0` is `["argv", 0]`). */
+  | { readonly kind: "key"; readonly path: readonly PathSegment[]; readonly span: Span }
+  | { readonly kind: "value"; readonly key: readonly PathSegment[]; readonly value: string | number | boolean | null; readonly span: Span };
 
 /**
  * The term at `offset` (a cursor just after a name is on it), or undefined on whitespace,
@@ -80,8 +82,8 @@ function keyTerm(key: KeyPath): TermAt {
   return { kind: "key", path: pathOf(key), span: key.span };
 }
 
-function pathOf(key: KeyPath): readonly string[] {
-  return key.segments.map((segment) => segment.name);
+function pathOf(key: KeyPath): readonly PathSegment[] {
+  return keyPathSegments(key);
 }
 
 function covers(span: Span, offset: number): boolean {

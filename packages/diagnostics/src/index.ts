@@ -5,3 +5,4 @@ export { diagnostic, hasErrors, sortDiagnostics } from "./diagnostic.js";
 export type { DiagnosticCode, DiagnosticCodeEntry } from "./codes.js";
 export { diagnosticCodes } from "./codes.js";
 export { closestName } from "./suggest.js";
+export { EARLIEST_EVENT_TIME, formatDateTime, isEventTime, LATEST_EVENT_TIME, parseDateTime } from "./date-time.js";

@@ -8,8 +8,10 @@ import {
   valuesAtSubject,
   wildcardMatches,
   type JsonValue,
+  type PathSegment,
   type TraceEvent,
 } from "@vigil/trace";
+import { addDecimal, decimalOf, ZERO, type Decimal } from "./decimal.js";
 
 /**
  * One meaning per atom. Whether an atom of Figure 5's foot holds on one event, and which values an
@@ -23,7 +25,8 @@ import {
  *   (k matches r)(e) ≜ some text of e[k] contains a match of r
  *   (k = x)(e, ν) ≜ ν(x) ∈ e[k]  (k contains x)(e, ν) ≜ some text of e[k] contains text(ν(x))
  *
- * A key path leads into the arguments or, from `output`, into the output (`valuesAtSubject`). The
+ * A key path (names, and list indexes after the first: `argv.0`) leads into the arguments or, from
+ * `output`, into the output (`valuesAtSubject`, the one definition of what a path reaches). The
  * atoms with a variable are relations between an event and a binding ν: `holdsWith` decides them,
  * and `bindings` enumerates the ν a binding pattern gives an event. As a condition on one event
  * alone, `k = x` holds when e has a value at k.
@@ -110,7 +113,7 @@ function buildAtom(atom: Atom): EventPredicate {
  * a scalar, is read directly; every other case goes through {@link valuesAtSubject}, the one
  * definition of what a key path reaches.
  */
-function someValueAt(event: TraceEvent, subject: Subject, key: readonly string[], test: (value: JsonValue) => boolean): boolean {
+function someValueAt(event: TraceEvent, subject: Subject, key: readonly PathSegment[], test: (value: JsonValue) => boolean): boolean {
   if (subject === "output" && key.length === 0) {
     // The output's text: read directly, like the common argument case below.
     const output = event.output;
@@ -118,7 +121,8 @@ function someValueAt(event: TraceEvent, subject: Subject, key: readonly string[]
   }
   if (subject === "args" && key.length === 1) {
     const args = event.args;
-    const name = key[0]!;
+    // A path's first segment is a name (an index only follows one).
+    const name = key[0] as string;
     if (!Object.prototype.hasOwnProperty.call(args, name)) return false;
     const value = args[name]!;
     if (typeof value !== "object" || value === null) return test(value);
@@ -235,12 +239,31 @@ export function matchesPattern(formula: Formula, event: TraceEvent): boolean {
   return compilePattern(formula)(event);
 }
 
+/**
+ * What an event adds to the sum of `limit[X of KEY]`: the sum of the numbers at the key (each
+ * element of a list counts), when the event has a value there and every value is a number, zero
+ * or more. Undefined otherwise: an amount that cannot be counted, which makes the event a witness
+ * of the limit (it cannot be shown to stay within it).
+ */
+export function eventAmount(event: TraceEvent, subject: Subject, key: readonly PathSegment[]): Decimal | undefined {
+  const values = valuesAtSubject(event, subject, key);
+  if (values.length === 0) return undefined;
+  let total = ZERO;
+  for (const value of values) {
+    if (typeof value !== "number") return undefined;
+    const amount = decimalOf(value);
+    if (amount === undefined || amount.units < 0n) return undefined;
+    total = addDecimal(total, amount);
+  }
+  return total;
+}
+
 /** The values an event binds under a key path, distinct by the language's equality, as value keys. */
-export function boundValueKeys(event: TraceEvent, subject: Subject, key: readonly string[]): string[] {
+export function boundValueKeys(event: TraceEvent, subject: Subject, key: readonly PathSegment[]): string[] {
   if (subject === "args" && key.length === 1) {
-    // The common case: one plain key holding a scalar.
+    // The common case: one plain key holding a scalar (a path's first segment is a name).
     const args = event.args;
-    const name = key[0]!;
+    const name = key[0] as string;
     if (!Object.prototype.hasOwnProperty.call(args, name)) return [];
     const value = args[name]!;
     if (typeof value !== "object" || value === null) return [valueKey(value)];
@@ -289,7 +312,7 @@ export class PatternBinder {
   private readonly pending: PendingPredicate;
   private readonly variableIndex: ReadonlyMap<string, number>;
   /** The common shape: variables bound only in the top-level conjunction, read after one predicate. */
-  private readonly topLevelKeys: readonly { readonly subject: Subject; readonly key: readonly string[] }[] | undefined;
+  private readonly topLevelKeys: readonly { readonly subject: Subject; readonly key: readonly PathSegment[] }[] | undefined;
   /** Whether every use of a variable binds it (no `contains`): then `bindings` can enumerate. */
   readonly generates: boolean;
 
@@ -470,9 +493,9 @@ function usesVariable(formula: Formula, kind?: "keyContains"): boolean {
  * pattern's top-level conjunction (the common shape, enumerated without a structural walk), or
  * undefined otherwise (a variable under `or`, or a `contains`).
  */
-function topLevelBindings(formula: Formula, variables: readonly string[]): { subject: Subject; key: readonly string[] }[] | undefined {
+function topLevelBindings(formula: Formula, variables: readonly string[]): { subject: Subject; key: readonly PathSegment[] }[] | undefined {
   const conjuncts = formula.kind === "and" ? formula.operands : [formula];
-  const places = new Map<string, { subject: Subject; key: readonly string[] }>();
+  const places = new Map<string, { subject: Subject; key: readonly PathSegment[] }>();
   for (const conjunct of conjuncts) {
     if (conjunct.kind === "keyBind") places.set(conjunct.variable, { subject: conjunct.subject, key: conjunct.key });
     else if (usesVariable(conjunct)) return undefined;

@@ -20,6 +20,8 @@ export interface CallEvent {
   readonly args: { readonly [key: string]: JsonValue };
   readonly status?: "ok" | "error";
   readonly output?: string;
+  /** When the call was made (epoch milliseconds); absent: the monitor's clock. */
+  readonly time?: number;
 }
 
 export interface CallDecision {
@@ -39,14 +41,16 @@ export function decideCall(monitor: Monitor, statements: readonly CheckedStateme
   const position = monitor.length + 1;
   if (events.length === 0) return { decision: "block", violations: [], error: "the call makes no event", position };
   const decided = [];
+  // One call, one time: every event grounded from it is decided at the call's.
+  const time = events[0]!.time ?? monitor.nextTime();
   if (events.length === 1) {
-    decided.push(monitor.decide({ id: PROBE, action: events[0]!.action, args: events[0]!.args }));
+    decided.push(monitor.decide({ id: PROBE, action: events[0]!.action, args: events[0]!.args, time }));
     monitor.cancel(PROBE);
   } else {
-    const scratch = new Monitor(statements, { restore: monitor.snapshot(), ...(decisionBudgetMs !== undefined ? { decisionBudgetMs } : {}) });
+    const scratch = new Monitor(statements, { restore: monitor.snapshot(), now: () => time, ...(decisionBudgetMs !== undefined ? { decisionBudgetMs } : {}) });
     events.forEach((event, index) => {
       const id = `${PROBE}${index}`;
-      decided.push(scratch.decide({ id, action: event.action, args: event.args }));
+      decided.push(scratch.decide({ id, action: event.action, args: event.args, time }));
       if (index < events.length - 1) scratch.record({ id, action: event.action, args: event.args, status: "ok" });
     });
   }
@@ -72,10 +76,12 @@ export function recordCall(monitor: Monitor, events: readonly CallEvent[]): Call
     // A command whose outcome the recording does not show (grounding leaves its status out) is
     // added with no status, as the offline reading has it: it satisfies neither `status = ok` nor
     // `status = error`.
+    const output = event.output !== undefined ? { output: event.output } : {};
+    const time = event.time !== undefined ? { time: event.time } : {};
     const recorded =
       event.status === undefined
-        ? monitor.observe({ action: event.action, args: event.args, ...(event.output !== undefined ? { output: event.output } : {}) })
-        : monitor.record({ id: PROBE, action: event.action, args: event.args, status: event.status, ...(event.output !== undefined ? { output: event.output } : {}) });
+        ? monitor.observe({ action: event.action, args: event.args, ...output, ...time })
+        : monitor.record({ id: PROBE, action: event.action, args: event.args, status: event.status, ...output, ...time });
     positions.push(recorded.position);
     violations.push(...recorded.violations);
   }

@@ -1,8 +1,9 @@
-import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
+import { needsTime, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type StatementMachine } from "./machines.js";
 import { PatternMatches, type PatternMatchCount } from "./pattern-matches.js";
+import { EventTimes } from "./time.js";
 
 /** The budgets of a run: past one, the statements it concerns are undecided (fail closed). */
 export interface EvaluationBudget {
@@ -106,6 +107,10 @@ export class TraceRun implements RunObservations {
   private readonly openLimit: number;
   private stopped: string | undefined;
   private events = 0;
+  /** The indexes of the statements that read time, and the times read so far; undefined when none does. */
+  private readonly timed: { readonly statements: readonly number[]; readonly times: EventTimes } | undefined;
+  /** The first event whose time could not be used, and why. */
+  private timeProblem: { readonly position: number; readonly reason: string } | undefined;
 
   constructor(
     readonly statements: readonly CheckedStatement[],
@@ -134,6 +139,8 @@ export class TraceRun implements RunObservations {
     this.patternMatches = new PatternMatches(statements);
     this.deadline = budget.timeMs === undefined ? Infinity : performance.now() + budget.timeMs;
     this.openLimit = budget.openObligations ?? DEFAULT_OPEN_OBLIGATIONS;
+    const timed = statements.flatMap((statement, index) => (needsTime(statement) ? [index] : []));
+    this.timed = timed.length === 0 ? undefined : { statements: timed, times: new EventTimes() };
   }
 
   /** Reads the next event (positions 1, 2, … in order). */
@@ -142,6 +149,7 @@ export class TraceRun implements RunObservations {
     this.events++;
     this.patternMatches.step(event);
     if (this.events % BUDGET_CHECK_INTERVAL === 0) this.checkBudgets();
+    if (this.timed !== undefined && this.timeProblem === undefined) this.checkTime(event);
     for (const index of this.dispatch.machinesFor(event.action)) {
       if (this.undecided[index] !== undefined) continue;
       const machine = this.machines[index]!;
@@ -155,6 +163,22 @@ export class TraceRun implements RunObservations {
         this.observer?.witness(index, position);
       }
     }
+  }
+
+  /** A statement that reads time is undecided from the first event whose time it cannot use. */
+  private checkTime(event: TraceEvent): void {
+    const reason = this.timed!.times.problem(event);
+    if (reason === undefined) return;
+    this.timeProblem = { position: event.position, reason };
+    for (const index of this.timed!.statements) this.undecided[index] ??= reason;
+  }
+
+  /**
+   * The first event whose time a statement that reads time could not use (none, or one earlier than
+   * the event before it), and why: those statements are undecided. Undefined when there was none.
+   */
+  get timeError(): { readonly position: number; readonly reason: string } | undefined {
+    return this.timeProblem;
   }
 
   private checkBudgets(): void {
@@ -204,7 +228,7 @@ export class TraceRun implements RunObservations {
    */
   answers(index: number): AnswerCount | undefined {
     const form = this.statements[index]!.form;
-    return form === "always" || form === "abs" ? undefined : this.triggered[index]!.answers;
+    return form === "always" || form === "abs" || form === "limit" ? undefined : this.triggered[index]!.answers;
   }
 
   /**

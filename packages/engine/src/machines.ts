@@ -1,7 +1,8 @@
-import type { CheckedScope, CheckedStatement, Formula } from "@vigil/checker";
+import type { CheckedScope, CheckedStatement, Formula, LimitMeasure, TemporalFormula, Window } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { ScopedMachine } from "./scoped.js";
-import { compilePattern, compilePendingPattern, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { compilePattern, compilePendingPattern, eventAmount, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { addDecimal, compareDecimal, decimalOf, formatDecimal, subtractDecimal, ZERO, type Decimal } from "./decimal.js";
 
 /**
  * The forward engine: every statement compiles to a state machine that reads the trace one event
@@ -136,7 +137,9 @@ function newMachine(statement: CheckedStatement, state?: MachineState): Statemen
     case "resp":
       return new ResponseMachine(bind(statement.first), bind(statement.second), state);
     case "bresp":
-      return new BoundedResponseMachine(bind(statement.first), bind(statement.second), statement.bound, state);
+      return new BoundedResponseMachine(bind(statement.first), bind(statement.second), statement.window, state);
+    case "limit":
+      return new LimitMachine(bind(statement.pattern), statement.measure, statement.per, state);
     case "rslv":
       return new ResolutionMachine(bind(statement.first), bind(statement.second), state);
     case "until":
@@ -328,6 +331,7 @@ function plainEvent(event: TraceEvent): TraceEvent {
     ...(event.status !== undefined ? { status: event.status } : {}),
     ...(event.output !== undefined ? { output: event.output } : {}),
     ...(event.outputTruncated === true ? { outputTruncated: true } : {}),
+    ...(event.time !== undefined ? { time: event.time } : {}),
   };
 }
 
@@ -453,9 +457,14 @@ class ResponseMachine implements StatementMachine {
 }
 
 /**
- * bresp[ℓ](ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e ≺_ℓ e'} ψ'(e'). The triggers of the last ℓ events wait in a
+ * bresp[ℓ](ψ, ψ'): R(e) = ψ(e) ⇒ ∨_{e ≺_ℓ e'} ψ'(e'). The triggers whose windows are open wait in a
  * queue; per binding, the position of the latest response. A trigger is judged when its window
- * closes, ℓ events after it (or at the end of the run, which closes every window).
+ * closes (or at the end of the run, which closes every window):
+ * - ℓ events (`bresp[3]`): at the ℓ-th event after it, which is in the window (it may respond);
+ * - a time d (`bresp[5m]`): at the first event more than d after it, which is not in the window, so
+ *   the window is judged before that event is read. The window closed by the passing of time, not
+ *   by that event: the monitor does not block the event for it (`probe` does not report it), and
+ *   reports the missed response when the event is recorded.
  */
 class BoundedResponseMachine implements StatementMachine {
   private observer: MachineObserver | undefined = undefined;
@@ -467,16 +476,24 @@ class BoundedResponseMachine implements StatementMachine {
   private readonly queue: WindowEntry[];
   private head: number;
   private readonly latestResponse: Map<string, number>;
-  /** Every event closes the window of the trigger ℓ events before it. */
+  /** For a window of events, its length ℓ; undefined for a window of time. */
+  private readonly bound: number | undefined;
+  /** For a window of time, its length in milliseconds. */
+  private readonly within: number;
+  /** Every event closes the window of the trigger ℓ events (or more than d) before it. */
   readonly relevantActions = undefined;
   constructor(
     private readonly first: PatternBinder,
     private readonly second: PatternBinder,
-    private readonly bound: number,
+    window: Window,
     state?: MachineState,
   ) {
+    this.bound = window.unit === "events" ? window.size : undefined;
+    this.within = window.unit === "time" ? window.size : 0;
     this.queue =
-      state === undefined ? [] : (state["queue"] as [number, string[]][]).map(([position, bindings]) => ({ position, bindings, unanswered: bindings.length }));
+      state === undefined
+        ? []
+        : (state["queue"] as [number, string[], number?][]).map(([position, bindings, time]) => ({ position, bindings, unanswered: bindings.length, time: time ?? 0 }));
     this.head = 0;
     this.latestResponse = new Map(state === undefined ? [] : (state["latestResponse"] as [string, number][]));
   }
@@ -516,27 +533,41 @@ class BoundedResponseMachine implements StatementMachine {
   }
 
   probe(event: TraceEvent): number[] {
+    // Windows of time that closed before the call closed by time, not by the call: not its doing.
+    const bound = this.bound;
+    if (bound === undefined) return NONE;
     // A call that may answer (for some output) keeps its triggers open: they are not final yet.
     const mayRespond = (binding: string) => this.second.holds(event, binding, "pending") !== Truth.False;
     let witnesses = NONE;
     for (let index = this.head; index < this.queue.length; index++) {
       const entry = this.queue[index]!;
-      if (entry.position + this.bound > event.position) break;
+      if (entry.position + bound > event.position) break;
       if (!this.answered(entry, mayRespond)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
     }
     return witnesses;
   }
 
-  step(event: TraceEvent): number[] {
-    const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, new Set(this.openBindings()));
-    for (const binding of responded) this.latestResponse.set(binding, event.position);
-    if (this.observer !== undefined) this.answer(responded, event.position);
-    let witnesses = NONE;
-    while (this.head < this.queue.length && this.queue[this.head]!.position + this.bound <= event.position) {
-      const entry = this.queue[this.head++]!;
+  /** Judges the windows that are closed when `event` is read: in it (ℓ events), or before it (time). */
+  private close(event: TraceEvent, witnesses: number[]): number[] {
+    const bound = this.bound;
+    const time = event.time ?? 0;
+    while (this.head < this.queue.length) {
+      const entry = this.queue[this.head]!;
+      if (bound !== undefined ? entry.position + bound > event.position : time - entry.time <= this.within) break;
+      this.head++;
       if (!this.answered(entry)) (witnesses === NONE ? (witnesses = []) : witnesses).push(entry.position);
       if (this.observer !== undefined) this.closed(entry);
     }
+    return witnesses;
+  }
+
+  step(event: TraceEvent): number[] {
+    // A window of time the event is past closes before the event is read: it cannot respond in it.
+    let witnesses = this.bound === undefined ? this.close(event, NONE) : NONE;
+    const responded = this.second.generates ? this.second.bindings(event) : testedAmong(this.second, event, new Set(this.openBindings()));
+    for (const binding of responded) this.latestResponse.set(binding, event.position);
+    if (this.observer !== undefined) this.answer(responded, event.position);
+    if (this.bound !== undefined) witnesses = this.close(event, witnesses);
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       // Drop the judged entries now and then, so the queue holds only the open windows.
       this.queue.splice(0, this.head);
@@ -544,7 +575,7 @@ class BoundedResponseMachine implements StatementMachine {
     }
     const triggered = this.first.bindings(event);
     if (triggered.length > 0) {
-      const entry = { position: event.position, bindings: triggered, unanswered: triggered.length };
+      const entry = { position: event.position, bindings: triggered, unanswered: triggered.length, time: event.time ?? 0 };
       this.queue.push(entry);
       if (this.observer !== undefined) {
         this.observer.trigger(event.position);
@@ -593,7 +624,7 @@ class BoundedResponseMachine implements StatementMachine {
   snapshot(): MachineState {
     return {
       form: "bresp",
-      queue: this.queue.slice(this.head).map((entry) => [entry.position, [...entry.bindings]]),
+      queue: this.queue.slice(this.head).map((entry) => (this.bound === undefined ? [entry.position, [...entry.bindings], entry.time] : [entry.position, [...entry.bindings]])),
       latestResponse: [...this.latestResponse],
     };
   }
@@ -607,7 +638,121 @@ interface WindowEntry {
   readonly position: number;
   readonly bindings: readonly string[];
   unanswered: number;
+  /** The trigger's time, for a window of time. */
+  readonly time: number;
 }
+
+/**
+ * limit[N](ψ), limit[N per d](ψ), limit[X of k per d](ψ): R(e) = ψ(e, ν) ⇒ the measure of the events
+ * e' ≼ e with ψ(e', ν) (and t(e) − t(e') < d, with a window) is at most the maximum, for every
+ * binding ν of e. The measure is their number, or the sum of their amounts at k (`eventAmount`); an
+ * event whose amount cannot be counted is a witness itself and adds nothing.
+ *
+ * Per binding, the running total; with a window, one queue of the counted events in the order read
+ * (so in time), from which an event leaves once the window has passed it, taking its amount off its
+ * binding's total: amortized constant work per event, memory the events within the window.
+ * Decided at each event: a limit exceeded is exceeded for good, so the monitor blocks the call that
+ * would exceed it.
+ */
+class LimitMachine extends DecidedAtEachEvent implements StatementMachine {
+  private readonly maximum: Decimal;
+  /** Per binding: the total of the events counted (within the window). */
+  private readonly totals: Map<string, { total: Decimal; events: number }>;
+  /** With a window: the counted events, oldest first, from `head` on. */
+  private readonly queue: { readonly time: number; readonly binding: string; readonly amount: Decimal }[];
+  private head = 0;
+  readonly relevantActions: ReadonlySet<string> | undefined;
+  private observer: MachineObserver | undefined = undefined;
+  constructor(
+    private readonly pattern: PatternBinder,
+    private readonly measure: LimitMeasure,
+    private readonly per: number | undefined,
+    state?: MachineState,
+  ) {
+    super();
+    this.relevantActions = actionsOf(pattern.pattern.formula);
+    this.maximum = measure.kind === "count" ? { units: BigInt(measure.maximum), exponent: 0 } : decimalOf(measure.maximum)!;
+    const saved = (state?.["totals"] as [string, string, number][] | undefined) ?? [];
+    this.totals = new Map(saved.map(([binding, total, events]) => [binding, { total: decimalOf(total)!, events }]));
+    this.queue = ((state?.["queue"] as [number, string, string][] | undefined) ?? []).map(([time, binding, amount]) => ({ time, binding, amount: decimalOf(amount)! }));
+  }
+  /** Its triggers are the events it counts: it tells each, and never an answer. */
+  attach(observer: MachineObserver): void {
+    this.observer = observer;
+  }
+  /** What the event adds: one, or its amount; undefined when its amount cannot be counted (or, for a call not run, is not known yet). */
+  private amountOf(event: TraceEvent): Decimal | undefined {
+    return this.measure.kind === "count" ? ONE : eventAmount(event, this.measure.subject, this.measure.key);
+  }
+  /** Whether the window, at `time`, has passed a counted event at `at`. */
+  private passed(at: number, time: number): boolean {
+    return time - at >= this.per!;
+  }
+  step(event: TraceEvent): number[] {
+    const bindings = this.pattern.bindings(event);
+    if (this.per !== undefined) this.slide(event.time ?? 0);
+    if (bindings.length === 0) return NONE;
+    this.observer?.trigger(event.position);
+    const amount = this.amountOf(event);
+    if (amount === undefined) return [event.position];
+    let exceeded = false;
+    for (const binding of bindings) {
+      let tally = this.totals.get(binding);
+      if (tally === undefined) this.totals.set(binding, (tally = { total: ZERO, events: 0 }));
+      tally.total = addDecimal(tally.total, amount);
+      tally.events++;
+      if (this.per !== undefined) this.queue.push({ time: event.time ?? 0, binding, amount });
+      if (compareDecimal(tally.total, this.maximum) > 0) exceeded = true;
+    }
+    return exceeded ? [event.position] : NONE;
+  }
+  /** Takes off the totals the events the window has passed at `time`. */
+  private slide(time: number): void {
+    const queue = this.queue;
+    while (this.head < queue.length && this.passed(queue[this.head]!.time, time)) {
+      const { binding, amount } = queue[this.head++]!;
+      const tally = this.totals.get(binding)!;
+      tally.total = subtractDecimal(tally.total, amount);
+      if (--tally.events === 0) this.totals.delete(binding);
+    }
+    if (this.head > 1024 && this.head * 2 > queue.length) {
+      queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+  probe(event: TraceEvent): number[] {
+    const bindings = this.pattern.bindings(event, "definitely");
+    if (bindings.length === 0) return NONE;
+    // An amount in the output is not known before the call runs: it cannot be judged yet.
+    if (this.measure.kind === "sum" && this.measure.subject === "output") return NONE;
+    const amount = this.amountOf(event);
+    if (amount === undefined) return [event.position];
+    const time = event.time ?? 0;
+    for (const binding of bindings) {
+      let total = this.totals.get(binding)?.total ?? ZERO;
+      if (this.per !== undefined) {
+        for (let index = this.head; index < this.queue.length && this.passed(this.queue[index]!.time, time); index++) {
+          const entry = this.queue[index]!;
+          if (entry.binding === binding) total = subtractDecimal(total, entry.amount);
+        }
+      }
+      if (compareDecimal(addDecimal(total, amount), this.maximum) > 0) return [event.position];
+    }
+    return NONE;
+  }
+  override openObligations(): number {
+    return this.queue.length - this.head;
+  }
+  snapshot(): MachineState {
+    return {
+      form: "limit",
+      totals: [...this.totals].map(([binding, { total, events }]) => [binding, formatDecimal(total), events]),
+      queue: this.queue.slice(this.head).map(({ time, binding, amount }) => [time, binding, formatDecimal(amount)]),
+    };
+  }
+}
+
+const ONE: Decimal = { units: 1n, exponent: 0 };
 
 /**
  * rslv(ψ, ψ'): R(e) = ψ(e) ⇒ ψ'(e) ∨ ∨_{e' ≻ e} (ψ'(e') ∨ ψ(e')). Per binding, the latest
@@ -814,7 +959,7 @@ function isTemporal(formula: Formula): boolean {
 type BodyNode =
   | { readonly kind: "leaf"; readonly predicate: EventPredicate; readonly pending: PendingPredicate; readonly leaf: number }
   | { readonly kind: "and" | "or"; readonly operands: readonly number[] }
-  | { readonly kind: "not" | "once" | "eventually"; readonly operand: number; readonly summary: number };
+  | { readonly kind: "not" | "once" | "eventually"; readonly operand: number; readonly summary: number; readonly within?: number };
 
 interface CompiledBody {
   readonly nodes: readonly BodyNode[];
@@ -847,7 +992,8 @@ function compileBody(body: Formula): CompiledBody {
       case "once":
       case "eventually": {
         const operand = visit(formula.operand);
-        nodes.push({ kind: formula.kind, operand, summary: summaries++ });
+        const within = (formula as TemporalFormula).within;
+        nodes.push({ kind: formula.kind, operand, summary: summaries++, ...(within !== undefined ? { within } : {}) });
         return nodes.length - 1;
       }
       default:
@@ -860,11 +1006,15 @@ function compileBody(body: Formula): CompiledBody {
 
 /**
  * □Θ with a body that looks only at the present and the past: R(e) = Θ(e), decided at e. Each
- * `once Θ'` keeps whether Θ' held at some earlier event ((◇⁻Θ')(e_i) = ∨_{j < i} Θ'(e_j)).
+ * `once Θ'` keeps whether Θ' held at some earlier event ((◇⁻Θ')(e_i) = ∨_{j < i} Θ'(e_j)), and each
+ * `once[d] Θ'` the time of the latest such event: Θ' held within d before e_i when t(e_i) minus that
+ * time is at most d (times never go back, so the latest is the nearest).
  */
 class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
   private readonly body: CompiledBody;
   private readonly seen: boolean[];
+  /** Per summary of a `once[d]`: the time of the latest event its operand held on (-Infinity: none). */
+  private readonly last: number[];
   private readonly values: boolean[];
   /** Θ is judged on every event (a body can be false on an event that matches nothing). */
   readonly relevantActions = undefined;
@@ -872,7 +1022,14 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
     super();
     this.body = compileBody(formula);
     this.seen = state === undefined ? new Array<boolean>(this.body.summaries).fill(false) : [...(state["seen"] as boolean[])];
+    const last = state?.["last"] as (number | null)[] | undefined;
+    this.last = last === undefined ? new Array<number>(this.body.summaries).fill(-Infinity) : last.map((time) => time ?? -Infinity);
     this.values = new Array<boolean>(this.body.nodes.length).fill(false);
+  }
+  /** The value of a `once` node at an event of time `time`. */
+  private onceValue(node: { readonly summary: number; readonly within?: number }, time: number | undefined): boolean {
+    if (node.within === undefined) return this.seen[node.summary]!;
+    return (time ?? 0) - this.last[node.summary]! <= node.within;
   }
   /** Evaluates every node at `event` (no short cut: each `once` operand must be known to update its summary). */
   private evaluate(event: TraceEvent): boolean {
@@ -901,7 +1058,7 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
           values[index] = !values[node.operand];
           break;
         case "once":
-          values[index] = this.seen[node.summary]!;
+          values[index] = this.onceValue(node, event.time);
           break;
         case "eventually":
           throw new Error("internal error: `eventually` in a past-only body");
@@ -937,7 +1094,7 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
           values[index] = notTruth(values[node.operand]!);
           break;
         case "once":
-          values[index] = this.seen[node.summary]! ? Truth.True : Truth.False;
+          values[index] = this.onceValue(node, event.time) ? Truth.True : Truth.False;
           break;
         case "eventually":
           throw new Error("internal error: `eventually` in a past-only body");
@@ -951,11 +1108,17 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
   step(event: TraceEvent): number[] {
     const holds = this.evaluate(event);
     const { nodes } = this.body;
-    for (const node of nodes) if (node.kind === "once" && this.values[node.operand]) this.seen[node.summary] = true;
+    for (const node of nodes) {
+      if (node.kind !== "once" || !this.values[node.operand]) continue;
+      this.seen[node.summary] = true;
+      this.last[node.summary] = event.time ?? 0;
+    }
     return holds ? NONE : [event.position];
   }
   snapshot(): MachineState {
-    return { form: "always", seen: [...this.seen] };
+    return this.body.nodes.some((node) => node.kind === "once" && node.within !== undefined)
+      ? { form: "always", seen: [...this.seen], last: this.last.map((time) => (Number.isFinite(time) ? time : null)) }
+      : { form: "always", seen: [...this.seen] };
   }
 }
 
@@ -972,19 +1135,28 @@ class FutureBodyMachine implements StatementMachine {
   /** Leaf values: bit `leaf % 32` of word `i * stride + ⌊leaf / 32⌋` is the leaf's value on event i + 1. */
   private bits: Uint32Array;
   private length: number;
+  /** With a window of time in the body: each event's time; undefined otherwise. */
+  private times: Float64Array | undefined;
   /** Θ is judged on every event (a body can be false on an event that matches nothing). */
   readonly relevantActions = undefined;
   constructor(formula: Formula, state?: MachineState) {
     this.body = compileBody(formula);
     this.stride = Math.max(1, Math.ceil(this.body.leaves / 32));
+    const timed = this.body.nodes.some((node) => (node.kind === "once" || node.kind === "eventually") && node.within !== undefined);
     if (state === undefined) {
       this.bits = new Uint32Array(1024 * this.stride);
       this.length = 0;
+      if (timed) this.times = new Float64Array(1024);
     } else {
       const saved = Buffer.from(state["bits"] as string, "base64");
       this.length = state["length"] as number;
       this.bits = new Uint32Array(Math.max(1024, this.length) * this.stride);
       this.bits.set(new Uint32Array(saved.buffer.slice(saved.byteOffset, saved.byteOffset + this.length * this.stride * 4)));
+      if (timed) {
+        this.times = new Float64Array(Math.max(1024, this.length));
+        const savedTimes = Buffer.from((state["times"] as string | undefined) ?? "", "base64");
+        this.times.set(new Float64Array(savedTimes.buffer.slice(savedTimes.byteOffset, savedTimes.byteOffset + Math.min(savedTimes.byteLength, this.length * 8))));
+      }
     }
   }
   private leafValue(i: number, leaf: number): number {
@@ -995,6 +1167,14 @@ class FutureBodyMachine implements StatementMachine {
       const grown = new Uint32Array(this.bits.length * 2);
       grown.set(this.bits);
       this.bits = grown;
+    }
+    if (this.times !== undefined) {
+      if (this.length >= this.times.length) {
+        const grown = new Float64Array(this.times.length * 2);
+        grown.set(this.times);
+        this.times = grown;
+      }
+      this.times[this.length] = event.time ?? 0;
     }
     const base = this.length * this.stride;
     for (const node of this.body.nodes) {
@@ -1032,6 +1212,17 @@ class FutureBodyMachine implements StatementMachine {
         }
         case "once": {
           const operand = tables[node.operand]!;
+          const within = node.within;
+          if (within !== undefined) {
+            // The nearest earlier event the operand held on, within the window.
+            const times = this.times!;
+            let latest = -1;
+            for (let i = 0; i < n; i++) {
+              table[i] = latest >= 0 && times[i]! - times[latest]! <= within ? 1 : 0;
+              if (operand[i] === 1) latest = i;
+            }
+            break;
+          }
           let seen = 0;
           for (let i = 0; i < n; i++) {
             table[i] = seen;
@@ -1041,6 +1232,17 @@ class FutureBodyMachine implements StatementMachine {
         }
         case "eventually": {
           const operand = tables[node.operand]!;
+          const within = node.within;
+          if (within !== undefined) {
+            // The nearest later event the operand holds on, within the window.
+            const times = this.times!;
+            let next = -1;
+            for (let i = n - 1; i >= 0; i--) {
+              table[i] = next >= 0 && times[next]! - times[i]! <= within ? 1 : 0;
+              if (operand[i] === 1) next = i;
+            }
+            break;
+          }
           let seen = 0;
           for (let i = n - 1; i >= 0; i--) {
             table[i] = seen;
@@ -1061,7 +1263,10 @@ class FutureBodyMachine implements StatementMachine {
   }
   snapshot(): MachineState {
     const words = this.bits.subarray(0, this.length * this.stride);
-    return { form: "always-future", length: this.length, bits: Buffer.from(words.buffer, words.byteOffset, words.byteLength).toString("base64") };
+    const bits = Buffer.from(words.buffer, words.byteOffset, words.byteLength).toString("base64");
+    if (this.times === undefined) return { form: "always-future", length: this.length, bits };
+    const times = this.times.subarray(0, this.length);
+    return { form: "always-future", length: this.length, bits, times: Buffer.from(times.buffer, times.byteOffset, times.byteLength).toString("base64") };
   }
 }
 

@@ -24,6 +24,8 @@ export interface PendingCall {
   readonly id?: string;
   readonly action: string;
   readonly args: { readonly [key: string]: JsonValue };
+  /** When the call is made, in epoch milliseconds; absent: the monitor's clock when it is decided. */
+  readonly time?: number;
 }
 
 /** What became of a call. `action` and `args` are needed only for a call that was never decided. */
@@ -33,6 +35,8 @@ export interface CallResult {
   readonly args?: { readonly [key: string]: JsonValue };
   readonly status: "ok" | "error";
   readonly output?: string;
+  /** For a call never decided: when it was made (epoch milliseconds); absent: the monitor's clock. */
+  readonly time?: number;
 }
 
 export type Response = "block" | "warn" | "ask";
@@ -99,6 +103,8 @@ export interface MonitorSnapshot {
   readonly machines: readonly MachineState[];
   readonly witnesses: readonly (readonly number[])[];
   readonly pending: readonly PendingEntry[];
+  /** The time of the latest event read (epoch milliseconds), the earliest the next one can have. */
+  readonly time?: number;
 }
 
 interface PendingEntry {
@@ -106,6 +112,8 @@ interface PendingEntry {
   readonly action: string;
   readonly args: { readonly [key: string]: JsonValue };
   readonly decision: Decision;
+  /** The time the call was decided at: the event's time when it is recorded. */
+  readonly time: number;
   /** Per statement index, the witnesses `decide` reported for this call. */
   readonly reported: readonly (readonly [number, readonly number[]])[];
 }
@@ -123,6 +131,11 @@ export interface MonitorOptions {
    * cannot be judged within its memory budget, and every later call is blocked with the reason.
    */
   readonly openObligations?: number;
+  /**
+   * The clock that times an event that does not carry its own time, in epoch milliseconds (default
+   * `Date.now`): windows of time (`bresp[5m]`, `limit[3 per 1m]`) are measured with it.
+   */
+  readonly now?: () => number;
 }
 
 /** How often (in recorded calls) the statements' memory budgets are checked. */
@@ -142,6 +155,9 @@ export class Monitor {
   private dispatch: Dispatch;
 
   private readonly decisionBudgetMs: number;
+  private readonly now: () => number;
+  /** The time of the latest event read: times never go back (a clock stepping back is not the agent's doing). */
+  private time = -Infinity;
   private readonly openObligationLimit: number;
   /** Set when a statement is past its memory budget: why every call is now blocked. */
   private exhausted: string | undefined;
@@ -149,6 +165,7 @@ export class Monitor {
   constructor(statements: readonly CheckedStatement[], options: MonitorOptions = {}) {
     this.decisionBudgetMs = options.decisionBudgetMs ?? 100;
     this.openObligationLimit = options.openObligations ?? 10_000_000;
+    this.now = options.now ?? Date.now;
     this.statements = statements.map((statement) => ({
       statement,
       id: `${statement.policy}.${statement.name}:${statement.form}`,
@@ -169,7 +186,8 @@ export class Monitor {
     const started = performance.now();
     if (this.exhausted !== undefined) return { decision: "block", violations: [], position, error: this.exhausted };
     try {
-      const event = eventOf(call, position);
+      const time = this.timeOf(call.time);
+      const event = { ...eventOf(call, position), time };
       const violations: Violation[] = [];
       const reported: [number, number[]][] = [];
       for (const index of this.dispatch.machinesFor(event.action)) {
@@ -184,7 +202,7 @@ export class Monitor {
         return { decision: "block", violations, position, error: `the decision took ${elapsed.toFixed(1)} ms, past its budget of ${this.decisionBudgetMs} ms` };
       }
       const decision = decisionOf(violations);
-      this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, reported });
+      this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, time, reported });
       return { decision, violations, position };
     } catch (error) {
       return { decision: "block", violations: [], position, error: `the monitor could not decide the call: ${(error as Error).message}` };
@@ -207,7 +225,7 @@ export class Monitor {
           : `no pending call has the id \`${result.id}\`, and the result does not say which call it answers (action, args)`,
       );
     }
-    const call = entry ?? { action: result.action!, args: result.args! };
+    const call = entry ?? { action: result.action!, args: result.args!, time: this.timeOf(result.time) };
     return this.append(call, { status: result.status, ...(result.output !== undefined ? { output: result.output } : {}) }, entry?.reported);
   }
 
@@ -216,18 +234,34 @@ export class Monitor {
    * as in a trace read with messages, or a call whose result never came (with what output it left,
    * if any). Returns the violations it makes final.
    */
-  observe(event: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly output?: string }): RecordOutcome {
-    return this.append(event, event.output !== undefined ? { output: event.output } : {});
+  observe(event: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly output?: string; readonly time?: number }): RecordOutcome {
+    return this.append({ action: event.action, args: event.args, time: this.timeOf(event.time) }, event.output !== undefined ? { output: event.output } : {});
+  }
+
+  /** The time the next event gets when it carries none: the clock's now, never before the latest event's. */
+  nextTime(): number {
+    return this.timeOf(undefined);
+  }
+
+  /**
+   * The time of the next event: its own, or the clock's now; never before the latest event's (a
+   * time earlier than that is read as that time, so windows never run backwards).
+   */
+  private timeOf(given: number | undefined): number {
+    const time = Math.max(given ?? this.now(), this.time);
+    return Number.isFinite(time) ? time : 0;
   }
 
   /** Steps every statement on the next event of the trace; `announced`: witnesses `decide` already reported. */
   private append(
-    call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue } },
+    call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly time: number },
     result: { readonly status?: "ok" | "error"; readonly output?: string },
     announcedByStatement?: readonly (readonly [number, readonly number[]])[],
   ): RecordOutcome {
     const position = ++this.events;
-    const event: TraceEvent = { ...eventOf(call, position), ...result };
+    const time = Math.max(call.time, this.time);
+    this.time = time;
+    const event: TraceEvent = { ...eventOf(call, position), ...result, time };
     const violations: Violation[] = [];
     for (const statementIndex of this.dispatch.machinesFor(event.action)) {
       const statement = this.statements[statementIndex]!;
@@ -284,7 +318,7 @@ export class Monitor {
     if (unrecorded.length > 0) {
       working = this.statements.map((entry) => createMachine(entry.statement, entry.machine.snapshot()));
       unrecorded.forEach((call, offset) => {
-        const event = eventOf(call, this.events + offset + 1);
+        const event = { ...eventOf(call, this.events + offset + 1), time: Math.max(call.time, this.time) };
         working.forEach((machine, index) => {
           for (const witness of machine.step(event)) late[index]!.push(witness);
         });
@@ -305,6 +339,7 @@ export class Monitor {
       machines: this.statements.map((entry) => entry.machine.snapshot()),
       witnesses: this.statements.map((entry) => [...entry.witnesses]),
       pending: this.pending.map((entry) => ({ ...entry })),
+      ...(Number.isFinite(this.time) ? { time: this.time } : {}),
     };
   }
 
@@ -322,7 +357,9 @@ export class Monitor {
     });
     this.dispatch = new Dispatch(machines);
     this.events = snapshot.events;
-    this.pending = snapshot.pending.map((entry) => ({ ...entry }));
+    // A snapshot from before times were kept has none: its pending calls are timed now.
+    this.pending = snapshot.pending.map((entry) => ({ ...entry, time: entry.time ?? this.now() }));
+    this.time = snapshot.time ?? -Infinity;
   }
 
   /** How many calls the trace holds. */

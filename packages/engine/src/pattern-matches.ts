@@ -35,6 +35,7 @@ const roles: Readonly<Record<CheckedStatement["form"], readonly PatternRole[]>> 
   rslv: ["first", "second"],
   until: ["trigger", "resolve", "bad"],
   always: [],
+  limit: ["pattern"],
 };
 
 /** The patterns of a statement with their roles (none for `always`, whose body is judged whole). */

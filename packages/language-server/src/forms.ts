@@ -68,7 +68,7 @@ export const formDescriptions: Readonly<Record<Form, FormDescription>> = {
     label: "bresp[N](ψ trigger, ψ' required within N events)",
     parameters: [
       { label: "ψ trigger", documentation: "the events that need a response" },
-      { label: "ψ' required within N events", documentation: "what must happen among the next N events" },
+      { label: "ψ' required within N events", documentation: "what must happen among the next N events (or, with a duration such as `5m`, at most that long after)" },
     ],
     snippet: "bresp[${1:1}](${2:ψ}, ${3:ψ'})",
   },
@@ -100,6 +100,16 @@ export const formDescriptions: Readonly<Record<Form, FormDescription>> = {
     ],
     snippet: "until(${1:ψ}, ${2:ψ'}, ${3:ψb})",
   },
+  limit: {
+    form: "limit",
+    figureName: "Limit",
+    holdsWhen: "at most N events match ψ (a limit; per value of each variable ψ binds)",
+    requirement: "ψ(e, ν) ⇒ Σ_{e′ ∈ W(e), ψ(e′, ν)} a(e′) ≤ M",
+    reading: "no ψ-event takes the measure of its binding over the maximum",
+    label: "limit[N per D](ψ counted)",
+    parameters: [{ label: "ψ counted", documentation: "the events counted: at most N of them (in any window of length D, with `per D`; their amounts at KEY summed, with `of KEY`)" }],
+    snippet: "limit[${1:3} per ${2:1m}](${3:ψ})",
+  },
   always: {
     form: "always",
     figureName: "Fallback",
@@ -112,7 +122,7 @@ export const formDescriptions: Readonly<Record<Form, FormDescription>> = {
   },
 };
 
-export const forms: readonly Form[] = ["abs", "prec", "resp", "bresp", "rslv", "until", "always"];
+export const forms: readonly Form[] = ["abs", "prec", "resp", "bresp", "rslv", "until", "always", "limit"];
 
 export function isForm(word: string): word is Form {
   return (forms as readonly string[]).includes(word);
@@ -127,8 +137,8 @@ export const keywordDescriptions: Readonly<Record<string, string>> = {
   and: "`ψ and ψ'`: both hold at this event.",
   or: "`ψ or ψ'`: at least one holds at this event.",
   implies: "`Θ implies Θ'`: `not (Θ and not Θ')`; right-associative.",
-  once: "`once Θ`: Θ held at some **strictly earlier** event (◇⁻). Only inside `always`.",
-  eventually: "`eventually Θ`: Θ holds at some **strictly later** event (◇⁺). Only inside `always`.",
+  once: "`once Θ`: Θ held at some **strictly earlier** event (◇⁻); `once[5m] Θ`: at one at most five minutes earlier. Only inside `always`.",
+  eventually: "`eventually Θ`: Θ holds at some **strictly later** event (◇⁺); `eventually[5m] Θ`: at one at most five minutes later. Only inside `always`.",
   in: "`action in {…}` / `KEY in {…}`: the action, or a value of the argument, is one of the set.",
   action: "`action in {a, \"b.c\"}`: the event's action is one of the names.",
   status: "`status = ok` / `status = error`: the call succeeded / failed (a call without a result is neither).",

@@ -1,7 +1,7 @@
 import type { CheckedStatement, Formula, KeyContainsAtom, Subject } from "@vigil/checker";
 import { statementPatterns, walkFormula } from "@vigil/checker";
 import { atomHolds, isAtom, type Atom } from "@vigil/engine";
-import { boundValueText, displayValue, keyPathDisplay, keyPathId, searchableText, valueKey, valuesAtSubject, type JsonValue, type TraceEvent } from "@vigil/trace";
+import { boundValueText, displayValue, keyPathDisplay, keyPathId, searchableText, valueKey, valuesAtSubject, type JsonValue, type PathSegment, type TraceEvent } from "@vigil/trace";
 import { comment, quotedSymbol } from "./smt-terms.js";
 
 /**
@@ -36,7 +36,8 @@ export interface FactBase {
 
 export interface KeyFacts {
   readonly subject: Subject;
-  readonly segments: readonly string[];
+  /** The key path: names, and list indexes (`argv.0` is `["argv", 0]`). */
+  readonly segments: readonly PathSegment[];
   /** `(|k| i j)`: the j-th value of e_i under k. */
   readonly valueFunction: string;
   /** `(|#k| i)`: how many values e_i has under k. */
@@ -54,7 +55,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
   const atoms: Atom[] = [];
   const seenAtoms = new Set<Atom>();
   const containsAtoms: KeyContainsAtom[] = [];
-  const boundKeys = new Map<string, { readonly subject: Subject; readonly key: readonly string[] }>();
+  const boundKeys = new Map<string, { readonly subject: Subject; readonly key: readonly PathSegment[] }>();
   for (const formula of formulas) {
     walkFormula(formula, (node) => {
       if (!isAtom(node) || seenAtoms.has(node)) return;
@@ -156,11 +157,11 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
 }
 
 /** A bound place's identity: its subject and key path. */
-export function placeId(subject: Subject, key: readonly string[]): string {
+export function placeId(subject: Subject, key: readonly PathSegment[]): string {
   return `${subject}:${keyPathId(key)}`;
 }
 
-function placeDisplay(subject: Subject, key: readonly string[]): string {
+function placeDisplay(subject: Subject, key: readonly PathSegment[]): string {
   return subject === "output" ? (key.length === 0 ? "o(e)" : `o(e).${keyPathDisplay(key)}`) : `e[${keyPathDisplay(key)}]`;
 }
 
@@ -184,7 +185,7 @@ function describeAtom(atom: Atom): string {
   }
 }
 
-function subjectPath(atom: { readonly subject: Subject; readonly key: readonly string[] }): string {
+function subjectPath(atom: { readonly subject: Subject; readonly key: readonly PathSegment[] }): string {
   if (atom.subject === "args") return keyPathDisplay(atom.key);
   return atom.key.length === 0 ? "output" : `output.${keyPathDisplay(atom.key)}`;
 }

@@ -1,5 +1,5 @@
-import type { CheckedPattern, CheckedScope, CheckedStatement, Formula } from "@vigil/checker";
-import { scopeStretches } from "@vigil/engine";
+import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, LimitMeasure, TemporalFormula, Window } from "@vigil/checker";
+import { decimalOf, eventAmount, formatDecimal, scopeStretches, type Decimal } from "@vigil/engine";
 import { variableAtoms, type VariableAtom } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { buildFactBase, placeId, TUPLE_SORT, VALUE_SORT, type FactBase } from "./fact-base.js";
@@ -106,8 +106,11 @@ class Lowering {
         // (Resp) R_φ(e) = ψ(e) ⇒ ∨_{e' ≻ e} ψ'(e')
         return this.guarded(s.first, (i, binding) => this.somewhere(s.second, binding, i, "after"));
       case "bresp":
-        // (BResp) R_φ(e) = ψ(e) ⇒ ∨_{e ≺_ℓ e'} ψ'(e')
-        return this.guarded(s.first, (i, binding) => this.within(s.second, binding, i, s.bound));
+        // (BResp) R_φ(e) = ψ(e) ⇒ ∨_{e ≺_ℓ e'} ψ'(e'); with a time d, over the e' ≻ e with t(e') − t(e) ≤ d
+        return this.guarded(s.first, (i, binding) => this.within(s.second, binding, i, this.windowEnd(s.window, i) - i - 1));
+      case "limit":
+        // (Limit) R_φ(e) = ψ(e, ν) ⇒ Σ_{e' ∈ W(e)} [ψ(e', ν)]·a(e') ≤ M, and a(e) defined
+        return this.guarded(s.pattern, (i, binding) => this.limited(s.pattern, s.measure, s.per, binding, i));
       case "rslv":
         // (Rslv) R_φ(e) = ψ(e) ⇒ ψ'(e) ∨ ∨_{e' ≻ e} (ψ'(e') ∨ ψ(e'))
         return this.guarded(s.first, (i, binding) =>
@@ -150,6 +153,98 @@ class Lowering {
       return this.runningDisjunction(list, direction)[i]!;
     }
     return `(select ${this.runningSet(list, direction)[i]!} ${binding.term})`;
+  }
+
+  /**
+   * The end (exclusive, 0-based) of the window that opens after e_i: e_{i+1} … e_{i+ℓ} for ℓ events,
+   * the e_j with t(e_j) − t(e_i) ≤ d for a time d (a ground fact: times are computed outside the
+   * solver, and never go back, so the window is a run of consecutive events).
+   */
+  private windowEnd(window: Window, i: number): number {
+    if (window.unit === "events") return Math.min(this.n, i + 1 + window.size);
+    const limit = this.time(i) + window.size;
+    let end = i + 1;
+    while (end < this.n && this.time(end) <= limit) end++;
+    return end;
+  }
+
+  /** The time of e_i (the decider refuses a run without times before lowering a statement that reads them). */
+  private time(i: number): number {
+    return this.events[i]!.time ?? 0;
+  }
+
+  /**
+   * The first event (0-based) a limit counts for e_i: with a window d, the earliest e_j with
+   * t(e_i) − t(e_j) < d (a ground fact); without one, the first event.
+   */
+  private windowStart(per: number | undefined, i: number): number {
+    if (per === undefined) return 0;
+    let start = i;
+    while (start > 0 && this.time(i) - this.time(start - 1) < per) start--;
+    return start;
+  }
+
+  /**
+   * The limit at e_i under a binding: the amount of e_i is defined (otherwise the condition is
+   * false: an amount that cannot be counted breaks the limit), and the sum over the window of the
+   * amounts of the events matching the pattern (one each, for a count) is at most the maximum.
+   * Amounts are ground facts (`eventAmount`, exact decimals); without variables the shared encoding
+   * sums by prefix (P_i = P_{i−1} + [ψ(e_i)]·a_i, the window's sum P_i − P_{start−1}); with variables,
+   * the sum is written out, as in the literal encoding.
+   */
+  private limited(pattern: CheckedPattern, measure: LimitMeasure, per: number | undefined, binding: BindingTerm | undefined, i: number): string {
+    if (this.amount(measure, i) === undefined) return "false";
+    const start = this.windowStart(per, i);
+    const maximum = this.numeral(measure, measure.kind === "count" ? { units: BigInt(measure.maximum), exponent: 0 } : decimalOf(measure.maximum)!);
+    if (this.encoding === "shared" && (binding === undefined || pattern.variables.length === 0)) {
+      const sums = this.prefixSums(pattern, measure);
+      const window = start === 0 ? sums[i]! : `(- ${sums[i]!} ${sums[start - 1]!})`;
+      return `(<= ${window} ${maximum})`;
+    }
+    const terms = indices(start, i + 1).map((j) => this.counted(pattern, measure, binding, j));
+    return `(<= ${terms.length === 1 ? terms[0]! : `(+ ${terms.join(" ")})`} ${maximum})`;
+  }
+
+  /** [ψ(e_j, b)]·a_j: what e_j adds to a limit's sum (nothing when its amount cannot be counted). */
+  private counted(pattern: CheckedPattern, measure: LimitMeasure, binding: BindingTerm | undefined, j: number): string {
+    const amount = this.amount(measure, j);
+    const zero = this.numeral(measure, { units: 0n, exponent: 0 });
+    if (amount === undefined) return zero;
+    return ite(this.matchAt(pattern, binding, j), this.numeral(measure, amount), zero);
+  }
+
+  private readonly amounts = new Map<number, Decimal | undefined>();
+
+  /** a(e_i): one for a count, the event's amount for a sum (`eventAmount`, the engine's); undefined when it cannot be counted. */
+  private amount(measure: LimitMeasure, i: number): Decimal | undefined {
+    if (measure.kind === "count") return { units: 1n, exponent: 0 };
+    if (!this.amounts.has(i)) this.amounts.set(i, eventAmount(this.events[i]!, measure.subject, measure.key));
+    return this.amounts.get(i);
+  }
+
+  /** A number as the solver reads it: an Int for a count, a Real for a sum. */
+  private numeral(measure: LimitMeasure, value: Decimal): string {
+    const text = formatDecimal(value);
+    if (measure.kind === "count") return text;
+    return text.includes(".") ? text : `${text}.0`;
+  }
+
+  /** P[i] abbreviates Σ_{j ≤ i} [ψ(e_j)]·a_j, the running sum of a limit's measure. */
+  private prefixSums(pattern: CheckedPattern, measure: LimitMeasure): string[] {
+    const cacheKey = `p:${this.patternId(pattern)}`;
+    const cached = this.runningCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const name = this.fresh("P");
+    const sort = measure.kind === "count" ? "Int" : "Real";
+    this.definitions.push(comment(`${name}_i abbreviates the sum over e_j ≼ e_i of the measure of the events matching the pattern`));
+    const result = new Array<string>(this.n);
+    let previous = this.numeral(measure, { units: 0n, exponent: 0 });
+    for (let i = 0; i < this.n; i++) {
+      previous = this.define(`|${name}_${i + 1}|`, sort, `(+ ${previous} ${this.counted(pattern, measure, undefined, i)})`);
+      result[i] = previous;
+    }
+    this.runningCache.set(cacheKey, result);
+    return result;
   }
 
   /** ∨_{i < j ≤ i+ℓ} ψ'(e_j) [∧ binding]. */
@@ -265,7 +360,7 @@ class Lowering {
     const cached = this.runningCache.get(cacheKey);
     if (cached !== undefined) return cached;
     const name = this.fresh("N");
-    const never = this.n + 1 + (this.statement.form === "bresp" ? this.statement.bound : 0);
+    const never = this.n + 1 + (this.statement.form === "bresp" && this.statement.window.unit === "events" ? this.statement.window.size : 0);
     const sort = perBinding ? `(Array ${this.bindingSort()} Int)` : "Int";
     this.definitions.push(comment(`${name}_i abbreviates the position of the nearest e_j ≻ e_i matching ψ' (${never} if none)`));
     const result = new Array<string>(this.n);
@@ -430,15 +525,55 @@ class Lowering {
       case "once":
       case "eventually": {
         const before = formula.kind === "once";
-        if (this.encoding === "literal") {
-          const range = before ? indices(0, i) : indices(i + 1, this.n);
-          return orAll(range.map((j) => this.body(formula.operand, j)));
-        }
-        return this.temporalSummary(formula, before)[i]!;
+        const range = this.temporalRange(formula, i);
+        if (this.encoding === "literal") return orAll(indices(range.from, range.to).map((j) => this.body(formula.operand, j)));
+        if (formula.within === undefined) return this.temporalSummary(formula, before)[i]!;
+        // The nearest operand event before (after) e_i is in the window exactly when the windowed disjunction is true.
+        const nearest = this.nearestOperand(formula, before)[i]!;
+        return before ? `(>= ${nearest} ${range.from + 1})` : `(<= ${nearest} ${range.to})`;
       }
       default:
         return this.pattern(formula, i);
     }
+  }
+
+  /**
+   * The events (0-based, `to` exclusive) `once Θ` or `eventually Θ` looks at from e_i: the earlier
+   * (later) ones, and with a window d, those at most d before (after) e_i in time, a ground fact.
+   */
+  private temporalRange(formula: TemporalFormula, i: number): { from: number; to: number } {
+    const within = formula.within;
+    if (formula.kind === "once") {
+      let from = within === undefined ? 0 : i;
+      if (within !== undefined) while (from > 0 && this.time(i) - this.time(from - 1) <= within) from--;
+      return { from, to: i };
+    }
+    let to = within === undefined ? this.n : i + 1;
+    if (within !== undefined) while (to < this.n && this.time(to) - this.time(i) <= within) to++;
+    return { from: i + 1, to };
+  }
+
+  /**
+   * L[i] abbreviates the position (1-based) of the nearest e_j ≺ e_i where the operand holds (0 if
+   * none), for `once[d]`; for `eventually[d]`, of the nearest e_j ≻ e_i (n + 1 if none).
+   */
+  private nearestOperand(formula: TemporalFormula, before: boolean): string[] {
+    const cached = this.temporalCache.get(formula);
+    if (cached !== undefined) return cached;
+    for (let j = 0; j < this.n; j++) this.body(formula.operand, j);
+    const name = this.fresh(before ? "L" : "M");
+    this.definitions.push(comment(`${name}_i abbreviates the position of the nearest e_j ${before ? "≺" : "≻"} e_i where the operand holds (${before ? 0 : this.n + 1} if none)`));
+    const result = new Array<string>(this.n);
+    let previous = before ? "0" : `${this.n + 1}`;
+    const order = before ? indices(0, this.n) : indices(0, this.n).reverse();
+    for (const i of order) {
+      const neighbour = before ? i - 1 : i + 1;
+      const term = neighbour < 0 || neighbour >= this.n ? previous : ite(this.body(formula.operand, neighbour), `${neighbour + 1}`, previous);
+      previous = this.define(`|${name}_${i + 1}|`, "Int", term);
+      result[i] = previous;
+    }
+    this.temporalCache.set(formula, result);
+    return result;
   }
 
   /** T[i] abbreviates ∨_{j < i} Θ(e_j) for `once Θ`, or ∨_{j > i} Θ(e_j) for `eventually Θ`. */

@@ -1,5 +1,5 @@
-import type { CheckedScope, CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { scopeStretches, sortedUnique } from "@vigil/engine";
+import { needsTime, type CheckedScope, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
+import { EventTimes, scopeStretches, sortedUnique } from "@vigil/engine";
 import type { TraceEvent } from "@vigil/trace";
 import type { Z3_ast, Z3_context, Z3_lbool, Z3_solver } from "z3-solver";
 
@@ -74,6 +74,14 @@ export class SmtDecider {
    */
   async decide(statement: CheckedStatement, events: readonly TraceEvent[]): Promise<StatementOutcome> {
     if (this.disposed) throw new Error("this decider has been disposed");
+    if (needsTime(statement)) {
+      // A window measured without times would be a guess: undecided, as the forward engine has it.
+      const times = new EventTimes();
+      for (const event of events) {
+        const problem = times.problem(event);
+        if (problem !== undefined) return undecided(problem);
+      }
+    }
     if (statement.scope !== undefined) return this.decideScoped(statement, statement.scope, events);
     const query = lowerStatement(statement, events, this.options);
     if (query.body.length > maximumQueryLength) {

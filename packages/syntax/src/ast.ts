@@ -83,7 +83,7 @@ export interface ResponseWord {
   readonly span: Span;
 }
 
-export type Form = "abs" | "prec" | "resp" | "bresp" | "rslv" | "until" | "always";
+export type Form = "abs" | "prec" | "resp" | "bresp" | "rslv" | "until" | "always" | "limit";
 
 /**
  * One statement φ: a form applied to its operands. `abs` has one operand, `prec`, `resp`,
@@ -96,8 +96,8 @@ export interface Statement {
   readonly form: Form;
   /** The span of the form's keyword (`prec`, `always`, `□`, …). */
   readonly formSpan: Span;
-  /** The `[N]` of `bresp[N]`; absent for every other form, and for a `bresp` written without it. */
-  readonly bound?: BoundLiteral;
+  /** The `[…]` of `bresp[N]`, `bresp[5m]` and `limit[N per 1m]`; absent for every other form, and when not written. */
+  readonly bound?: Bound;
   readonly operands: readonly Expr[];
   /** Where in the run the statement is judged (`after ψ`, …); absent: the whole run. */
   readonly scope?: Scope;
@@ -124,11 +124,28 @@ export interface Scope {
   readonly span: Span;
 }
 
+/**
+ * What is written between the brackets of `bresp[…]`, `limit[…]`, `once[…]` and `eventually[…]`:
+ * a count or a duration (`3`, `5m`), and for a limit, the key whose numbers are summed (`of amount`)
+ * and the window (`per 1d`). Which parts each place allows is the checker's business.
+ */
+export interface Bound {
+  readonly value: BoundLiteral;
+  /** `of KEY`: a limit on the sum of the numbers at KEY rather than on a count of events. */
+  readonly of?: KeyPath;
+  /** `per D`: the length of the sliding window a limit counts in. */
+  readonly per?: BoundLiteral;
+  /** The brackets and what they hold. */
+  readonly span: Span;
+}
+
 export interface BoundLiteral {
-  /** The literal as written between the brackets. */
+  /** The literal as written. */
   readonly text: string;
-  /** The parsed number when `text` is a JSON number; the checker requires a positive integer. */
+  /** The parsed number when `text` is a JSON number. */
   readonly value?: number;
+  /** The milliseconds when `text` is a duration (`500ms`, `30s`, `5m`, `2h`, `1d`). */
+  readonly duration?: number;
   readonly span: Span;
 }
 
@@ -168,16 +185,18 @@ export interface ImpliesExpr {
   readonly span: Span;
 }
 
-/** `once Θ` (also `◇⁻`): Θ held at some strictly earlier event. */
+/** `once Θ` (also `◇⁻`): Θ held at some strictly earlier event; `once[5m] Θ`: one at most that long before. */
 export interface OnceExpr {
   readonly kind: "Once";
+  readonly window?: Bound;
   readonly operand: Expr;
   readonly span: Span;
 }
 
-/** `eventually Θ` (also `◇⁺`): Θ holds at some strictly later event. */
+/** `eventually Θ` (also `◇⁺`): Θ holds at some strictly later event; `eventually[5m] Θ`: one at most that long after. */
 export interface EventuallyExpr {
   readonly kind: "Eventually";
+  readonly window?: Bound;
   readonly operand: Expr;
   readonly span: Span;
 }
@@ -262,8 +281,10 @@ export interface OutputMatch {
 /**
  * An argument name, possibly a dotted path into nested objects (`headers.host`). Each segment is
  * an identifier or a quoted string (`"content-type"`, `"a.b"`); a quoted segment is one name even
- * if it contains dots. A path written from `output` (`output.reservation_id`) leads into the
- * call's output read as a JSON object; `output` alone is the output's text.
+ * if it contains dots. After the first, a segment may be a list index written in digits
+ * (`argv.0`: the first element of the list under `argv`; `"0"` is the name "0"). A path written
+ * from `output` (`output.reservation_id`) leads into the call's output read as a JSON object;
+ * `output` alone is the output's text.
  */
 export interface KeyPath {
   /** The span of the leading `output` keyword, when the path is into the output. */
@@ -273,10 +294,30 @@ export interface KeyPath {
   readonly span: Span;
 }
 
-export interface KeySegment {
+/** A segment of a key path: a name, or a list index (never the first segment). Tell them apart with `"index" in segment`. */
+export type KeySegment = KeyName | KeyIndex;
+
+/** A name in a key path: an identifier, or a quoted string (`quoted`). */
+export interface KeyName {
   readonly name: string;
   readonly quoted: boolean;
   readonly span: Span;
+}
+
+/** A list index in a key path (`argv.0`): the element at that position of a list, counted from 0. */
+export interface KeyIndex {
+  readonly index: number;
+  readonly span: Span;
+}
+
+/** What a segment selects: a name (a string), or an index (a number), as the trace's key paths have it. */
+export function keySegmentValue(segment: KeySegment): string | number {
+  return "index" in segment ? segment.index : segment.name;
+}
+
+/** A key path's segments as the trace reads them (`argv.0` is `["argv", 0]`); the path after `output` for one into the output. */
+export function keyPathSegments(path: KeyPath): (string | number)[] {
+  return path.segments.map(keySegmentValue);
 }
 
 /** An action name in `action in {…}`: an identifier or a quoted string. */
@@ -322,7 +363,7 @@ export interface Variable {
 
 /** The dotted spelling of a key path, each segment quoted where a bare name would not lex as one. */
 export function keyPathText(path: KeyPath): string {
-  const segments = path.segments.map((segment) => nameText(segment.name));
+  const segments = path.segments.map((segment) => ("index" in segment ? String(segment.index) : nameText(segment.name)));
   return path.output !== undefined ? ["output", ...segments].join(".") : segments.join(".");
 }
 

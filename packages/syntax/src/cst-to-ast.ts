@@ -2,6 +2,7 @@ import type { CstNode, IToken } from "chevrotain";
 import { closestName, diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
 import type {
   Atom,
+  Bound,
   BoundLiteral,
   Comment,
   DocText,
@@ -27,7 +28,9 @@ import { ruleResponses } from "./ast.js";
 import { scopeWords } from "./text-to-cst.js";
 import { childNode, childNodes, childToken, childTokens, containsRecovery, extentOf, tokenEnd } from "./cst-access.js";
 import { decodeString, isJsonNumber } from "./literals.js";
+import { parseDuration } from "./duration.js";
 import { maximumNestingDepth } from "./nesting.js";
+import { listIndexValue } from "./tokens.js";
 
 /**
  * Builds the AST of `ast.ts` from the parser's CST. Total by design: wherever recovery left a hole,
@@ -280,10 +283,11 @@ class AstBuilder {
         recovered: true,
       };
     }
-    const form = formsByTokenName[formToken.tokenType.name] ?? "always";
     const formSpan = this.tokenSpan(formToken);
+    const word = formToken.tokenType.name === "Identifier" ? this.formWord(formToken) : undefined;
+    const form = word?.form ?? formsByTokenName[formToken.tokenType.name] ?? "always";
     let operands: Expr[];
-    let bound: BoundLiteral | undefined;
+    let bound: Bound | undefined;
     if (form === "always") {
       operands = [this.expr(childNode(node, "expr"), tokenEnd(formToken))];
     } else {
@@ -291,7 +295,7 @@ class AstBuilder {
       if (boundNode !== undefined) bound = this.bound(boundNode);
       operands = this.operandList(childNode(node, "operandList"), extentOf(boundNode)?.end ?? tokenEnd(formToken));
     }
-    const recovered = containsRecovery(node) || this.hasErrorWithin(extent.start, extent.end);
+    const recovered = word?.known === false || containsRecovery(node) || this.hasErrorWithin(extent.start, extent.end);
     const scope = scopeNode === undefined ? undefined : this.scope(scopeNode);
     return {
       kind: "Statement",
@@ -335,16 +339,49 @@ class AstBuilder {
     return { kind: "between", wordSpan, open: first!, close: closing, span };
   }
 
-  private bound(node: CstNode): BoundLiteral {
+  /**
+   * A form written as a word (`limit`, a contextual word): the form it is, or, for another word, an
+   * error naming the form it most likely means (the statement is then recovered).
+   */
+  private formWord(token: IToken): { form: Form; known: boolean } {
+    if (token.image === "limit") return { form: "limit", known: true };
+    const forms = [...Object.values(formsByTokenName), "limit"];
+    const suggestion = closestName(token.image, forms);
+    this.diagnostics.push(
+      diagnostic("V0001", `\`${token.image}\` is not a form`, {
+        span: this.tokenSpan(token),
+        help: `a statement is one of ${forms.map((form) => `\`${form}\``).join(", ")}`,
+        ...(suggestion !== undefined ? { fix: { title: `replace with \`${suggestion}\``, edits: [{ span: this.tokenSpan(token), newText: suggestion }] } } : {}),
+      }),
+    );
+    return { form: "limit", known: false };
+  }
+
+  private bound(node: CstNode): Bound {
+    const extent = extentOf(node)!;
     const valueToken = childToken(node, "value");
+    let value: BoundLiteral;
     if (valueToken === undefined) {
       const bracket = childToken(node, "LeftBracket");
-      const at = bracket ? tokenEnd(bracket) : (extentOf(node)?.start ?? 0);
-      return { text: "", span: this.span(at, at) };
-    }
-    const text = valueToken.image;
-    const isNumber = valueToken.tokenType.name === "NumberLiteral" && isJsonNumber(text);
-    return { text, ...(isNumber ? { value: Number(text) } : {}), span: this.tokenSpan(valueToken) };
+      const at = bracket ? tokenEnd(bracket) : extent.start;
+      value = { text: "", span: this.span(at, at) };
+    } else value = this.boundLiteral(valueToken);
+    const of = this.keyPath(childNode(node, "of"));
+    const perToken = childToken(node, "per");
+    return {
+      value,
+      ...(of !== undefined ? { of } : {}),
+      ...(perToken !== undefined ? { per: this.boundLiteral(perToken) } : {}),
+      span: this.span(extent.start, extent.end),
+    };
+  }
+
+  private boundLiteral(token: IToken): BoundLiteral {
+    const text = token.image;
+    const isNumberToken = token.tokenType.name === "NumberLiteral";
+    const isNumber = isNumberToken && isJsonNumber(text);
+    const duration = isNumberToken ? parseDuration(text) : undefined;
+    return { text, ...(isNumber ? { value: Number(text) } : {}), ...(duration !== undefined ? { duration } : {}), span: this.tokenSpan(token) };
   }
 
   private operandList(node: CstNode | undefined, fallback: number): Expr[] {
@@ -424,10 +461,22 @@ class AstBuilder {
     const lastOperator = operators[operators.length - 1];
     let result = this.primary(childNode(node, "primary"), lastOperator ? tokenEnd(lastOperator) : fallback);
     const end = Math.max(extentOf(node)?.end ?? fallback, result.span.end);
+    // A window belongs to the operator right before it (`once[5m]`).
+    const windows = childNodes(node, "window");
     for (let index = operators.length - 1; index >= 0; index--) {
       const operator = operators[index]!;
       const kind = prefixKindsByTokenName[operator.tokenType.name] ?? "Not";
-      result = this.nested({ kind, operand: result, span: this.span(operator.startOffset, end) }, [result]);
+      const next = operators[index + 1]?.startOffset ?? Infinity;
+      const windowNode = kind === "Not" ? undefined : windows.find((window) => {
+        const at = extentOf(window)?.start ?? -1;
+        return at > operator.startOffset && at < next;
+      });
+      const window = windowNode === undefined ? undefined : this.bound(windowNode);
+      const span = this.span(operator.startOffset, end);
+      result =
+        kind === "Not"
+          ? this.nested({ kind, operand: result, span }, [result])
+          : this.nested({ kind, ...(window !== undefined ? { window } : {}), operand: result, span }, [result]);
     }
     return result;
   }
@@ -551,6 +600,24 @@ class AstBuilder {
     const output = childToken(node, "OutputKeyword");
     const segments: KeySegment[] = [];
     for (const segmentNode of childNodes(node, "keySegment")) {
+      const indexToken = childToken(segmentNode, "index");
+      if (indexToken !== undefined) {
+        // A malformed index was reported with the tokens (V0005): the atom is a hole.
+        const index = listIndexValue(indexToken.image);
+        if (index === undefined) return undefined;
+        if (segments.length === 0) {
+          // Only `output.0` gets here (an index is lexed only after a dot): a path starts at an object.
+          this.diagnostics.push(
+            diagnostic("V0001", `expected a field name after \`output.\`, found the list index \`${indexToken.image}\``, {
+              span: this.tokenSpan(indexToken),
+              help: "a path into the output reads the JSON object the output holds, so it starts with a field's name (`output.items.0`); an index picks an element of a list the path has reached",
+            }),
+          );
+          return undefined;
+        }
+        segments.push({ index, span: this.tokenSpan(indexToken) });
+        continue;
+      }
       const token = childToken(segmentNode, "name");
       if (token === undefined) continue;
       const quoted = token.tokenType.name !== "Identifier";

@@ -1,8 +1,8 @@
 export type * from "./ast.js";
-export { isPlainIdentifier, keyPathText, nameText, ruleResponses, symbolText } from "./ast.js";
+export { isPlainIdentifier, keyPathSegments, keyPathText, keySegmentValue, nameText, ruleResponses, symbolText } from "./ast.js";
 export { parse, type ParseOptions, type ParseResult } from "./parse.js";
 export { format, lineWidth, printExpr, printSourceFile, printStatement, type FormatResult } from "./print.js";
-export { allTokens, isKeyword, keywords, tokenize } from "./tokens.js";
+export { allTokens, isKeyword, keywords, maximumListIndex, tokenize } from "./tokens.js";
 export { maximumNestingDepth } from "./nesting.js";
 export { grammarRuleNames } from "./text-to-cst.js";
 export { declarationExpressions, walkExpressions } from "./walk.js";
@@ -23,3 +23,4 @@ export {
   type TraceInput,
   type VerdictExpectation,
 } from "./test-file.js";
+export { formatDuration, looksLikeDuration, maximumDuration, parseDuration } from "./duration.js";

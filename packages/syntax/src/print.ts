@@ -2,6 +2,7 @@ import { hasErrors, type Diagnostic } from "@vigil/diagnostics";
 import {
   keyPathText,
   symbolText,
+  type Bound,
   type Comment,
   type Expr,
   type Item,
@@ -103,6 +104,14 @@ function parenthesized(expr: Expr): Layout {
   return group("(", indent(softline, exprLayout(expr)), softline, ")");
 }
 
+/** `[N]`, `[5m]`, `[N of KEY per 1d]` as written (the literals keep their spelling); empty without one. */
+function boundText(bound: Bound | undefined): string {
+  if (bound === undefined) return "";
+  const of = bound.of !== undefined ? ` of ${keyPathText(bound.of)}` : "";
+  const per = bound.per !== undefined ? ` per ${bound.per.text}` : "";
+  return `[${bound.value.text}${of}${per}]`;
+}
+
 function setLayout(items: readonly string[]): Layout {
   if (items.length === 0) return "{}";
   return group("{", indent(softline, join(concat(",", line), items), ifBreak(",")), softline, "}");
@@ -119,9 +128,9 @@ function exprLayout(expr: Expr): Layout {
     case "Not":
       return concat("not ", operand(expr.operand, precedence.Prefix));
     case "Once":
-      return concat("once ", operand(expr.operand, precedence.Prefix));
+      return concat(`once${boundText(expr.window)} `, operand(expr.operand, precedence.Prefix));
     case "Eventually":
-      return concat("eventually ", operand(expr.operand, precedence.Prefix));
+      return concat(`eventually${boundText(expr.window)} `, operand(expr.operand, precedence.Prefix));
     case "PatternRef":
       return expr.name.text;
     case "ActionIn":
@@ -178,7 +187,7 @@ function formLayout(statement: Statement, operandComments: readonly (readonly Co
     const chained = body.kind === "And" || body.kind === "Or" || body.kind === "Implies";
     return concat("always ", chained ? indent(group(exprLayout(body))) : group(exprLayout(body)));
   }
-  const head = statement.bound !== undefined ? `${statement.form}[${statement.bound.text}]` : statement.form;
+  const head = `${statement.form}${boundText(statement.bound)}`;
   const commentLines = (index: number): Layout[] => (operandComments[index] ?? []).map((comment) => concat(commentText(comment), hardline));
   const parts: Layout[] = [softline];
   statement.operands.forEach((expr, index) => {

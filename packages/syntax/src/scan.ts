@@ -48,6 +48,7 @@ const kindsByTokenName: Readonly<Record<string, ScannedTokenKind>> = {
   RegexLiteral: "regex",
   UnterminatedRegex: "regex",
   NumberLiteral: "number",
+  ListIndex: "number",
   LineComment: "comment",
   DocComment: "doc-comment",
 };

@@ -2,8 +2,9 @@ import type { ILexingError, IRecognitionException, IToken } from "chevrotain";
 import { diagnostic, type Diagnostic, type Fix, type LineIndex } from "@vigil/diagnostics";
 import { isRealToken, tokenEnd } from "./cst-access.js";
 import { decodeString, isJsonNumber, numberHelp } from "./literals.js";
+import { looksLikeDuration } from "./duration.js";
 import { readErrorPayload } from "./text-to-cst.js";
-import { describeToken, describeTokenType, isKeyword } from "./tokens.js";
+import { describeToken, describeTokenType, isKeyword, listIndexValue, maximumListIndex } from "./tokens.js";
 
 /**
  * Turns what the lexer and the parser report into diagnostics (V0001–V0005): one message per
@@ -17,7 +18,7 @@ const ruleContexts: Readonly<Record<string, string>> = {
   patternDecl: "in a pattern declaration",
   ruleDecl: "in a rule declaration",
   statement: "in a statement",
-  bound: "in the bound of `bresp`",
+  bound: "in the brackets of `bresp`, `limit`, `once` or `eventually`",
   operandList: "in the patterns of a form",
   expr: "in an expression",
   orExpr: "in an expression",
@@ -37,7 +38,7 @@ const ruleContexts: Readonly<Record<string, string>> = {
 /** What an alternative-less failure in each rule was looking for. */
 const ruleExpectations: Readonly<Record<string, string>> = {
   item: "`pattern` or `rule`",
-  statement: "a form (`abs`, `prec`, `resp`, `bresp`, `rslv`, `until` or `always`)",
+  statement: "a form (`abs`, `prec`, `resp`, `bresp`, `rslv`, `until`, `always` or `limit`)",
   bound: "a positive integer",
   primary: "a condition such as `action in {…}`, a pattern name or `(`",
   symbol: "an action name",
@@ -107,10 +108,15 @@ const unclosedLiterals: Readonly<Record<string, { what: string; close: string; h
   UnterminatedRegex: { what: "regular expression", close: "/", help: "add the closing `/` (and any flags); a regular expression cannot span lines" },
 };
 
+/** Whether a token is one a duration may follow: the `[` of a bound, or its word `per`. */
+function durationPlace(previous: IToken | undefined): boolean {
+  return previous !== undefined && (previous.tokenType.name === "LeftBracket" || (previous.tokenType.name === "Identifier" && previous.image === "per"));
+}
+
 /** Reports malformed literals the lexer accepted as one token: unclosed strings and regular expressions, bad escapes, bad numbers. */
 export function literalDiagnostics(tokens: readonly IToken[], lines: LineIndex): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
-  for (const token of tokens) {
+  tokens.forEach((token, index) => {
     const span = lines.span(token.startOffset, tokenEnd(token));
     switch (token.tokenType.name) {
       case "UnterminatedString":
@@ -134,14 +140,24 @@ export function literalDiagnostics(tokens: readonly IToken[], lines: LineIndex):
         break;
       }
       case "NumberLiteral":
+        // A duration (`5m`) is a literal of its own where a bound is written: right after `[` or `per`.
+        if (looksLikeDuration(token.image) && durationPlace(tokens[index - 1])) return;
         if (!isJsonNumber(token.image)) {
           diagnostics.push(diagnostic("V0005", `\`${token.image}\` is not a valid number`, { span, help: numberHelp(token.image) }));
+        }
+        break;
+      case "ListIndex":
+        if (listIndexValue(token.image) === undefined) {
+          // Leading zeros have one meaning: the fix drops them.
+          const stripped = /^0+[0-9]+$/.test(token.image) ? token.image.replace(/^0+(?=[0-9])/, "") : undefined;
+          const fix = stripped !== undefined && listIndexValue(stripped) !== undefined ? { fix: { title: `write \`${stripped}\``, edits: [{ span, newText: stripped }] } } : {};
+          diagnostics.push(diagnostic("V0005", `\`${token.image}\` is not a valid list index`, { span, help: listIndexHelp(token.image), ...fix }));
         }
         break;
       default:
         break;
     }
-  }
+  });
   return diagnostics;
 }
 
@@ -226,4 +242,13 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
 
 function isValueToken(token: IToken): boolean {
   return ["StringLiteral", "NumberLiteral", "TrueKeyword", "FalseKeyword", "NullKeyword", "OkKeyword", "ErrorKeyword"].includes(token.tokenType.name);
+}
+
+/** Advice for a malformed list index in a key path (V0005). */
+function listIndexHelp(text: string): string {
+  if (/^[0-9]+$/.test(text)) {
+    if (/^0[0-9]/.test(text)) return `a list index is written without leading zeros: \`${text.replace(/^0+(?=[0-9])/, "")}\``;
+    return `a list index is at most ${maximumListIndex}`;
+  }
+  return "a list index is digits alone (`argv.0`); to name a field that starts with a digit, quote it: `\"" + text + "\"`";
 }

@@ -1,5 +1,6 @@
 import { createToken, EmbeddedActionsParser, Lexer, type IRecognitionException, type IToken, type TokenType } from "chevrotain";
-import { closestName, diagnostic, LineIndex, type Diagnostic, type Span } from "@vigil/diagnostics";
+import { closestName, diagnostic, isEventTime, LineIndex, parseDateTime, type Diagnostic, type Span } from "@vigil/diagnostics";
+import { looksLikeDuration, parseDuration } from "./duration.js";
 import { decodeString, isJsonNumber } from "./literals.js";
 
 /**
@@ -8,7 +9,7 @@ import { decodeString, isJsonNumber } from "./literals.js";
  * form, or a trace file in any supported format) and its expectations: a rule's verdict with its
  * witnesses, and the online monitor's decision on a call. The language is its own, so that none of
  * its words are reserved in policies. Reading never throws on user input: every problem is a
- * diagnostic (V2001–V2005) and the tree is as complete as the text allows.
+ * diagnostic (V2001–V2006) and the tree is as complete as the text allows.
  *
  * ```
  * policy "dashcam.vigil"
@@ -16,8 +17,8 @@ import { decodeString, isJsonNumber } from "./literals.js";
  * /// Frames sampled too fast are refused.
  * test "fast sampling" {
  *   events {
- *     sample_frames {video: "a.mp4", fps: 30} ok output "sampled 2700 frames"
- *     estimate_M {frames: "frames/index.json"} error
+ *     sample_frames {video: "a.mp4", fps: 30} ok output "sampled 2700 frames" at 0s
+ *     estimate_M {frames: "frames/index.json"} error at 90s
  *   }
  *   expect R0 violated at 1
  *   expect others hold
@@ -36,7 +37,9 @@ export interface RuleReference {
 /**
  * One event written by hand: a call, `action {args} status output "…"`, or a message of the
  * conversation, `user "…"` or `agent "…"` (the events `user_message` and `agent_message` with their
- * `text`, as a recording read with messages has them).
+ * `text`, as a recording read with messages has them). Either may end with its time, `at T`: a
+ * duration from the run's start, which is epoch 0 (`at 0s`, `at 90s`, `at 5m`), or an ISO 8601
+ * date-time with a time zone (`at "2026-11-27T10:00:00Z"`).
  */
 export interface HandEvent {
   /** Set for a message; absent for a call. */
@@ -48,6 +51,10 @@ export interface HandEvent {
   readonly status?: "ok" | "error";
   readonly pending: boolean;
   readonly output?: string;
+  /** `at T`: the event's time, in epoch milliseconds (a duration `T` is epoch 0 + `T`). Absent without `at`. */
+  readonly time?: number;
+  /** Where `T` is written. */
+  readonly timeSpan?: Span;
   readonly span: Span;
 }
 
@@ -279,13 +286,41 @@ class TestFileParser extends EmbeddedActionsParser {
   private messageEvent = this.RULE("messageEvent", (): HandEvent => {
     const who = this.CONSUME(Word);
     const text = this.CONSUME(StringLiteral);
+    let last = text;
+    let time: EventTime | undefined;
+    this.OPTION({
+      GATE: () => this.isTimeStart(),
+      DEF: () => {
+        time = this.SUBRULE(this.eventTime);
+        if (time !== undefined && time !== null) last = time.last;
+      },
+    });
     return this.ACTION(() => ({
       kind: "message" as const,
       action: who.image === "user" ? "user_message" : "agent_message",
       argsJson: JSON.stringify({ text: this.text(text) }),
       pending: false,
-      span: this.spanOf(who, text),
+      ...timeFields(time),
+      span: this.spanOf(who, last),
     })) as HandEvent;
+  });
+
+  /** `at` followed by what a time is written as: an event's time, not an event named `at`. */
+  private isTimeStart(): boolean {
+    const next = this.LA(2).tokenType;
+    return this.LA(1).tokenType === At && (next === NumberLiteral || next === StringLiteral);
+  }
+
+  /** `at T`: a duration from the run's start (epoch 0), or a date-time with a zone in quotes. */
+  private eventTime = this.RULE("eventTime", (): EventTime => {
+    this.CONSUME(At);
+    const written = this.OR([{ ALT: () => this.CONSUME(NumberLiteral) }, { ALT: () => this.CONSUME(StringLiteral) }]);
+    return this.ACTION(() => {
+      const span = this.spanOf(written, written);
+      if (written.isInsertedInRecovery === true) return { span, last: written };
+      const time = written.tokenType === StringLiteral ? this.dateTime(written) : this.offset(written);
+      return { ...(time !== undefined ? { time } : {}), span, last: written };
+    }) as EventTime;
   });
 
   private isMessageStart(): boolean {
@@ -324,12 +359,21 @@ class TestFileParser extends EmbeddedActionsParser {
       last = text;
       this.ACTION(() => (output = this.text(text)));
     });
+    let time: EventTime | undefined;
+    this.OPTION4({
+      GATE: () => this.isTimeStart(),
+      DEF: () => {
+        time = this.SUBRULE(this.eventTime);
+        if (time !== undefined && time !== null) last = time.last;
+      },
+    });
     return this.ACTION(() => ({
       action,
       argsJson,
       ...(status !== undefined ? { status } : pending ? {} : { status: "ok" as const }),
       pending,
       ...(output !== undefined ? { output } : {}),
+      ...timeFields(time),
       span: this.spanOf(first, last),
     })) as HandEvent;
   });
@@ -534,6 +578,35 @@ class TestFileParser extends EmbeddedActionsParser {
     return token.image;
   }
 
+  /** An event's time written as a duration: epoch 0 plus the duration. */
+  private offset(token: IToken): number | undefined {
+    const offset = parseDuration(token.image);
+    if (offset !== undefined && isEventTime(offset)) return offset;
+    const why = looksLikeDuration(token.image) ? "a duration too long for a time (past the year 9999)" : "not a duration";
+    this.problems.push(
+      diagnostic("V2006", `\`${token.image}\` is ${why}: an event's time is a duration from the run's start or a date-time`, {
+        span: this.spanOf(token, token),
+        help: 'write a whole number and a unit (`500ms`, `30s`, `5m`, `2h`, `1d`) counted from the run\'s start at epoch 0, or a date-time with a time zone in quotes (`at "2026-11-27T10:00:00Z"`)',
+      }),
+    );
+    return undefined;
+  }
+
+  /** An event's time written as an ISO 8601 date-time with a time zone. */
+  private dateTime(token: IToken): number | undefined {
+    const text = this.text(token);
+    const time = parseDateTime(text);
+    if (time !== undefined) return time;
+    const missing = /^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9:.]+)?$/.test(text) ? ": it has no time zone" : "";
+    this.problems.push(
+      diagnostic("V2006", `${token.image.slice(0, 60)} is not an ISO 8601 date-time with a time zone${missing}`, {
+        span: this.spanOf(token, token),
+        help: 'write it as "2026-11-27T10:00:00Z" or "2026-11-27T11:00:00+01:00" (a fraction of a second is allowed), or write a duration from the run\'s start (`at 90s`)',
+      }),
+    );
+    return undefined;
+  }
+
   /** A positive event position (1, 2, …). */
   private position(token: IToken): number {
     if (token.isInsertedInRecovery === true) return 0;
@@ -570,12 +643,25 @@ function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
 
 const statusWords = ["ok", "error", "pending", "output"];
 
+/** An event's `at T`, read: the time (absent when `T` is malformed, which is reported), where `T` is, and its token. */
+interface EventTime {
+  readonly time?: number;
+  readonly span: Span;
+  readonly last: IToken;
+}
+
+function timeFields(time: EventTime | undefined): { time?: number; timeSpan?: Span } {
+  if (time === undefined || time === null) return {};
+  return { ...(time.time !== undefined ? { time: time.time } : {}), timeSpan: time.span };
+}
+
 let parserInstance: TestFileParser | undefined;
 
 /**
  * Reads a test file. Never throws on user input: lexing and parsing problems are diagnostics
  * (V2001 unexpected text, V2002 an unclosed string, V2003 a bad escape, V2004 a bad number,
- * V2005 a character no token starts with), and the tests are whatever could be read.
+ * V2005 a character no token starts with, V2006 an event's time that is neither a duration nor a
+ * date-time), and the tests are whatever could be read.
  */
 export function parseTestFile(text: string): TestFile {
   const lines = new LineIndex(text);
@@ -624,8 +710,9 @@ function docText(docs: readonly IToken[], token: IToken, text: string): string |
 const expectations: Readonly<Record<string, string>> = {
   file: "`policy \"…\"` or `test \"…\" { … }`",
   testCase: "`events { … }`, `trace \"…\"`, `expect …`, `decide …` or `}`",
-  eventsBlock: "an event (`action {args} ok output \"…\"`) or `}`",
-  handEvent: "an event: an action name, then `{args}`, `ok`, `error` or `pending`, and `output \"…\"`",
+  eventsBlock: "an event (`action {args} ok output \"…\" at 5s`) or `}`",
+  handEvent: "an event: an action name, then `{args}`, `ok`, `error` or `pending`, `output \"…\"`, and `at` its time",
+  eventTime: "a time after `at`: a duration from the run's start (`90s`, `5m`) or a date-time in quotes (`\"2026-11-27T10:00:00Z\"`)",
   traceLine: "`trace \"file\"`, then `messages` if the conversation's messages are events",
   expectLine: "`expect RULE holds`, `expect RULE violated [at N, …]`, or `expect all hold` / `expect others hold`",
   witness: "an event position, then `broken by N` for `until`",

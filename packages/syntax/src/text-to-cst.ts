@@ -21,6 +21,7 @@ import {
   NestingLimit,
   NotKeyword,
   NullKeyword,
+  ListIndex,
   NumberLiteral,
   OkKeyword,
   OnceKeyword,
@@ -141,7 +142,20 @@ export class VigilCstParser extends CstParser {
       {
         ALT: () => {
           this.CONSUME(SimpleFormKeyword, { LABEL: "form" });
+          // Taken only so that the checker can say the form has no bound (V1009).
+          this.OPTION3(() => this.SUBRULE3(this.bound));
           this.SUBRULE2(this.operandList);
+        },
+      },
+      {
+        // `limit[N](ψ)`: a contextual word, so that `limit` stays free as a name (an argument is
+        // often called that). Any word before `[` or `(` is read here, so that a misspelled form
+        // is reported by name.
+        GATE: () => this.LA(2).tokenType === LeftBracket || this.LA(2).tokenType === LeftParen,
+        ALT: () => {
+          this.CONSUME(Identifier, { LABEL: "form" });
+          this.OPTION2(() => this.SUBRULE2(this.bound));
+          this.SUBRULE3(this.operandList);
         },
       },
     ]);
@@ -163,7 +177,11 @@ export class VigilCstParser extends CstParser {
     });
   });
 
-  /** `[N]`; an identifier or a string is accepted too so that the checker can say why it is wrong (V1009). */
+  /**
+   * `[N]`, `[5m]`, `[N per 5m]`, `[N of KEY per 5m]`: how far a form or a temporal operator looks, or
+   * what a limit allows. `of` and `per` are contextual words. An identifier or a string is accepted
+   * as a value too so that the checker can say why it is wrong (V1009, V1016).
+   */
   public readonly bound = this.RULE("bound", () => {
     this.CONSUME(LeftBracket);
     this.OR([
@@ -171,6 +189,24 @@ export class VigilCstParser extends CstParser {
       { ALT: () => this.CONSUME(Identifier, { LABEL: "value" }) },
       { ALT: () => this.CONSUME(StringToken, { LABEL: "value" }) },
     ]);
+    this.OPTION({
+      GATE: () => this.LA(1).image === "of",
+      DEF: () => {
+        this.CONSUME2(Identifier, { LABEL: "ofWord" });
+        this.SUBRULE(this.keyPath, { LABEL: "of" });
+      },
+    });
+    this.OPTION2({
+      GATE: () => this.LA(1).image === "per",
+      DEF: () => {
+        this.CONSUME3(Identifier, { LABEL: "perWord" });
+        this.OR2([
+          { ALT: () => this.CONSUME2(NumberLiteral, { LABEL: "per" }) },
+          { ALT: () => this.CONSUME4(Identifier, { LABEL: "per" }) },
+          { ALT: () => this.CONSUME2(StringToken, { LABEL: "per" }) },
+        ]);
+      },
+    });
     this.CONSUME(RightBracket);
   });
 
@@ -213,8 +249,18 @@ export class VigilCstParser extends CstParser {
     this.MANY(() => {
       this.OR([
         { ALT: () => this.CONSUME(NotKeyword, { LABEL: "prefixOperator" }) },
-        { ALT: () => this.CONSUME(OnceKeyword, { LABEL: "prefixOperator" }) },
-        { ALT: () => this.CONSUME(EventuallyKeyword, { LABEL: "prefixOperator" }) },
+        {
+          ALT: () => {
+            this.CONSUME(OnceKeyword, { LABEL: "prefixOperator" });
+            this.OPTION(() => this.SUBRULE(this.bound, { LABEL: "window" }));
+          },
+        },
+        {
+          ALT: () => {
+            this.CONSUME(EventuallyKeyword, { LABEL: "prefixOperator" });
+            this.OPTION2(() => this.SUBRULE2(this.bound, { LABEL: "window" }));
+          },
+        },
       ]);
     });
     this.SUBRULE(this.primary);
@@ -312,10 +358,12 @@ export class VigilCstParser extends CstParser {
     });
   });
 
+  /** A name, or a list index (`argv.0`); the first segment of a path is a name (the AST builder says so of an index there). */
   public readonly keySegment = this.RULE("keySegment", () => {
     this.OR([
       { ALT: () => this.CONSUME(Identifier, { LABEL: "name" }) },
       { ALT: () => this.CONSUME(StringToken, { LABEL: "name" }) },
+      { ALT: () => this.CONSUME(ListIndex, { LABEL: "index" }) },
     ]);
   });
 

@@ -110,6 +110,38 @@ export const UnterminatedString = createToken({
 });
 
 /**
+ * A list index in a key path (`argv.0`, `a.10.b`): digits right after a `.`, which the lexer tells
+ * from a number by the token before it (a number never follows a `.`). Like a number it takes the
+ * letters and digits that follow, so that `argv.01` or `argv.0x` is one token, reported as
+ * malformed (V0005) by `literalDiagnostics`.
+ */
+export const ListIndex = createToken({
+  name: "ListIndex",
+  pattern: { exec: matchListIndex },
+  line_breaks: false,
+  start_chars_hint: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
+});
+
+const listIndexText = /[0-9][0-9A-Za-z_]*/y;
+
+function matchListIndex(text: string, offset: number, matched: readonly IToken[]): RegExpExecArray | null {
+  const previous = matched[matched.length - 1];
+  if (previous === undefined || previous.tokenType !== Dot) return null;
+  listIndexText.lastIndex = offset;
+  return listIndexText.exec(text);
+}
+
+/** The largest list index a key path may write: the last index of the longest list JavaScript has. */
+export const maximumListIndex = 2 ** 32 - 2;
+
+/** The value of a list index as written, or undefined when it is not digits without leading zeros up to {@link maximumListIndex}. */
+export function listIndexValue(image: string): number | undefined {
+  if (!/^(?:0|[1-9][0-9]{0,9})$/.test(image)) return undefined;
+  const value = Number(image);
+  return value <= maximumListIndex ? value : undefined;
+}
+
+/**
  * A number. The pattern is deliberately looser than JSON (it also takes `01`, `1.`, `6fps`) so that a
  * malformed number lexes as one token and is reported once (V0005) instead of as a cascade.
  */
@@ -177,6 +209,7 @@ export const allTokens: readonly TokenType[] = [
   UnterminatedString,
   RegexLiteral,
   UnterminatedRegex,
+  ListIndex,
   NumberLiteral,
 ];
 
@@ -259,6 +292,7 @@ const tokenDescriptions: Readonly<Record<string, string>> = {
   StringLiteral: "a string",
   UnterminatedString: "a string",
   NumberLiteral: "a number",
+  ListIndex: "a list index",
   RegexToken: "a regular expression such as `/yes/i`",
   RegexLiteral: "a regular expression",
   UnterminatedRegex: "a regular expression",

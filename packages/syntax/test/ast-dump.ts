@@ -26,7 +26,7 @@ function name(identifier: { text: string; recovered?: boolean }): string {
 }
 
 function dumpStatement(statement: Statement): string {
-  const bound = statement.bound ? `[${statement.bound.text}${statement.bound.value === undefined ? "?" : ""}]` : "";
+  const bound = statement.bound ? `[${statement.bound.value.text}${statement.bound.value.value === undefined && statement.bound.value.duration === undefined ? "?" : ""}${statement.bound.of ? ` of ${keyPathText(statement.bound.of)}` : ""}${statement.bound.per ? ` per ${statement.bound.per.text}` : ""}]` : "";
   const recovered = statement.recovered ? " !recovered" : "";
   const scope = statement.scope === undefined ? "" : ` (${statement.scope.kind} ${dumpExpr(statement.scope.open)}${statement.scope.close !== undefined ? ` ${dumpExpr(statement.scope.close)}` : ""})`;
   return `(${statement.form}${bound}${recovered} ${statement.operands.map(dumpExpr).join(" ")}${scope})`;
@@ -38,9 +38,10 @@ export function dumpExpr(expr: Expr): string {
     case "Or":
       return `(${expr.kind.toLowerCase()} ${expr.operands.map(dumpExpr).join(" ")})`;
     case "Not":
+      return `(not ${dumpExpr(expr.operand)})`;
     case "Once":
     case "Eventually":
-      return `(${expr.kind.toLowerCase()} ${dumpExpr(expr.operand)})`;
+      return `(${expr.kind.toLowerCase()}${expr.window ? `[${expr.window.value.text}]` : ""} ${dumpExpr(expr.operand)})`;
     case "Implies":
       return `(implies ${dumpExpr(expr.left)} ${dumpExpr(expr.right)})`;
     case "PatternRef":

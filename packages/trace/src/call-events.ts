@@ -1,4 +1,4 @@
-import type { Diagnostic } from "@vigil/diagnostics";
+import { isEventTime, type Diagnostic } from "@vigil/diagnostics";
 import type { TraceEvent } from "./event.js";
 import { CallPairing, contentText } from "./formats/calls.js";
 import { groundTrace } from "./grounding/ground.js";
@@ -23,6 +23,8 @@ export interface LiveCall {
   readonly result?: LiveResult;
   /** The absolute working directory the call runs in, when it is known: grounding takes relative paths against it. */
   readonly cwd?: string;
+  /** When the call was made (epoch milliseconds, see `TraceEvent.time`): every event of the call has it. */
+  readonly time?: number;
 }
 
 export interface LiveResult {
@@ -44,6 +46,9 @@ export interface LiveCallEvents {
 const NOWHERE = { start: 0, end: 0, line: 0, column: 0, endLine: 0, endColumn: 0 };
 
 export function liveCallEvents(call: LiveCall): LiveCallEvents {
+  if (call.time !== undefined && !isEventTime(call.time)) {
+    return { events: [], errors: [`the time of the \`${call.action}\` call (${String(call.time)}) is not a whole number of epoch milliseconds within the years 0000–9999`], notes: [] };
+  }
   const diagnostics: Diagnostic[] = [];
   const pairing = new CallPairing({ diagnostics });
   // The pairing needs an id to pair the result with its call; a call without one gets a private id.
@@ -54,7 +59,17 @@ export function liveCallEvents(call: LiveCall): LiveCallEvents {
   } catch (error) {
     return { events: [], errors: [`the arguments of the \`${call.action}\` call cannot be read (${(error as Error).message})`], notes: [] };
   }
-  pairing.call({ id, action: call.action, args: call.args ?? {}, line: 0, span: NOWHERE, raw: { name: call.action }, source, ...(call.cwd !== undefined ? { cwd: call.cwd } : {}) });
+  pairing.call({
+    id,
+    action: call.action,
+    args: call.args ?? {},
+    line: 0,
+    span: NOWHERE,
+    raw: { name: call.action },
+    source,
+    ...(call.cwd !== undefined ? { cwd: call.cwd } : {}),
+    ...(call.time !== undefined ? { time: call.time } : {}),
+  });
   if (call.result !== undefined) {
     const output = contentText(call.result.content);
     pairing.result({ callId: id, status: call.result.status, ...(output !== undefined ? { output } : {}), line: 0, span: NOWHERE });

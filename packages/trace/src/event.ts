@@ -49,6 +49,14 @@ export interface TraceEvent {
   readonly outputTruncated?: boolean;
   /** True when a string in `args` was cut to {@link ARGUMENT_OBSERVATION_CAP} characters. */
   readonly argsTruncated?: boolean;
+  /**
+   * When the event happened: an integer, milliseconds since the Unix epoch (1970-01-01T00:00:00Z,
+   * UTC), from 0000-01-01 to 9999-12-31 (`isEventTime` of `@vigil/diagnostics`). A call's time is
+   * when it was made (the line holding it, in a transcript), and the events grounded from a shell
+   * call take the call's. Absent when the recording does not say; 0 is a time like any other (a
+   * test file's offsets count from epoch 0).
+   */
+  readonly time?: number;
   readonly source?: EventSource;
 }
 

@@ -2,10 +2,10 @@ export type { EventKind, EventSource, EventStatus, Trace, TraceEvent } from "./e
 export { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, observeOutput } from "./event.js";
 export type { ReadTraceOptions, ReadTraceResult } from "./read-trace.js";
 export { readTrace } from "./read-trace.js";
-export type { KeyInfo, Signature } from "./signature.js";
-export { emptySignature, SignatureBuilder, signatureOf, signatureToJson } from "./signature.js";
-export type { JsonValue } from "./value.js";
-export { displayValue, isJsonObject, keyPathDisplay, keyPathId, stableStringify, valueKey, valuesAtPath } from "./value.js";
+export type { KeyInfo, KeyLookup, Signature } from "./signature.js";
+export { emptySignature, lookUpKey, SignatureBuilder, signatureOf, signatureToJson } from "./signature.js";
+export type { JsonValue, PathSegment } from "./value.js";
+export { displayValue, isJsonObject, keyPathDisplay, keyPathId, keyPathNames, stableStringify, valueKey, valuesAtPath } from "./value.js";
 export type { CompiledWildcard } from "./wildcard.js";
 export { compileWildcard, wildcardMatches } from "./wildcard.js";
 export { boundValueText, outputObject, searchableText, valuesAtSubject } from "./subject.js";

@@ -6,7 +6,8 @@ import { isJsonObject, keyPathId, valueKey, type JsonValue } from "./value.js";
  * A signature read off tool schemas instead of a trace, so that a policy can be checked before any
  * run exists: the tools are the actions, their input schemas' properties (nested objects as dotted
  * paths, array items under the array's name) are the argument names, and `enum`/`const` give the
- * only values an argument can take. An argument without an enumeration has open values: no value
+ * only values an argument can take. An array's length is bounded by its `maxItems` (an index path
+ * `k.i` is in Σ when i is below it), and otherwise unbounded. An argument without an enumeration has open values: no value
  * written for it is reported.
  *
  * Accepted documents: an MCP `tools/list` result (`{tools: [{name, inputSchema}]}`, bare or as the
@@ -74,10 +75,20 @@ function collectProperties(schema: unknown, path: string[], keys: Map<string, Ke
     const values = new Map(previous?.values ?? []);
     for (const value of enumerated ?? []) values.set(valueKey(value), value);
     const open = (previous?.openValues ?? false) || (enumerated === undefined && !isJsonObject(schema["properties"]) && !isJsonObject(schema["items"]));
-    keys.set(id, { segments: [...path], values, ...(open ? { openValues: true } : {}) });
+    const listLength = Math.max(previous?.listLength ?? -1, arrayLength(schema));
+    keys.set(id, { segments: [...path], values, ...(open ? { openValues: true } : {}), ...(listLength >= 0 ? { listLength } : {}) });
   }
   const properties = schema["properties"];
   if (isJsonObject(properties)) {
     for (const [name, property] of Object.entries(properties)) collectProperties(property, [...path, name], keys, depth + 1);
   }
+}
+
+/** How long a list the schema admits: its `maxItems`, Infinity without one, -1 when it is not an array. */
+function arrayLength(schema: { readonly [key: string]: JsonValue }): number {
+  const type = schema["type"];
+  const isArray = isJsonObject(schema["items"]) || Array.isArray(schema["items"]) || type === "array" || (Array.isArray(type) && type.includes("array"));
+  if (!isArray) return -1;
+  const maxItems = schema["maxItems"];
+  return typeof maxItems === "number" && Number.isInteger(maxItems) && maxItems >= 0 ? maxItems : Number.POSITIVE_INFINITY;
 }

@@ -1,13 +1,22 @@
 import type { TraceEvent } from "./event.js";
-import { displayValue, isJsonObject, keyPathDisplay, keyPathId, valueKey, type JsonValue } from "./value.js";
+import { displayValue, isJsonObject, keyPathDisplay, keyPathId, valueKey, type JsonValue, type PathSegment } from "./value.js";
 
-/** What the signature knows of one argument name (a key path into the events' arguments). */
+/**
+ * What the signature knows of one argument name (a key path of names into the events' arguments;
+ * a list's elements live under the list's own name, so Σ's keys have no indexes).
+ */
 export interface KeyInfo {
   readonly segments: readonly string[];
   /** The distinct values seen under the key, by {@link valueKey}, with list elements flattened. */
   readonly values: ReadonlyMap<string, JsonValue>;
   /** True when the values are not all known (a schema without an enumeration): none is reported as absent. */
   readonly openValues?: boolean;
+  /**
+   * When some event has a list under the key: the length of the longest (lists nested in it
+   * included; a schema's array without `maxItems` has no bound: Infinity). An index path `k.i`
+   * is in Σ only when some list under k is longer than i.
+   */
+  readonly listLength?: number;
 }
 
 /**
@@ -44,7 +53,7 @@ export function signatureOf(events: Iterable<TraceEvent>): Signature {
 export class SignatureBuilder {
   private readonly actions = new Set<string>();
   /** Per key: its values, whether they are open, and whether they are collected at all (`valuesOf`). */
-  private readonly keys = new Map<string, { segments: string[]; values: Map<string, JsonValue>; open: boolean; collected: boolean }>();
+  private readonly keys = new Map<string, { segments: string[]; values: Map<string, JsonValue>; open: boolean; collected: boolean; listLength: number }>();
   private outputCount = 0;
 
   /**
@@ -71,7 +80,7 @@ export class SignatureBuilder {
   private recordScalar(name: string, value: JsonValue): void {
     let info = this.keys.get(name);
     if (info === undefined) {
-      info = { segments: [name], values: new Map(), open: false, collected: this.collects(name) };
+      info = { segments: [name], values: new Map(), open: false, collected: this.collects(name), listLength: -1 };
       this.keys.set(name, info);
     }
     if (info.collected) this.recordValue(info, value);
@@ -82,10 +91,11 @@ export class SignatureBuilder {
     const id = keyPathId(segments);
     let info = this.keys.get(id);
     if (info === undefined) {
-      info = { segments: [...segments], values: new Map(), open: false, collected: this.collects(id) };
+      info = { segments: [...segments], values: new Map(), open: false, collected: this.collects(id), listLength: -1 };
       this.keys.set(id, info);
     }
     if (Array.isArray(value)) {
+      if (value.length > info.listLength) info.listLength = value.length;
       for (const element of value) this.record(segments, element);
       return;
     }
@@ -111,15 +121,48 @@ export class SignatureBuilder {
 
   signature(): Signature {
     const keys = new Map<string, KeyInfo>();
-    for (const [id, info] of this.keys) keys.set(id, { segments: info.segments, values: info.values, ...(info.open ? { openValues: true } : {}) });
+    for (const [id, info] of this.keys) {
+      keys.set(id, { segments: info.segments, values: info.values, ...(info.open ? { openValues: true } : {}), ...(info.listLength >= 0 ? { listLength: info.listLength } : {}) });
+    }
     return { actions: this.actions, keys, outputCount: this.outputCount };
   }
+}
+
+/**
+ * Where a key path stands in Σ. Σ's keys are paths of names, so a path with indexes is read through
+ * its names (`argv.0` through `argv`, `items.0.id` through `items.id`): it is in Σ when its names
+ * are a key of Σ and, at each index i, the names before it lead to a list longer than i in some
+ * event (`argv.0` needs a non-empty list under `argv`). The info is that of the names, whose values
+ * include every value the path can reach. This admits a path that no single event has (`m.1.0` when
+ * the lists under `m` that are long enough hold no lists), never rejects one that some event has.
+ */
+export type KeyLookup =
+  | { readonly found: true; readonly info: KeyInfo }
+  /** The names are not a key of Σ. */
+  | { readonly found: false; readonly reason: "key" }
+  /** The names before an index (`list`) lead to no list, or to none longer than the index. */
+  | { readonly found: false; readonly reason: "index"; readonly list: readonly string[]; readonly index: number; readonly listLength: number | undefined };
+
+export function lookUpKey(signature: Signature, segments: readonly PathSegment[]): KeyLookup {
+  const names: string[] = [];
+  for (const segment of segments) {
+    if (typeof segment === "string") {
+      names.push(segment);
+      continue;
+    }
+    const list = signature.keys.get(keyPathId(names));
+    // The names before the index are checked as a key in their own right first: a misspelled list is a key problem.
+    if (list === undefined) return { found: false, reason: "key" };
+    if (list.listLength === undefined || list.listLength <= segment) return { found: false, reason: "index", list: [...names], index: segment, listLength: list.listLength };
+  }
+  const info = signature.keys.get(keyPathId(names));
+  return info === undefined ? { found: false, reason: "key" } : { found: true, info };
 }
 
 /** A plain, stable rendering of a signature (what `vigilc signature` prints). */
 export function signatureToJson(signature: Signature): {
   actions: string[];
-  keys: { key: string; values: string[]; distinctValues: number }[];
+  keys: { key: string; values: string[]; distinctValues: number; longestList?: number }[];
   outputs: number;
 } {
   const limit = 20;
@@ -128,7 +171,8 @@ export function signatureToJson(signature: Signature): {
     keys: [...signature.keys.values()]
       .map((info) => {
         const values = [...info.values.values()].map(displayValue).sort();
-        return { key: keyPathDisplay(info.segments), values: values.slice(0, limit), distinctValues: values.length };
+        const list = info.listLength !== undefined && Number.isFinite(info.listLength) ? { longestList: info.listLength } : {};
+        return { key: keyPathDisplay(info.segments), values: values.slice(0, limit), distinctValues: values.length, ...list };
       })
       .sort((a, b) => a.key.localeCompare(b.key)),
     outputs: signature.outputCount,

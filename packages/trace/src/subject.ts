@@ -1,5 +1,5 @@
 import type { TraceEvent } from "./event.js";
-import { isJsonObject, valuesAtPath, type JsonValue } from "./value.js";
+import { isJsonObject, valuesAtPath, type JsonValue, type PathSegment } from "./value.js";
 
 /**
  * What a key path reaches on an event, for both of its subjects: the arguments e[k], and the
@@ -7,7 +7,7 @@ import { isJsonObject, valuesAtPath, type JsonValue } from "./value.js";
  * the JSON object the text holds, like an argument path. An output that is not a JSON object (plain
  * text, a list, a document the observation cap cut) has no fields: every condition on one is false.
  */
-export function valuesAtSubject(event: TraceEvent, subject: "args" | "output", key: readonly string[]): JsonValue[] {
+export function valuesAtSubject(event: TraceEvent, subject: "args" | "output", key: readonly PathSegment[]): JsonValue[] {
   if (subject === "args") return valuesAtPath(event.args, key);
   const output = event.output;
   if (output === undefined) return [];

@@ -39,25 +39,60 @@ export function displayValue(value: JsonValue): string {
 }
 
 /**
- * The values an event carries under a key path (the documented list extension): follow each
- * segment into objects; wherever a list is met, continue with each of its elements. So
- * `recipients` on `["a", "b"]` yields both strings, and `items.name` on a list of objects yields
- * every element's name. An absent key yields no values, which makes every condition on it false
- * (the closed world of the paper's Definition 1).
+ * One step of a key path: a member name (a string) leads into an object; an index (a non-negative
+ * integer, written `argv.0`) picks one element of a list. A path never starts with an index: it
+ * starts at the event's arguments (or the output's object), an object.
  */
-export function valuesAtPath(args: { readonly [key: string]: JsonValue }, segments: readonly string[]): JsonValue[] {
+export type PathSegment = string | number;
+
+/**
+ * The values an event carries under a key path (the documented list extension, docs/semantics.md
+ * "The values of e at k"). The path is followed from the arguments, one segment at a time, over
+ * the values reached so far:
+ *
+ * - a name, on an object, leads to its member of that name (none when it has none); on a list, to
+ *   that name applied to each element (nested lists included): `items.name` on a list of objects
+ *   reaches every element's name;
+ * - an index, on a list, leads to its element at that position (none past its end), the list taken
+ *   as it is, not flattened: `argv.0` on `["rm", "-rf"]` is `"rm"`, and `m.0` on `[[1, 2], [3]]`
+ *   is `[1, 2]`; on anything else, to nothing;
+ * - every other value (a scalar) leads nowhere.
+ *
+ * The values at the end are flattened: a list there stands for its elements, at any depth, so
+ * `argv` yields every word and `m.0` above yields 1 and 2. An absent key yields no values, which
+ * makes every condition on it false (the closed world of the paper's Definition 1). Linear in the
+ * values visited; a path of names alone reads as it always did (a list is its elements).
+ */
+export function valuesAtPath(args: { readonly [key: string]: JsonValue }, segments: readonly PathSegment[]): JsonValue[] {
   let current: JsonValue[] = [args];
   for (const segment of segments) {
     const next: JsonValue[] = [];
-    for (const value of current) {
-      if (isJsonObject(value) && Object.prototype.hasOwnProperty.call(value, segment)) {
-        flattenInto(value[segment]!, next);
-      }
+    if (typeof segment === "number") {
+      for (const value of current) if (Array.isArray(value) && segment < value.length) next.push(value[segment]!);
+    } else {
+      for (const value of current) memberInto(value, segment, next);
     }
     current = next;
-    if (current.length === 0) break;
+    if (current.length === 0) return current;
+  }
+  // Most paths end at scalars: the values are returned as they are, with no copy.
+  for (const value of current) {
+    if (Array.isArray(value)) {
+      const flat: JsonValue[] = [];
+      for (const each of current) flattenInto(each, flat);
+      return flat;
+    }
   }
   return current;
+}
+
+/** A name applied to a value: an object's own member of that name, or the name applied to each element of a list. */
+function memberInto(value: JsonValue, name: string, out: JsonValue[]): void {
+  if (Array.isArray(value)) {
+    for (const element of value) memberInto(element, name, out);
+  } else if (isJsonObject(value) && Object.prototype.hasOwnProperty.call(value, name)) {
+    out.push(value[name]!);
+  }
 }
 
 function flattenInto(value: JsonValue, out: JsonValue[]): void {
@@ -65,12 +100,34 @@ function flattenInto(value: JsonValue, out: JsonValue[]): void {
   else out.push(value);
 }
 
-/** The display form of a key path: segments joined by dots, quoted where they are not plain names. */
-export function keyPathDisplay(segments: readonly string[]): string {
-  return segments.map((s) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? s : JSON.stringify(s))).join(".");
+const plainName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The display form of a key path: segments joined by dots, names quoted where they are not plain
+ * names (so the name "0" shows as `"0"`), indexes as their digits (`argv.0`).
+ */
+export function keyPathDisplay(segments: readonly PathSegment[]): string {
+  return segments.map((s) => (typeof s === "number" ? String(s) : plainName.test(s) ? s : JSON.stringify(s))).join(".");
 }
 
-/** The identity of a key path (segments may contain dots, so they are joined by a separator no name has). */
-export function keyPathId(segments: readonly string[]): string {
-  return segments.join("\u0000");
+/**
+ * The identity of a key path. Segments are joined by a separator no name has (names may contain
+ * dots); an index is marked, so that the index 0 and the name "0" differ. A path of one name is
+ * identified by the name itself.
+ */
+export function keyPathId(segments: readonly PathSegment[]): string {
+  let id = "";
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (i > 0) id += "\u0000";
+    id += typeof segment === "number" ? `\u0001${segment}` : segment;
+  }
+  return id;
+}
+
+/** The names of a key path, its indexes left out: where its values live in a signature (a list's elements live under its own name). */
+export function keyPathNames(segments: readonly PathSegment[]): string[] {
+  const names: string[] = [];
+  for (const segment of segments) if (typeof segment === "string") names.push(segment);
+  return names;
 }

@@ -65,7 +65,9 @@ function describeSignature(read: RunSignature, signature: ReturnType<typeof sign
   for (const key of signature.keys) {
     const more = key.distinctValues > key.values.length ? `, … (${key.distinctValues} distinct)` : "";
     const shown = key.values.map((value) => printableLine(value.length > 60 ? `${value.slice(0, 57)}…` : value));
-    lines.push(`  ${printableLine(key.key)}: ${shown.join(", ")}${more}`);
+    // A key that holds lists: its elements are its values, and `KEY.0`, `KEY.1`, … name them one by one.
+    const list = key.longestList !== undefined ? ` (lists of up to ${plural(key.longestList, "element")})` : "";
+    lines.push(`  ${printableLine(key.key)}${list}: ${shown.join(", ")}${more}`);
   }
   if (signature.keys.length === 0) lines.push("  (none)");
   lines.push(`outputs: ${signature.outputs === 1 ? "1 event carries one" : `${signature.outputs} events carry one`}`);

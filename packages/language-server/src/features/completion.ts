@@ -1,5 +1,5 @@
 import { nameText } from "@vigil/syntax";
-import { keyPathId, valueKey, type JsonValue, type Signature } from "@vigil/trace";
+import { keyPathId, keyPathNames, valueKey, type JsonValue, type PathSegment, type Signature } from "@vigil/trace";
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Range } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
 import { formDescriptions, forms, keywordDescriptions, responseDescriptions, scopeDescriptions, scopeKinds } from "../forms.js";
@@ -36,17 +36,18 @@ type Context =
    */
   | {
       readonly kind: "after-operand";
-      readonly key?: readonly string[];
+      readonly key?: readonly PathSegment[];
       readonly temporal: boolean;
       readonly ends: "rule" | "pattern" | undefined;
       readonly scope?: { readonly next?: "until" | "and" };
     }
   | { readonly kind: "actions"; readonly present: ReadonlySet<string> }
-  | { readonly kind: "values"; readonly key: readonly string[]; readonly present: ReadonlySet<string> }
-  | { readonly kind: "nested-key"; readonly prefix: readonly string[] }
+  | { readonly kind: "values"; readonly key: readonly PathSegment[]; readonly present: ReadonlySet<string> }
+  /** After `KEY.`: the names under the key, and the indexes of the lists it holds. */
+  | { readonly kind: "nested-key"; readonly prefix: readonly PathSegment[] }
   | { readonly kind: "status" }
   | { readonly kind: "variable" }
-  | { readonly kind: "wildcard"; readonly key?: readonly string[] }
+  | { readonly kind: "wildcard"; readonly key?: readonly PathSegment[] }
   | { readonly kind: "none" };
 
 export function completions(input: CompletionInput): CompletionList {
@@ -242,7 +243,7 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
         return { kind: "none" };
     }
   }
-  if (previous.kind === "identifier" || previous.kind === "string") {
+  if (previous.kind === "identifier" || previous.kind === "string" || (previous.kind === "number" && isPunctuation(tokens[tokens.length - 2], "."))) {
     // A name right after an operand start may be a key (or a pattern name); a string after `~` ends an atom.
     const key = keyPathBefore(tokens, tokens.length);
     if (key !== undefined) {
@@ -261,17 +262,27 @@ function isOperandStart(token: Token): boolean {
   return token.kind === "keyword" && ["and", "or", "not", "implies", "once", "eventually", "always"].includes(token.keyword ?? "");
 }
 
-/** The key path whose last segment ends just before `end` (`a.b` in `a.b in`), if the tokens form one. */
-function keyPathBefore(tokens: readonly Token[], end: number): string[] | undefined {
-  const segments: string[] = [];
+/**
+ * The key path whose last segment ends just before `end` (`a.b` in `a.b in`, `argv.0` in `argv.0
+ * in`), if the tokens form one: names, and list indexes after a `.` (never first).
+ */
+function keyPathBefore(tokens: readonly Token[], end: number): PathSegment[] | undefined {
+  const segments: PathSegment[] = [];
   let index = end - 1;
   for (;;) {
-    const name = segmentName(tokens[index]);
-    if (name === undefined) return segments.length > 0 ? segments.reverse() : undefined;
-    segments.push(name);
-    if (!isPunctuation(tokens[index - 1], ".")) return segments.reverse();
+    const dotted = isPunctuation(tokens[index - 1], ".");
+    const segment = segmentName(tokens[index]) ?? (dotted ? listIndex(tokens[index]) : undefined);
+    if (segment === undefined) return segments.length > 0 && typeof segments[segments.length - 1] === "string" ? segments.reverse() : undefined;
+    segments.push(segment);
+    if (!dotted) return typeof segment === "string" ? segments.reverse() : undefined;
     index -= 2;
   }
+}
+
+/** A list index of a key path (`0` in `argv.0`): a number token of digits without leading zeros. */
+function listIndex(token: Token | undefined): number | undefined {
+  if (token === undefined || token.kind !== "number" || !/^(?:0|[1-9][0-9]{0,8})$/.test(token.text)) return undefined;
+  return Number(token.text);
 }
 
 /** A key segment or a name in a set: an identifier, or a string's decoded text. */
@@ -382,7 +393,7 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
       break;
     case "values":
       if (signature !== undefined) {
-        const info = signature.keys.get(keyPathId(context.key));
+        const info = signature.keys.get(keyPathId(keyPathNames(context.key)));
         for (const value of info?.values.values() ?? []) {
           const text = literalText(value);
           if (text === undefined || context.present.has(text) || (typeof value === "string" && context.present.has(value))) continue;
@@ -392,14 +403,21 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
       break;
     case "nested-key":
       if (signature !== undefined) {
+        // Σ keeps a list's elements under the list's own name: the names under `items.0.` are those under `items.`.
+        const prefix = keyPathNames(context.prefix);
         const seen = new Set<string>();
         for (const info of signature.keys.values()) {
           const { segments } = info;
-          if (segments.length <= context.prefix.length || !context.prefix.every((segment, index) => segments[index] === segment)) continue;
-          const next = segments[context.prefix.length]!;
+          if (segments.length <= prefix.length || !prefix.every((segment, index) => segments[index] === segment)) continue;
+          const next = segments[prefix.length]!;
           if (seen.has(next)) continue;
           seen.add(next);
           items.value(nameText(next), "argument", `under ${keyText(context.prefix)}`, CompletionItemKind.Property);
+        }
+        // A list: its first elements by index (`argv.0`, `argv.1`, …), as many as the longest list has, up to a few.
+        const listLength = signature.keys.get(keyPathId(prefix))?.listLength ?? 0;
+        for (let index = 0; index < Math.min(listLength, LISTED_INDEXES); index++) {
+          items.value(String(index), "list element", `element ${index} of the lists under ${keyText(context.prefix)}`, CompletionItemKind.Property);
         }
       }
       break;
@@ -413,7 +431,7 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
     case "wildcard":
       items.snippet('"*"', '"${1:*}"', "a wildcard: * any text, ? one character, [a-z] a class", CompletionItemKind.Text);
       if (signature !== undefined && context.key !== undefined) {
-        for (const value of signature.keys.get(keyPathId(context.key))?.values.values() ?? []) {
+        for (const value of signature.keys.get(keyPathId(keyPathNames(context.key)))?.values.values() ?? []) {
           if (typeof value === "string") items.value(JSON.stringify(value), `value of ${keyText(context.key)}`, "matches exactly this value", CompletionItemKind.Value);
         }
       }
@@ -466,8 +484,11 @@ function literalText(value: JsonValue): string | undefined {
   return undefined;
 }
 
-function keyText(segments: readonly string[]): string {
-  return segments.map(nameText).join(".");
+/** How many indexes of a list completion offers after `KEY.`: the first few (an index of any size can be written). */
+const LISTED_INDEXES = 10;
+
+function keyText(segments: readonly PathSegment[]): string {
+  return segments.map((segment) => (typeof segment === "number" ? String(segment) : nameText(segment))).join(".");
 }
 
 function sortedByEvents<T>(values: Iterable<T>, events: (value: T) => number): T[] {
@@ -492,8 +513,9 @@ function keyEvents(samples: SampleSet | undefined, segments: readonly string[]):
   return sum(samples, (trace) => trace.statistics.keys.get(keyPathId(segments))?.events ?? 0);
 }
 
-function valueEvents(samples: SampleSet | undefined, segments: readonly string[], value: JsonValue): number {
-  const id = keyPathId(segments);
+function valueEvents(samples: SampleSet | undefined, segments: readonly PathSegment[], value: JsonValue): number {
+  // Counted under the names: a value of `argv.0` is counted as one of `argv`'s.
+  const id = keyPathId(keyPathNames(segments));
   const key = valueKey(value);
   return sum(samples, (trace) => trace.statistics.keys.get(id)?.values.get(key)?.events ?? 0);
 }

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
 import { declarationExpressions, keyPathText, nameText, printExpr, walkExpressions, type Expr, type Item, type PolicyDecl, type RuleDecl, type Scope, type ScopeKind } from "@vigil/syntax";
-import { keyPathId, valueKey, type JsonValue } from "@vigil/trace";
+import { keyPathId, keyPathNames, valueKey, type JsonValue, type PathSegment } from "@vigil/trace";
 import type { Hover } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
 import { formDescriptions, keywordDescriptions, responseDescriptions, scopeDescriptions } from "../forms.js";
@@ -197,8 +197,29 @@ function actionCounts(samples: SampleSet | undefined, action: string): Occurrenc
   return occurrence(samples, (trace) => trace.statistics.actions.get(action) ?? 0);
 }
 
-function describeKey(samples: SampleSet | undefined, path: readonly string[]): string {
-  const id = keyPathId(path);
+/** A key path as the policy spells it: names bare or quoted, indexes as digits. */
+function pathText(path: readonly PathSegment[]): string {
+  return path.map((segment) => (typeof segment === "number" ? String(segment) : nameText(segment))).join(".");
+}
+
+/**
+ * What the samples say of a path with list indexes: it is counted under its names (a list's
+ * elements live under the list's own name), so the counts are of every element, not only this one.
+ */
+function listNote(samples: SampleSet | undefined, path: readonly PathSegment[]): string | undefined {
+  const names = keyPathNames(path);
+  const info = samples?.signature?.keys.get(keyPathId(names));
+  const longest = info?.listLength !== undefined && Number.isFinite(info.listLength) ? info.listLength : undefined;
+  if (names.length === path.length) {
+    if (longest === undefined) return undefined;
+    return longest === 0 ? "A list in the samples, always empty." : `A list in the samples, of up to ${plural(longest, "element")}: \`${pathText([...path, 0])}\` is its first.`;
+  }
+  const index = path.findLast((segment) => typeof segment === "number")!;
+  return `An element of a list (index ${index}, counted from 0); the counts below are of \`${pathText(names)}\`, any element.`;
+}
+
+function describeKey(samples: SampleSet | undefined, path: readonly PathSegment[]): string {
+  const id = keyPathId(keyPathNames(path));
   const counts = occurrence(samples, (trace) => trace.statistics.keys.get(id)?.events ?? 0);
   const values = new Map<string, { value: JsonValue; events: number }>();
   for (const trace of samples?.traces ?? []) {
@@ -211,14 +232,14 @@ function describeKey(samples: SampleSet | undefined, path: readonly string[]): s
   const common = [...values.values()].sort((a, b) => b.events - a.events).slice(0, 5);
   const valuesLine = common.length > 0 ? `most frequent values: ${common.map((v) => `\`${displayJson(v.value)}\` (${v.events})`).join(", ")}${values.size > common.length ? `, … ${values.size} distinct` : ""}` : undefined;
   const schemaNote = samples?.schemas.some((s) => s.usable && s.signature.keys.has(id)) === true ? "an argument of the tool schemas" : undefined;
-  return joinParagraphs([`**argument** \`${path.map(nameText).join(".")}\``, describeOccurrence(samples, counts, "carry this argument"), schemaNote, valuesLine]);
+  return joinParagraphs([`**argument** \`${pathText(path)}\``, listNote(samples, path), describeOccurrence(samples, counts, "carry this argument"), schemaNote, valuesLine]);
 }
 
-function describeValue(samples: SampleSet | undefined, path: readonly string[], value: JsonValue): string {
-  const id = keyPathId(path);
+function describeValue(samples: SampleSet | undefined, path: readonly PathSegment[], value: JsonValue): string {
+  const id = keyPathId(keyPathNames(path));
   const key = valueKey(value);
   const counts = occurrence(samples, (trace) => trace.statistics.keys.get(id)?.values.get(key)?.events ?? 0);
-  return joinParagraphs([`**value** \`${displayJson(value)}\` under \`${path.map(nameText).join(".")}\``, describeOccurrence(samples, counts, "carry this value under the argument")]);
+  return joinParagraphs([`**value** \`${displayJson(value)}\` under \`${pathText(path)}\``, describeOccurrence(samples, counts, "carry this value under the argument")]);
 }
 
 function occurrence(samples: SampleSet | undefined, count: (trace: SampleSet["traces"][number]) => number): Occurrence {

@@ -93,7 +93,8 @@ function classifyNames(analysis: Analysis): Map<number, Classification> {
           case "KeyBind":
           case "KeyRegex":
           case "KeyContains":
-            for (const segment of expr.key.segments) names.set(segment.span.start, { type: "property" });
+            // A list index (`argv.0`) stays a number.
+            for (const segment of expr.key.segments) if (!("index" in segment)) names.set(segment.span.start, { type: "property" });
             if (expr.kind === "KeyBind" || expr.kind === "KeyContains") {
               const first = !variables.has(expr.variable.name);
               variables.add(expr.variable.name);

@@ -1,4 +1,5 @@
 import type { SignatureHelp } from "vscode-languageserver";
+import type { Form } from "@vigil/syntax";
 import { formDescriptions, isForm } from "../forms.js";
 import { isComment, isPunctuation, lastTokenBefore, type Token } from "../tokens.js";
 
@@ -33,7 +34,7 @@ export function signatureHelp(tokens: readonly Token[], offset: number): Signatu
  * the tokens, skipping balanced brackets, to an unclosed `(` written right after a form keyword
  * (or after `bresp[N]`). A declaration keyword ends the search.
  */
-export function enclosingFormCall(tokens: readonly Token[], offset: number): { form: "abs" | "prec" | "resp" | "bresp" | "rslv" | "until"; argument: number; open: number } | undefined {
+export function enclosingFormCall(tokens: readonly Token[], offset: number): { form: Exclude<Form, "always">; argument: number; open: number } | undefined {
   let index = lastTokenBefore(tokens, offset);
   let depth = 0;
   let commas = 0;
@@ -74,7 +75,7 @@ export function enclosingFormCall(tokens: readonly Token[], offset: number): { f
   return undefined;
 }
 
-function formBefore(tokens: readonly Token[], open: number): "abs" | "prec" | "resp" | "bresp" | "rslv" | "until" | undefined {
+function formBefore(tokens: readonly Token[], open: number): Exclude<Form, "always"> | undefined {
   let index = open - 1;
   while (index >= 0 && isComment(tokens[index]!)) index--;
   let token = tokens[index];

@@ -28,6 +28,8 @@ export interface ToolCall {
   /** The working directory the recording states for the call, and the line stating it. */
   readonly cwd?: string;
   readonly cwdLine?: number;
+  /** When the call was made (epoch milliseconds), where the recording says: its event's `time`. */
+  readonly time?: number;
 }
 
 /**
@@ -43,6 +45,8 @@ export interface ChatMessage {
   readonly span: Span;
   /** The message as recorded, kept on the event's source. */
   readonly raw: JsonValue;
+  /** When the message was said (epoch milliseconds), where the recording says: its event's `time`. */
+  readonly time?: number;
 }
 
 /** The actions of message events. */
@@ -129,7 +133,7 @@ export class CallPairing {
         }),
       );
     }
-    const call: ToolCall = { action: message.action, args: observed.args, line: message.line, span: message.span, raw: message.raw, source: "" };
+    const call: ToolCall = { action: message.action, args: observed.args, line: message.line, span: message.span, raw: message.raw, source: "", ...(message.time !== undefined ? { time: message.time } : {}) };
     this.queue.push({ call, position: ++this.positions, args: observed.args, ...(observed.truncated ? { argsTruncated: true } : {}), complete: true, message: true });
   }
 
@@ -266,6 +270,7 @@ export class CallPairing {
       ...(result !== undefined ? { status: result.status } : {}),
       ...(output !== undefined ? { output: output.output } : {}),
       ...(output?.truncated === true ? { outputTruncated: true } : {}),
+      ...(call.time !== undefined ? { time: call.time } : {}),
       source: {
         ...(file !== undefined ? { file } : {}),
         line: call.line,

@@ -1,4 +1,4 @@
-import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
+import { diagnostic, isEventTime, parseDateTime, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
 import { createRequire } from "node:module";
 import type { z } from "zod";
 import { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, observeOutput, type EventSource, type TraceEvent } from "../event.js";
@@ -11,7 +11,8 @@ import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP,
  * The canonical event record: `{"action": …, "args": {…}, "status": "ok"|"error", "output": …}`.
  * `args`, `status` and `output` are optional; `status` defaults to ok, and `"status": null` is a call
  * with no result. `"kind": "message"` makes the record a message of the conversation (no status, no
- * output). A non-string output is kept as its JSON text. The schema is what a record is checked against when the fast check below
+ * output). `time`, optional, is when the event happened: an ISO 8601 date-time with a time zone
+ * (`"2026-11-27T10:00:00Z"`) or a whole number of epoch milliseconds. A non-string output is kept as its JSON text. The schema is what a record is checked against when the fast check below
  * fails: it says what is wrong, field by field. It is built, and zod loaded (tens of
  * milliseconds), only when a record first fails the fast check: a well-formed trace never needs it.
  */
@@ -33,7 +34,7 @@ function canonicalEventSchema() {
 }
 let schema: z.ZodType | undefined;
 
-const knownFields = new Set(["action", "args", "status", "output", "kind"]);
+const knownFields = new Set(["action", "args", "status", "output", "kind", "time"]);
 
 /** What reading canonical records keeps from one record to the next. */
 export interface CanonicalReading {
@@ -78,12 +79,13 @@ export function canonicalEvent(value: unknown, place: RecordPlace, position: num
     if (key === "args") flags |= valueFlags(field, 1);
     else if (key === "output") flags |= valueFlags(field, 1) & ~LONG_STRING;
     else {
-      if (key !== "action" && key !== "status" && key !== "kind") unknown = true;
+      if (key !== "action" && key !== "status" && key !== "kind" && key !== "time") unknown = true;
       // Other fields are ignored, but a value too deep to walk is reported wherever it is.
       if (typeof field === "object" && field !== null) flags |= valueFlags(field, 1) & TOO_DEEP;
     }
   }
   const { action, args, status, output, kind } = record;
+  const time = record["time"] === undefined ? undefined : eventTime(record["time"]);
   const message = kind === "message";
   const shaped =
     typeof action === "string" &&
@@ -93,7 +95,15 @@ export function canonicalEvent(value: unknown, place: RecordPlace, position: num
     (kind === undefined || kind === "call" || (message && status === undefined && output === undefined));
   // An integer beyond 2^53 − 1 is rejected only if its literal was rounded (2^54 written out is exact).
   const exact = (flags & UNSAFE_INTEGER) === 0 || (numberProblems(args, place.source).length === 0 && numberProblems(output, place.source).length === 0);
-  if (!shaped || (flags & (TOO_DEEP | OUT_OF_RANGE)) !== 0 || !exact) return malformed(value, place, reading, flags);
+  if (!shaped || (flags & (TOO_DEEP | OUT_OF_RANGE)) !== 0 || !exact) {
+    malformed(value, place, reading, flags);
+    if (time === null) reading.diagnostics.push(timeDiagnostic(record["time"], place, reading.file));
+    return undefined;
+  }
+  if (time === null) {
+    reading.diagnostics.push(timeDiagnostic(record["time"], place, reading.file));
+    return undefined;
+  }
 
   if (unknown) {
     const where = located(place, reading.file);
@@ -134,6 +144,7 @@ export function canonicalEvent(value: unknown, place: RecordPlace, position: num
       }
     }
   }
+  if (time !== undefined) event.time = time;
   if ((flags & LONG_STRING) !== 0) {
     event.args = observeArguments(event.args).args;
     event.argsTruncated = true;
@@ -151,6 +162,46 @@ export function canonicalEvent(value: unknown, place: RecordPlace, position: num
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * The epoch milliseconds of a record's `time`: an ISO 8601 date-time with a time zone, or a whole
+ * number of milliseconds (both within the years 0000–9999); null when it is neither.
+ */
+function eventTime(value: unknown): number | null {
+  if (typeof value === "string") return parseDateTime(value) ?? null;
+  return isEventTime(value) ? value : null;
+}
+
+/** The T0016 diagnostic of a `time` that is not an event time. */
+function timeDiagnostic(value: unknown, place: RecordPlace, file: string | undefined): Diagnostic {
+  const what =
+    typeof value === "string"
+      ? /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(value)
+        ? `the date \`${shortText(value)}\`, which has no time of day and no time zone`
+        : /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+$/.test(value)
+          ? `the date-time \`${shortText(value)}\`, which has no time zone`
+          : `the string \`${shortText(value)}\`, which is not an ISO 8601 date-time with a time zone`
+      : typeof value === "number"
+        ? Number.isInteger(value)
+          ? `the number ${value}, beyond the years 0000–9999`
+          : `the number ${value}, which is not a whole number of milliseconds`
+        : value === null
+          ? "`null`"
+          : Array.isArray(value)
+            ? "a list"
+            : typeof value === "object"
+              ? "an object"
+              : `\`${String(value)}\``;
+  return diagnostic("T0016", `the field \`time\` of the event on line ${place.line} is ${what}`, {
+    ...located(place, file),
+    help: 'write the time as an ISO 8601 date-time with a time zone ("2026-11-27T10:00:00Z", "2026-11-27T11:00:00+01:00") or as whole milliseconds since 1970-01-01T00:00:00Z; leave the field out when the time is not known',
+  });
+}
+
+/** A value quoted in a message: its first 40 characters. */
+function shortText(text: string): string {
+  return text.length <= 40 ? text : `${text.slice(0, 40)}…`;
+}
 
 /** The diagnostics of a record that is not a well-formed event, in the order a reader meets them. */
 function malformed(value: unknown, place: RecordPlace, reading: CanonicalReading, flags: number): undefined {

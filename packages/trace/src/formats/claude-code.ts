@@ -1,3 +1,4 @@
+import { diagnostic, parseDateTime } from "@vigil/diagnostics";
 import type { JsonValue } from "../value.js";
 import { isJsonObject } from "../value.js";
 import { contentText, malformedRecord, messageText, type CallPairing, type LineRecord, type RecordContext } from "./calls.js";
@@ -18,6 +19,11 @@ import { contentText, malformedRecord, messageText, type CallPairing, type LineR
  * Claude Code wrote itself rather than the user (`isMeta`, `isSynthetic`: a skill's text, a
  * caveat) and those of a subagent (`isSidechain`, `parent_tool_use_id`: the prompt its parent
  * gave it) make no message.
+ *
+ * Times: a session file stamps every line (`"timestamp": "2026-01-26T03:08:48.123Z"`); a call's
+ * event takes the timestamp of the `assistant` line holding its `tool_use`, and a message's event
+ * that of its line. The `--output-format stream-json` stream has no timestamps: its events have no
+ * time. A timestamp that is not an ISO 8601 date-time with a time zone is an error (T0016).
  */
 export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, context: RecordContext, messages = false, state: ClaudeCodeReading = {}): void {
   const value = record.value;
@@ -26,7 +32,13 @@ export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, c
   const cwd = value["cwd"];
   if (typeof cwd === "string" && cwd !== "") state.cwd = { path: cwd, line: record.line };
   const message = value["message"];
-  if (messages && isJsonObject(message)) readMessage(value, message, record, pairing);
+  // The line's time, read once, when the line makes an event.
+  let time: number | null | undefined;
+  const lineTime = (): number | undefined => {
+    if (time === undefined) time = readTimestamp(value["timestamp"], record, context);
+    return time ?? undefined;
+  };
+  if (messages && isJsonObject(message)) readMessage(value, message, record, pairing, lineTime);
   if (!isJsonObject(message) || !Array.isArray(message["content"])) return;
   for (const block of message["content"]) {
     if (!isJsonObject(block)) continue;
@@ -36,6 +48,7 @@ export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, c
         context.diagnostics.push(malformedRecord("the `tool_use` block on line {line} has no `name` (a string naming the tool)", record, context.file));
         continue;
       }
+      const at = lineTime();
       pairing.call({
         ...(typeof block["id"] === "string" ? { id: block["id"] } : {}),
         action: name,
@@ -45,6 +58,7 @@ export function readClaudeCodeRecord(record: LineRecord, pairing: CallPairing, c
         raw: block as JsonValue,
         source: record.text,
         ...(state.cwd !== undefined ? { cwd: state.cwd.path, cwdLine: state.cwd.line } : {}),
+        ...(at !== undefined ? { time: at } : {}),
       });
     } else if (block["type"] === "tool_result") {
       if (typeof block["tool_use_id"] !== "string") {
@@ -69,13 +83,39 @@ export interface ClaudeCodeReading {
 }
 
 /** The message of a `user` or `assistant` line, if it is one the user or the main agent said. */
-function readMessage(value: { readonly [key: string]: JsonValue }, message: { readonly [key: string]: JsonValue }, record: LineRecord, pairing: CallPairing): void {
+function readMessage(
+  value: { readonly [key: string]: JsonValue },
+  message: { readonly [key: string]: JsonValue },
+  record: LineRecord,
+  pairing: CallPairing,
+  lineTime: () => number | undefined,
+): void {
   const type = value["type"];
   if (type !== "user" && type !== "assistant") return;
   if (value["isMeta"] === true || value["isSynthetic"] === true || value["isSidechain"] === true || typeof value["parent_tool_use_id"] === "string") return;
   const text = messageText(message["content"]);
   if (text === undefined) return;
-  pairing.message({ action: type === "user" ? "user_message" : "agent_message", text, line: record.line, span: record.span, raw: message as JsonValue });
+  const time = lineTime();
+  pairing.message({ action: type === "user" ? "user_message" : "agent_message", text, line: record.line, span: record.span, raw: message as JsonValue, ...(time !== undefined ? { time } : {}) });
+}
+
+/**
+ * The epoch milliseconds of a line's `timestamp`: undefined when the line has none, null (with a
+ * T0016 error) when it is not an ISO 8601 date-time with a time zone.
+ */
+function readTimestamp(timestamp: JsonValue | undefined, record: LineRecord, context: RecordContext): number | null | undefined {
+  if (timestamp === undefined) return undefined;
+  const time = typeof timestamp === "string" ? parseDateTime(timestamp) : undefined;
+  if (time !== undefined) return time;
+  const written = typeof timestamp === "string" ? `\`${timestamp.length <= 40 ? timestamp : `${timestamp.slice(0, 40)}…`}\`` : `not a string (${JSON.stringify(timestamp).slice(0, 40)})`;
+  context.diagnostics.push(
+    diagnostic("T0016", `the \`timestamp\` of line ${record.line} is ${written}, not an ISO 8601 date-time with a time zone`, {
+      span: record.span,
+      ...(context.file !== undefined ? { file: context.file } : {}),
+      help: 'Claude Code writes "2026-01-26T03:08:48.123Z"; the line\'s events cannot be given a time',
+    }),
+  );
+  return null;
 }
 
 /** Whether a parsed first line looks like a Claude Code transcript line. */

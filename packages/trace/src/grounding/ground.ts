@@ -1076,7 +1076,7 @@ const workingDirectoryArguments = ["workdir", "cwd", "working_directory"];
 /**
  * Grounds every shell call of a trace: the call's event stays (policies may speak of it), and the
  * events of its commands follow it, with the call's source (and `groundedFrom`, the call's
- * position), each with the status its run shows, the last command with the call's output
+ * position) and time, each with the status its run shows, the last command with the call's output
  * (docs/grounding.md says how). A command line that does not parse is reported (T0011) and left as
  * is. Positions are renumbered.
  */
@@ -1130,6 +1130,8 @@ export function groundTrace(events: readonly TraceEvent[], options: GroundTraceO
         ...(output ? { output: event.output } : {}),
         ...(output && event.outputTruncated === true ? { outputTruncated: true } : {}),
         ...(event.argsTruncated === true ? { argsTruncated: true } : {}),
+        // A command runs when its call does: it has the call's time.
+        ...(event.time !== undefined ? { time: event.time } : {}),
         source: { ...event.source, groundedFrom: position },
       });
     }
