@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { keysComparedWithSets } from "@vigil/checker";
+import { keysComparedWithSets, needsTime, type CheckedStatement } from "@vigil/checker";
+import type { TimeError } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import {
   createRecordingReader,
@@ -233,6 +234,9 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
       return { ...about, signatureDiagnostics, stopped: "strict" };
     }
     const report = reportOf(statements, await run.finish(), engine.name, run.observations);
+    // A rule that measures time on a run whose events lack times is undecided; the event is located.
+    const timeError = run.observations.timeError;
+    const traceDiagnostics = timeError === undefined ? about.traceDiagnostics : [...about.traceDiagnostics, timeDiagnostic(timeError, statements, source.file)];
     // The first witnesses of each statement as events, every witness as a line: what was not caught
     // while reading (witnesses only the end of the run makes final) is read again.
     const missing = new Set<number>();
@@ -264,7 +268,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
         if (missingEvents.has(position)) witnessEvents.set(position, event);
       }
     }
-    return { ...about, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
+    return { ...about, traceDiagnostics, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
   }
 }
 
@@ -328,6 +332,20 @@ interface RecordingRead {
   readonly messageEvents: number;
   readonly groundedEvents: number;
   readonly diagnostics: readonly Diagnostic[];
+}
+
+/**
+ * E0004 at the event whose time a rule that measures time could not use: the rules it names are
+ * undecided (fail closed), since a window measured without times would be a guess.
+ */
+function timeDiagnostic(error: TimeError, statements: readonly CheckedStatement[], file: string | undefined): Diagnostic {
+  const rules = statements.filter(needsTime).map((statement) => `\`${statement.name}\``);
+  const source = error.source;
+  return diagnostic("E0004", `${error.reason}: ${rules.length === 1 ? "the rule" : "the rules"} ${rules.join(", ")} ${rules.length === 1 ? "is" : "are"} undecided`, {
+    ...(source?.span !== undefined ? { span: source.span } : {}),
+    ...((source?.file ?? file) !== undefined ? { file: source?.file ?? file } : {}),
+    help: "give every event its time (`time` in a canonical trace: ISO 8601 with a zone, or epoch milliseconds; Claude Code transcripts carry `timestamp`), or judge the run without the rules that measure time",
+  });
 }
 
 function recordingCounts(read: RecordingRead): Omit<RunSignature, "signature" | "eventCount" | "runs"> {

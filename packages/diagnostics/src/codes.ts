@@ -88,6 +88,7 @@ export const diagnosticCodes = {
   E0001: { severity: "error", summary: "the solver did not decide a statement (time-out, resource limit or failure): fail closed" },
   E0002: { severity: "error", summary: "a statement could not be evaluated because its policy has errors" },
   E0003: { severity: "error", summary: "an internal error kept a run from being judged (a bug: report it with the input)" },
+  E0004: { severity: "error", summary: "a rule measures time (a window of time, a limit per a time) and an event of the run has no time, or one earlier than the event before it: the rule is undecided" },
 } as const satisfies Record<string, DiagnosticCodeEntry>;
 
 export type DiagnosticCode = keyof typeof diagnosticCodes;

@@ -70,6 +70,18 @@ export interface RunObservations {
   answers(index: number): AnswerCount | undefined;
   /** On how many events each of the statement's patterns matched, and the first of them. */
   patterns(index: number): readonly PatternMatchCount[];
+  /**
+   * The first event whose time a statement that measures time could not use (it has none, or one
+   * earlier than the event before it), and why: those statements are undecided. Undefined when none.
+   */
+  readonly timeError: TimeError | undefined;
+}
+
+/** An event whose time cannot be used, where it was read, and why. */
+export interface TimeError {
+  readonly position: number;
+  readonly source?: TraceEvent["source"];
+  readonly reason: string;
 }
 
 /** How many of the first trigger positions (and answers) a run keeps per statement. */
@@ -110,7 +122,7 @@ export class TraceRun implements RunObservations {
   /** The indexes of the statements that read time, and the times read so far; undefined when none does. */
   private readonly timed: { readonly statements: readonly number[]; readonly times: EventTimes } | undefined;
   /** The first event whose time could not be used, and why. */
-  private timeProblem: { readonly position: number; readonly reason: string } | undefined;
+  private timeProblem: TimeError | undefined;
 
   constructor(
     readonly statements: readonly CheckedStatement[],
@@ -169,15 +181,11 @@ export class TraceRun implements RunObservations {
   private checkTime(event: TraceEvent): void {
     const reason = this.timed!.times.problem(event);
     if (reason === undefined) return;
-    this.timeProblem = { position: event.position, reason };
+    this.timeProblem = { position: event.position, ...(event.source !== undefined ? { source: event.source } : {}), reason };
     for (const index of this.timed!.statements) this.undecided[index] ??= reason;
   }
 
-  /**
-   * The first event whose time a statement that reads time could not use (none, or one earlier than
-   * the event before it), and why: those statements are undecided. Undefined when there was none.
-   */
-  get timeError(): { readonly position: number; readonly reason: string } | undefined {
+  get timeError(): TimeError | undefined {
     return this.timeProblem;
   }
 

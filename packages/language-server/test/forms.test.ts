@@ -17,7 +17,7 @@ describe.each(forms)("the form %s", (form) => {
   });
 
   it("gives its Figure 5 requirement and reading as docs/semantics.md does", () => {
-    expect(semantics).toContain(`| \`${form === "bresp" ? "bresp[ℓ](ψ, ψ′)" : tableForm(form)}\` (${description.figureName}) | ${description.requirement} | ${description.reading} |`);
+    expect(semantics).toContain(`| \`${form === "bresp" ? "bresp[ℓ](ψ, ψ′)" : form === "limit" ? "limit[N](ψ)" : tableForm(form)}\` (${description.figureName}) | ${description.requirement} | ${description.reading} |`);
   });
 
   it("labels each parameter within its signature", () => {
