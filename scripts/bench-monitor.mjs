@@ -4,7 +4,7 @@
 //
 //   node --expose-gc scripts/bench-monitor.mjs            everything (about two minutes)
 //   VIGIL_BENCH_EVENTS=1000,100000 node --expose-gc scripts/bench-monitor.mjs
-//   VIGIL_BENCH_PARTS=evaluator node --expose-gc scripts/bench-monitor.mjs   one part only (monitor, evaluator, cedar)
+//   VIGIL_BENCH_PARTS=evaluator node --expose-gc scripts/bench-monitor.mjs   one part only (monitor, limits, evaluator, cedar)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { createMonitor, compile, judgeRun, TraceRun } from "@vigil/compiler";
 
 const checkpoints = (process.env.VIGIL_BENCH_EVENTS ?? "1000,100000,1000000").split(",").map(Number);
 const ruleCounts = [1, 20, 100];
-const parts = new Set((process.env.VIGIL_BENCH_PARTS ?? "monitor,evaluator,cedar").split(","));
+const parts = new Set((process.env.VIGIL_BENCH_PARTS ?? "monitor,limits,evaluator,cedar").split(","));
 const gc = globalThis.gc ?? (() => {});
 
 /** A deterministic pseudo-random generator (mulberry32). */
@@ -59,8 +59,31 @@ function policyText(count) {
   return `policy bench {\n  ${rules.join("\n  ")}\n}\n`;
 }
 
-function compiled(count) {
-  const policy = compile(policyText(count));
+/**
+ * `count` rate limits cycling through the kinds of `limit`: a count per minute for each id (1,000
+ * ids), a count per minute over all calls of a tool, and a sum of amounts per hour for each id.
+ */
+function limitPolicyText(count) {
+  const rules = [];
+  for (let i = 0; i < count; i++) {
+    const a = tool(i * 7);
+    switch (i % 3) {
+      case 0:
+        rules.push(`rule r${i}: limit[3 per 1m](action in {${a}} and id = $x)`);
+        break;
+      case 1:
+        rules.push(`rule r${i}: limit[100 per 1m](action in {${a}})`);
+        break;
+      case 2:
+        rules.push(`rule r${i}: limit[500.00 of amount per 1h](action in {${a}} and id = $x)`);
+        break;
+    }
+  }
+  return `policy limits {\n  ${rules.join("\n  ")}\n}\n`;
+}
+
+function compiled(count, text = policyText) {
+  const policy = compile(text(count));
   if (!policy.ok) throw new Error(policy.diagnostics.map((d) => d.message).join("\n"));
   return policy;
 }
@@ -114,6 +137,44 @@ if (parts.has("monitor")) {
         `${String(rules).padStart(5)} | ${String(checkpoint).padStart(14)} | ${percentile(latencies, 50).toFixed(2).padStart(6)} | ${percentile(latencies, 99).toFixed(2).padStart(6)} | ${((100 * blocked) / decided).toFixed(1).padStart(6)}% | ${mb(heap)} MB`,
       );
     }
+  }
+}
+
+// ---- 1b. the monitor on rate limits ----------------------------------------------------------
+
+if (parts.has("limits")) {
+  console.log("\nMonitor on rate limits: 20 limits (per id per minute, per tool per minute, a sum of amounts per id per hour), a call every 10 ms of the injected clock");
+  console.log("rules | events decided | p50 µs | p99 µs | blocked | heap after GC");
+  const WINDOW = 1000;
+  const rules = 20;
+  let now = 0;
+  const monitor = createMonitor(compiled(rules, limitPolicyText), { now: () => now });
+  const nextCall = callGenerator(rules);
+  const amounts = random(99);
+  let blocked = 0;
+  let decided = 0;
+  for (const checkpoint of checkpoints) {
+    const latencies = [];
+    while (decided < checkpoint) {
+      const call = nextCall(decided);
+      call.args.amount = Math.round(amounts() * 10_000) / 100;
+      now += 10;
+      const measured = decided >= checkpoint - WINDOW;
+      const start = measured ? process.hrtime.bigint() : 0n;
+      const decision = monitor.decide(call);
+      if (measured) latencies.push(Number(process.hrtime.bigint() - start) / 1000);
+      decided++;
+      if (decision.decision === "block") {
+        blocked++;
+        monitor.cancel(call.id);
+      } else monitor.record({ id: call.id, status: "ok", output: "done" });
+    }
+    latencies.sort((a, b) => a - b);
+    gc();
+    const heap = process.memoryUsage().heapUsed;
+    console.log(
+      `${String(rules).padStart(5)} | ${String(checkpoint).padStart(14)} | ${percentile(latencies, 50).toFixed(2).padStart(6)} | ${percentile(latencies, 99).toFixed(2).padStart(6)} | ${((100 * blocked) / decided).toFixed(1).padStart(6)}% | ${mb(heap)} MB`,
+    );
   }
 }
 

@@ -187,7 +187,7 @@ export class Monitor {
     if (this.exhausted !== undefined) return { decision: "block", violations: [], position, error: this.exhausted };
     try {
       const time = this.timeOf(call.time);
-      const event = { ...eventOf(call, position), time };
+      const event = eventOf(call, position, time);
       const violations: Violation[] = [];
       const reported: [number, number[]][] = [];
       for (const index of this.dispatch.machinesFor(event.action)) {
@@ -261,7 +261,7 @@ export class Monitor {
     const position = ++this.events;
     const time = Math.max(call.time, this.time);
     this.time = time;
-    const event: TraceEvent = { ...eventOf(call, position), ...result, time };
+    const event: TraceEvent = { ...eventOf(call, position, time), ...result };
     const violations: Violation[] = [];
     for (const statementIndex of this.dispatch.machinesFor(event.action)) {
       const statement = this.statements[statementIndex]!;
@@ -318,7 +318,7 @@ export class Monitor {
     if (unrecorded.length > 0) {
       working = this.statements.map((entry) => createMachine(entry.statement, entry.machine.snapshot()));
       unrecorded.forEach((call, offset) => {
-        const event = { ...eventOf(call, this.events + offset + 1), time: Math.max(call.time, this.time) };
+        const event = eventOf(call, this.events + offset + 1, Math.max(call.time, this.time));
         working.forEach((machine, index) => {
           for (const witness of machine.step(event)) late[index]!.push(witness);
         });
@@ -375,10 +375,10 @@ export class Monitor {
   }
 }
 
-function eventOf(call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly id?: string }, position: number): TraceEvent {
+function eventOf(call: { readonly action: string; readonly args: { readonly [key: string]: JsonValue }; readonly id?: string }, position: number, time: number): TraceEvent {
   if (typeof call.action !== "string" || call.action === "") throw new Error("the call has no action name");
   if (typeof call.args !== "object" || call.args === null || Array.isArray(call.args)) throw new Error("the call's arguments are not an object");
-  return { position, action: call.action, args: call.args, ...(call.id !== undefined ? { source: { id: call.id } } : {}) };
+  return call.id !== undefined ? { position, action: call.action, args: call.args, time, source: { id: call.id } } : { position, action: call.action, args: call.args, time };
 }
 
 /** A statement's violation as the monitor reports it: the rule, its text, response and remediation, and its witnesses. */
