@@ -28,7 +28,7 @@ async function lower(context: CommandContext, policyFile: string, options: Lower
   const { io, printDiagnostics, reportUnrendered } = context;
   const source = await context.readText(policyFile, "policy");
   const { trace } = await context.loadTrace(options.trace, "nothing was lowered", options);
-  const { compile, renderSmtLib, signatureOf } = await loadCompiler();
+  const { compile, renderSmtLib, signatureOf, TraceRun } = await loadCompiler();
   const compiled = compile(source, { signature: signatureOf(trace.events), file: policyFile });
   const errors = compiled.diagnostics.filter((d) => d.severity === "error");
   printDiagnostics(errors);
@@ -49,6 +49,13 @@ async function lower(context: CommandContext, policyFile: string, options: Lower
       );
       io.stderr(`error: no rule named \`${options.rule}\` in \`${policyFile}\`${near !== undefined ? `; did you mean \`${near}\`?` : ""}\n`);
     }
+    throw new InputError();
+  }
+  // A rule that measures time is lowered over the events' times: on a run without them, none is.
+  const times = new TraceRun(statements);
+  for (const event of trace.events) times.step(event);
+  if (times.timeError !== undefined) {
+    io.stderr(`error: ${times.timeError.reason}; a rule that measures time cannot be lowered over \`${options.trace}\`, so nothing was lowered\n`);
     throw new InputError();
   }
   // One script per rule. Each declares the same sorts and functions, so `(reset)` separates them
