@@ -2,6 +2,7 @@ export type { StatementOutcome } from "@vigil/checker";
 export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
 export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
 export type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
+export type { ScopedState, StateOf } from "./machine-state.js";
 export { createMachine, sortedUnique } from "./machines.js";
 export type { Answer, AnswerCount, EvaluationBudget, RunObservations, RunObserver, TimeError, TriggerCount } from "./eval.js";
 export { breakingEvents, DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";

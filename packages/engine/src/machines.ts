@@ -1,6 +1,7 @@
 import type { CheckedScope, CheckedStatement, Formula, LimitMeasure, TemporalFormula, Window } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { ScopedMachine } from "./scoped.js";
+import type { MachineState, StateOf } from "./machine-state.js";
 import { compilePattern, compilePendingPattern, eventAmount, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
 import { addDecimal, compareDecimal, decimalOf, formatDecimal, subtractDecimal, ZERO, type Decimal } from "./decimal.js";
 
@@ -90,8 +91,7 @@ interface Observed {
   attach(observer: MachineObserver): void;
 }
 
-/** A machine's state as plain data (JSON-compatible): what survives between processes. */
-export type MachineState = { readonly form: string; readonly [field: string]: unknown };
+export type { MachineState } from "./machine-state.js";
 
 /** A fresh machine for a statement, or one resumed from a snapshot of a machine of the same statement. */
 export function createMachine(statement: CheckedStatement, state?: MachineState, observer?: MachineObserver): StatementMachine {
@@ -129,27 +129,29 @@ function newMachine(statement: CheckedStatement, state?: MachineState): Statemen
     throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${statement.form})`);
   }
   const bind = (pattern: BindingPattern) => new PatternBinder(pattern, statement.variables);
+  // The form was checked above: the state is of this machine's form.
+  const saved = <F extends MachineState["form"]>() => state as StateOf<F> | undefined;
   switch (statement.form) {
     case "abs":
       return new AbsenceMachine(statement.pattern.formula);
     case "prec":
-      return new PrecedenceMachine(bind(statement.first), bind(statement.second), state);
+      return new PrecedenceMachine(bind(statement.first), bind(statement.second), saved<"prec">());
     case "resp":
-      return new ResponseMachine(bind(statement.first), bind(statement.second), state);
+      return new ResponseMachine(bind(statement.first), bind(statement.second), saved<"resp">());
     case "bresp":
-      return new BoundedResponseMachine(bind(statement.first), bind(statement.second), statement.window, state);
+      return new BoundedResponseMachine(bind(statement.first), bind(statement.second), statement.window, saved<"bresp">());
     case "limit":
-      return new LimitMachine(bind(statement.pattern), statement.measure, statement.per, state);
+      return new LimitMachine(bind(statement.pattern), statement.measure, statement.per, saved<"limit">());
     case "rslv":
-      return new ResolutionMachine(bind(statement.first), bind(statement.second), state);
+      return new ResolutionMachine(bind(statement.first), bind(statement.second), saved<"rslv">());
     case "until":
-      return new UntilMachine(bind(statement.trigger), bind(statement.resolve), bind(statement.bad), state);
+      return new UntilMachine(bind(statement.trigger), bind(statement.resolve), bind(statement.bad), saved<"until">());
     case "always":
-      return usesEventually(statement.body) ? new FutureBodyMachine(statement.body, state) : new PastBodyMachine(statement.body, state);
+      return usesEventually(statement.body) ? new FutureBodyMachine(statement.body, saved<"always-future">()) : new PastBodyMachine(statement.body, saved<"always">());
   }
 }
 
-function machineForm(statement: CheckedStatement): string {
+function machineForm(statement: CheckedStatement): MachineState["form"] {
   return statement.form === "always" && usesEventually(statement.body) ? "always-future" : statement.form;
 }
 
@@ -251,13 +253,13 @@ class PrecedenceMachine extends DecidedAtEachEvent implements StatementMachine {
   constructor(
     private readonly first: PatternBinder,
     private readonly second: PatternBinder,
-    state?: MachineState,
+    state?: StateOf<"prec">,
   ) {
     super();
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
-    this.seen = new Set(state === undefined ? [] : (state["seen"] as string[]));
-    this.candidates = state === undefined ? [] : [...((state["candidates"] as TraceEvent[] | undefined) ?? [])];
-    this.searched = new Map(state === undefined ? [] : ((state["searched"] as [string, number][] | undefined) ?? []));
+    this.seen = new Set(state?.seen ?? []);
+    this.candidates = [...(state?.candidates ?? [])];
+    this.searched = new Map(state?.searched ?? []);
   }
   private hadEarlier(binding: string): boolean {
     if (this.seen.has(binding)) return true;
@@ -414,10 +416,10 @@ class ResponseMachine implements StatementMachine {
   constructor(
     private readonly first: PatternBinder,
     private readonly second: PatternBinder,
-    state?: MachineState,
+    state?: StateOf<"resp">,
   ) {
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
-    this.waiting = new WaitingByBinding(state === undefined ? [] : (state["waiting"] as [string, number[]][]));
+    this.waiting = new WaitingByBinding(state?.waiting ?? []);
   }
   attach(observer: MachineObserver): void {
     this.observer = observer;
@@ -486,16 +488,16 @@ class BoundedResponseMachine implements StatementMachine {
     private readonly first: PatternBinder,
     private readonly second: PatternBinder,
     window: Window,
-    state?: MachineState,
+    state?: StateOf<"bresp">,
   ) {
     this.bound = window.unit === "events" ? window.size : undefined;
     this.within = window.unit === "time" ? window.size : 0;
     this.queue =
       state === undefined
         ? []
-        : (state["queue"] as [number, string[], number?][]).map(([position, bindings, time]) => ({ position, bindings, unanswered: bindings.length, time: time ?? 0 }));
+        : state.queue.map(([position, bindings, time]) => ({ position, bindings, unanswered: bindings.length, time: time ?? 0 }));
     this.head = 0;
-    this.latestResponse = new Map(state === undefined ? [] : (state["latestResponse"] as [string, number][]));
+    this.latestResponse = new Map(state?.latestResponse ?? []);
   }
 
   attach(observer: MachineObserver): void {
@@ -667,14 +669,13 @@ class LimitMachine extends DecidedAtEachEvent implements StatementMachine {
     private readonly pattern: PatternBinder,
     private readonly measure: LimitMeasure,
     private readonly per: number | undefined,
-    state?: MachineState,
+    state?: StateOf<"limit">,
   ) {
     super();
     this.relevantActions = actionsOf(pattern.pattern.formula);
     this.maximum = measure.kind === "count" ? { units: BigInt(measure.maximum), exponent: 0 } : decimalOf(measure.maximum)!;
-    const saved = (state?.["totals"] as [string, string, number][] | undefined) ?? [];
-    this.totals = new Map(saved.map(([binding, total, events]) => [binding, { total: decimalOf(total)!, events }]));
-    this.queue = ((state?.["queue"] as [number, string, string][] | undefined) ?? []).map(([time, binding, amount]) => ({ time, binding, amount: decimalOf(amount)! }));
+    this.totals = new Map((state?.totals ?? []).map(([binding, total, events]) => [binding, { total: decimalOf(total)!, events }]));
+    this.queue = (state?.queue ?? []).map(([time, binding, amount]) => ({ time, binding, amount: decimalOf(amount)! }));
   }
   /** Its triggers are the events it counts: it tells each, and never an answer. */
   attach(observer: MachineObserver): void {
@@ -767,10 +768,10 @@ class ResolutionMachine implements StatementMachine {
   constructor(
     private readonly first: PatternBinder,
     private readonly second: PatternBinder,
-    state?: MachineState,
+    state?: StateOf<"rslv">,
   ) {
     this.relevantActions = unionOfActions([this.first.pattern.formula, this.second.pattern.formula]);
-    this.latest = new Map(state === undefined ? [] : (state["latest"] as [string, number][]));
+    this.latest = new Map(state?.latest ?? []);
   }
   attach(observer: MachineObserver): void {
     this.observer = observer;
@@ -838,11 +839,11 @@ class UntilMachine implements StatementMachine {
     private readonly trigger: PatternBinder,
     private readonly resolve: PatternBinder,
     private readonly bad: PatternBinder,
-    state?: MachineState,
+    state?: StateOf<"until">,
   ) {
     this.relevantActions = unionOfActions([this.trigger.pattern.formula, this.resolve.pattern.formula, this.bad.pattern.formula]);
-    this.open = new WaitingByBinding(state === undefined ? [] : (state["open"] as [string, number[]][]));
-    this.reported = new Set(state === undefined ? [] : (state["reported"] as number[]));
+    this.open = new WaitingByBinding(state?.open ?? []);
+    this.reported = new Set(state?.reported ?? []);
   }
 
   /** The bindings whose open intervals `event` breaks: those of ψb, or all when ψb binds nothing. */
@@ -1018,11 +1019,11 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
   private readonly values: boolean[];
   /** Θ is judged on every event (a body can be false on an event that matches nothing). */
   readonly relevantActions = undefined;
-  constructor(formula: Formula, state?: MachineState) {
+  constructor(formula: Formula, state?: StateOf<"always">) {
     super();
     this.body = compileBody(formula);
-    this.seen = state === undefined ? new Array<boolean>(this.body.summaries).fill(false) : [...(state["seen"] as boolean[])];
-    const last = state?.["last"] as (number | null)[] | undefined;
+    this.seen = state === undefined ? new Array<boolean>(this.body.summaries).fill(false) : [...state.seen];
+    const last = state?.last;
     this.last = last === undefined ? new Array<number>(this.body.summaries).fill(-Infinity) : last.map((time) => time ?? -Infinity);
     this.values = new Array<boolean>(this.body.nodes.length).fill(false);
   }
@@ -1139,7 +1140,7 @@ class FutureBodyMachine implements StatementMachine {
   private times: Float64Array | undefined;
   /** Θ is judged on every event (a body can be false on an event that matches nothing). */
   readonly relevantActions = undefined;
-  constructor(formula: Formula, state?: MachineState) {
+  constructor(formula: Formula, state?: StateOf<"always-future">) {
     this.body = compileBody(formula);
     this.stride = Math.max(1, Math.ceil(this.body.leaves / 32));
     const timed = this.body.nodes.some((node) => (node.kind === "once" || node.kind === "eventually") && node.within !== undefined);
@@ -1148,13 +1149,13 @@ class FutureBodyMachine implements StatementMachine {
       this.length = 0;
       if (timed) this.times = new Float64Array(1024);
     } else {
-      const saved = Buffer.from(state["bits"] as string, "base64");
-      this.length = state["length"] as number;
+      const saved = Buffer.from(state.bits, "base64");
+      this.length = state.length;
       this.bits = new Uint32Array(Math.max(1024, this.length) * this.stride);
       this.bits.set(new Uint32Array(saved.buffer.slice(saved.byteOffset, saved.byteOffset + this.length * this.stride * 4)));
       if (timed) {
         this.times = new Float64Array(Math.max(1024, this.length));
-        const savedTimes = Buffer.from((state["times"] as string | undefined) ?? "", "base64");
+        const savedTimes = Buffer.from(state.times ?? "", "base64");
         this.times.set(new Float64Array(savedTimes.buffer.slice(savedTimes.byteOffset, savedTimes.byteOffset + Math.min(savedTimes.byteLength, this.length * 8))));
       }
     }

@@ -2,6 +2,7 @@ import type { CheckedScope } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { compilePattern, compilePendingPattern, Truth, type EventPredicate, type PendingPredicate } from "./atoms.js";
 import type { MachineState, StatementMachine } from "./machines.js";
+import type { ScopedState } from "./machine-state.js";
 
 /**
  * Scopes (Dwyer's): where in the run a statement is judged. The run is cut into stretches, and each
@@ -56,7 +57,7 @@ export function scopeStretches(scope: CheckedScope, events: readonly TraceEvent[
 }
 
 /** Where a scoped machine is: waiting for a stretch to open, inside one, or past the only one. */
-type Phase = "outside" | "inside" | "done";
+type Phase = ScopedState["phase"];
 
 /**
  * A statement's machine under a scope: the statement's own machine (`inner`, made by `fresh`) runs
@@ -99,6 +100,7 @@ export class ScopedMachine implements StatementMachine {
     this.closes = scope.close === undefined ? undefined : compilePattern(scope.close);
     this.closesPending = scope.close === undefined ? undefined : compilePendingPattern(scope.close);
     if (state !== undefined) {
+      // `createMachine` resumes a scoped machine only from a state of its own form.
       const saved = state as ScopedState;
       this.phase = saved.phase;
       this.offset = saved.offset;
@@ -196,7 +198,7 @@ export class ScopedMachine implements StatementMachine {
 
   snapshot(): MachineState {
     const state: ScopedState = {
-      form: `scoped-${this.scope.kind}`,
+      form: `scoped-${this.scope.kind}` as const,
       phase: this.phase,
       offset: this.offset,
       inner: this.inner?.snapshot() ?? null,
@@ -207,15 +209,5 @@ export class ScopedMachine implements StatementMachine {
   }
 }
 
-/** A scoped machine's state: the phase, the stretch's machine, and the held witnesses. */
-interface ScopedState {
-  readonly form: string;
-  readonly phase: Phase;
-  readonly offset: number;
-  readonly inner: MachineState | null;
-  readonly held: readonly number[];
-  readonly heldAt: readonly (readonly [number, number])[];
-  readonly [field: string]: unknown;
-}
 
 const NONE: number[] = [];
