@@ -7,7 +7,8 @@ import fc from "fast-check";
  * agreement. The policies go through the parser and the checker like any user's file.
  */
 const actions = ["a", "b", "c", "d"];
-const keys = ["k", "m", "n.p"];
+// `m.0` and `n.p.1` are list indexes: one element of a list value, none on a scalar.
+const keys = ["k", "m", "n.p", "m.0", "n.p.1"];
 const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null, 0.1, 0.2];
 const wildcards = ["x*", "?", "[12]", "*", "x?", "[!x]*"];
 const outputs = ["ok done", "error: x", "", "crash!", '{"id": "xy", "n": {"p": 1}}', '{"id": 1}', '{"id": ["x", "1"]}', "[1]", '{"id": "x", "truncated'];
@@ -72,7 +73,7 @@ const valueText = (v: JsonValue): string => JSON.stringify(v);
 const keyText = fc.constantFrom(...keys, '"k"');
 
 const regexes = ["/x/", "/^x/i", "/X$/i", "/x.y/s", "/\\d/", "/(x|1)+/", "/[a-c]/", "/^$/", "/do[^n]/", "/\\bx\\b/"];
-const outputKeyText = fc.constantFrom("output.id", "output.n.p", 'output."id"');
+const outputKeyText = fc.constantFrom("output.id", "output.n.p", 'output."id"', "output.id.1");
 
 const atomText: fc.Arbitrary<string> = fc.oneof(
   fc.record({ key: fc.oneof(keyText, fc.constant("output"), outputKeyText), regex: fc.constantFrom(...regexes) }).map(({ key, regex }) => `${key} matches ${regex}`),

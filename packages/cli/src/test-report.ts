@@ -260,6 +260,7 @@ function eventJson(event: TraceEvent): unknown {
     args: event.args,
     ...(event.status !== undefined ? { status: event.status } : {}),
     ...(event.output !== undefined ? { output: event.output } : {}),
+    ...(event.time !== undefined ? { time: event.time } : {}),
     ...(event.source?.line !== undefined ? { line: event.source.line } : {}),
   };
 }

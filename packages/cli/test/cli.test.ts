@@ -733,6 +733,18 @@ describe.concurrent("vigilc signature and explain", () => {
     expect(signature.outputs).toBe(5);
   });
 
+  it("signature says how long the lists under a key are, which list indexes (`argv.0`) read", async ({ expect }) => {
+    const trace = '{"action":"git push","args":{"argv":["push","--force","origin"],"n":1}}\n{"action":"rm","args":{"argv":["-rf"]}}\n';
+    const human = await vigilc(["signature", "-"], { input: trace });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('  argv (lists of up to 3 elements): "--force", "-rf", "origin", "push"\n');
+    expect(human.stdout).toContain("  n: 1\n");
+    const json = await vigilc(["signature", "-", "--format", "json"], { input: trace });
+    const keys = (JSON.parse(json.stdout) as { keys: { key: string }[] }).keys;
+    expect(keys.find((k) => k.key === "argv")).toEqual({ key: "argv", values: ['"--force"', '"-rf"', '"origin"', '"push"'], distinctValues: 4, longestList: 3 });
+    expect(keys.find((k) => k.key === "n")).not.toHaveProperty("longestList");
+  });
+
   it("signature of an empty trace is empty; of a malformed one, exit 2", async ({ expect }) => {
     const empty = await vigilc(["signature", "empty.jsonl", "--format", "json"]);
     expect(empty.code).toBe(0);

@@ -31,7 +31,7 @@ export type {
 export { Monitor } from "@vigil/engine";
 
 export type { Diagnostic, DiagnosticCode, Fix, RelatedInformation, Severity, Span, TextEdit } from "@vigil/diagnostics";
-export { diagnosticCodes, hasErrors, LineIndex } from "@vigil/diagnostics";
+export { diagnosticCodes, formatDateTime, hasErrors, isEventTime, LineIndex, parseDateTime } from "@vigil/diagnostics";
 export type { CheckedPolicy, CheckedProgram, CheckedStatement, Formula, StatementOutcome } from "@vigil/checker";
 export type { Encoding, SmtDeciderOptions } from "@vigil/smt";
 export { renderSmtLib, SmtDecider } from "@vigil/smt";

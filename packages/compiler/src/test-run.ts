@@ -1,9 +1,9 @@
 import { dirname, resolve } from "node:path";
 import type { CheckedStatement } from "@vigil/checker";
-import { closestName, diagnostic, type Diagnostic, type RelatedInformation, type Span } from "@vigil/diagnostics";
+import { closestName, diagnostic, formatDateTime, type Diagnostic, type RelatedInformation, type Span } from "@vigil/diagnostics";
 import { verdictOf, type CallDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
-import { parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
+import { formatDuration, parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
 import { readRegularFile, type JsonValue, type TraceEvent } from "@vigil/trace";
 import { check, reportOf, type CheckReport } from "./check.js";
 import { compile, type CompiledPolicy } from "./compile.js";
@@ -333,13 +333,15 @@ async function readRun(test: TestCase, context: TestContext): Promise<ReadRun> {
   }
   // Events written by hand are a canonical trace, one line per event: line k is the k-th event.
   // The arguments go in as the JSON text written, so numbers keep their digits (an integer beyond
-  // 2^53 is the reader's error, not a rounding).
+  // 2^53 is the reader's error, not a rounding). An event's `at` is its `time`, in epoch
+  // milliseconds (an offset from the run's start is one from epoch 0).
   const text = input.events
     .map((event) => {
-      if (event.kind === "message") return `{"kind":"message","action":${JSON.stringify(event.action)},"args":${event.argsJson}}`;
+      const time = event.time !== undefined ? `,"time":${event.time}` : "";
+      if (event.kind === "message") return `{"kind":"message","action":${JSON.stringify(event.action)},"args":${event.argsJson}${time}}`;
       const status = event.pending ? `,"status":null` : event.status !== undefined ? `,"status":${JSON.stringify(event.status)}` : "";
       const output = event.output !== undefined ? `,"output":${JSON.stringify(event.output)}` : "";
-      return `{"action":${JSON.stringify(event.action)},"args":${event.argsJson}${status}${output}}`;
+      return `{"action":${JSON.stringify(event.action)},"args":${event.argsJson}${status}${output}${time}}`;
     })
     .join("\n");
   const judgement = await judgeRun(context.policy, { file: context.file, text }, { ...options, traceFormat: "jsonl", ground: input.ground });
@@ -564,20 +566,32 @@ function statementPatternsMatched(results: readonly TestResult[], index: number)
 }
 
 /**
- * An event as a test file writes it by hand (`action {key: value} status output "…"`): what a
+ * An event as a test file writes it by hand (`action {key: value} status output "…" at T`): what a
  * failing test shows, ready to be pasted into an `events { … }` block.
  */
-export function eventLine(event: Pick<TraceEvent, "kind" | "action" | "args" | "status" | "output">): string {
+export function eventLine(event: Pick<TraceEvent, "kind" | "action" | "args" | "status" | "output" | "time">): string {
   const text = event.args["text"];
+  const time = event.time !== undefined ? ` at ${timeText(event.time)}` : "";
   if (event.kind === "message" && typeof text === "string" && (event.action === "user_message" || event.action === "agent_message")) {
-    return `${event.action === "user_message" ? "user" : "agent"} ${JSON.stringify(text)}`;
+    return `${event.action === "user_message" ? "user" : "agent"} ${JSON.stringify(text)}${time}`;
   }
   const action = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(event.action) && !statusWords.has(event.action) ? event.action : JSON.stringify(event.action);
   const args = Object.keys(event.args).length > 0 ? ` ${valueText(event.args)}` : "";
   const status = event.status ?? "pending";
   const output = event.output !== undefined ? ` output ${JSON.stringify(event.output)}` : "";
-  return `${action}${args} ${status}${output}`;
+  return `${action}${args} ${status}${output}${time}`;
 }
+
+/**
+ * An event's time as `at` takes it: in the first year after epoch 0 (where a test's offsets from
+ * the run's start fall), a duration (`90s`); otherwise the date-time (`"2026-11-27T10:00:00.000Z"`).
+ */
+function timeText(time: number): string {
+  if (time === 0) return "0s";
+  return time > 0 && time < OFFSETS_BELOW ? formatDuration(time) : JSON.stringify(formatDateTime(time));
+}
+
+const OFFSETS_BELOW = 365 * 86_400_000;
 
 const statusWords = new Set(["ok", "error", "pending", "output"]);
 

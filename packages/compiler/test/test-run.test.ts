@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runTestFile, SmtDecider, type TestFileResult } from "@vigil/compiler";
+import { eventLine, runTestFile, SmtDecider, type TestFileResult } from "@vigil/compiler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -248,5 +248,98 @@ test "wrong" { events { deploy } expect checked violated at 2 }`);
 test "wrong" { events { deploy deploy } expect checked violated at 2 }`);
     expect(right.tests[0]!.outcome).toBe("failed");
     expect(right.coverage.find((c) => c.name === "checked")!.violatedBy).toEqual([]);
+  });
+});
+
+describe("event times in test files", () => {
+  const timed = `policy t {
+  rule answered: bresp[5m](action in {open}, action in {close})
+  rule rate: limit[2 per 1m](action in {ping})
+}
+`;
+  beforeAll(() => writeFileSync(join(dir, "timed.vigil"), timed));
+
+  it("gives each event its `at`: an offset from the run's start at epoch 0, or a date-time", async () => {
+    // A policy that measures no time: an event may go without one.
+    const result = await run(`${header}
+test "t" {
+  events {
+    open at 0s
+    user "still there?" at 90s
+    ping at "2026-11-27T10:00:00Z"
+    ping at "2026-11-27T11:00:30.5+01:00"
+    close
+  }
+  expect noisy violated at 3, 4
+  expect others hold
+}`);
+    expect(result.diagnostics).toEqual([]);
+    expect(result.tests[0]!.events.map((e) => [e.action, e.time])).toEqual([
+      ["open", 0],
+      ["user_message", 90_000],
+      ["ping", Date.UTC(2026, 10, 27, 10)],
+      ["ping", Date.UTC(2026, 10, 27, 10, 0, 30, 500)],
+      ["close", undefined],
+    ]);
+    expect(result.tests[0]!.outcome).toBe("passed");
+  });
+
+  it("says which event has no time when a rule measures time", async () => {
+    const result = await run(`policy "timed.vigil"
+test "t" { events { open at 0s  close } expect all hold }`);
+    expect(result.tests[0]!.outcome).toBe("error");
+    expect(result.tests[0]!.diagnostics.map((d) => [d.code, d.span?.line, d.span?.column])).toEqual([["V2104", 2, 33]]);
+  });
+
+  it("judges windows of time on the times written, with every engine and the monitor", async () => {
+    const result = await run(`policy "timed.vigil"
+test "answered in time" {
+  events { open at 0s  close at 5m  ping at 5m  ping at 5m  ping at 6m }
+  expect all hold
+  decide 5 allow
+}
+test "answered late" {
+  events { open at 0s  close at 301s }
+  expect answered violated at 1
+  expect others hold
+}
+test "too many pings in a minute" {
+  events { ping at 0s  ping at 30s  ping at 59s  ping at 2m }
+  expect rate violated at 3
+  expect others hold
+  decide 3 block by rate
+  decide 4 allow
+}`);
+    expect(result.diagnostics).toEqual([]);
+    expect(result.tests.map((t) => [t.name, t.outcome, t.failures, t.diagnostics])).toEqual([
+      ["answered in time", "passed", [], []],
+      ["answered late", "passed", [], []],
+      ["too many pings in a minute", "passed", [], []],
+    ]);
+  });
+
+  it("reports a time that is neither a duration nor a date-time at the time, and runs nothing of the file", async () => {
+    const result = await run(`policy "timed.vigil"
+test "t" {
+  events {
+    open at 5
+    close at "2026-11-27T10:00:00"
+  }
+  expect all hold
+}`);
+    expect(result.diagnostics.map((d) => [d.code, d.span?.line, d.span?.column, d.message])).toEqual([
+      ["V2006", 4, 13, "`5` is not a duration: an event's time is a duration from the run's start or a date-time"],
+      ["V2006", 5, 14, '"2026-11-27T10:00:00" is not an ISO 8601 date-time with a time zone: it has no time zone'],
+    ]);
+  });
+
+  it("shows the events of a failing test with their times, as they are written", async () => {
+    const result = await run(`policy "timed.vigil"
+test "t" {
+  events { open at 0s  close at 90s  user "hi" at "2026-11-27T10:00:00Z" }
+  expect answered violated at 1
+}`);
+    expect(result.tests[0]!.outcome).toBe("failed");
+    expect(result.tests[0]!.events.map(eventLine)).toEqual(["open ok at 0s", "close ok at 90s", 'user "hi" at "2026-11-27T10:00:00.000Z"']);
   });
 });

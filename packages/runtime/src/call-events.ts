@@ -32,17 +32,18 @@ export interface ReadCall {
 
 /**
  * The events of a call: its own, then the events grounded from it. With `result`, they carry its
- * status (and the call's own event its output); without, they are pending (no status).
+ * status (and the call's own event its output); without, they are pending (no status). With `time`
+ * (epoch milliseconds), every one of them has it: the call's time.
  */
-export function readCall(action: string, args: unknown, id: string, result?: CallResultContent): ReadCall {
-  const read = liveCallEvents({ id, action, args, ...(result !== undefined ? { result } : {}) });
+export function readCall(action: string, args: unknown, id: string, result?: CallResultContent, time?: number): ReadCall {
+  const read = liveCallEvents({ id, action, args, ...(result !== undefined ? { result } : {}), ...(time !== undefined ? { time } : {}) });
   if (read.errors.length > 0) throw new CallEventsError(read.errors.join("; "));
   return { events: read.events.map(eventOf), notes: read.notes };
 }
 
 /** The events of a call (see {@link readCall}). */
-export function callEvents(action: string, args: unknown, id: string, result?: CallResultContent): CallEvent[] {
-  return readCall(action, args, id, result).events;
+export function callEvents(action: string, args: unknown, id: string, result?: CallResultContent, time?: number): CallEvent[] {
+  return readCall(action, args, id, result, time).events;
 }
 
 function eventOf(event: TraceEvent): CallEvent {
@@ -51,13 +52,14 @@ function eventOf(event: TraceEvent): CallEvent {
     args: event.args,
     ...(event.status !== undefined ? { status: event.status } : {}),
     ...(event.output !== undefined ? { output: event.output } : {}),
+    ...(event.time !== undefined ? { time: event.time } : {}),
   };
 }
 
-/** A message of the user, as an event: action `user_message`, argument `text` (observed like any argument). */
-export function userMessageEvent(text: string): CallEvent {
+/** A message of the user, as an event: action `user_message`, argument `text` (observed like any argument), and its time when given. */
+export function userMessageEvent(text: string, time?: number): CallEvent {
   // A message has no status and no output, as in a trace read with `--messages`.
-  return { action: "user_message", args: observeArguments({ text }).args };
+  return { action: "user_message", args: observeArguments({ text }).args, ...(time !== undefined ? { time } : {}) };
 }
 
 /**

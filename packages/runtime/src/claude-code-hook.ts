@@ -54,6 +54,11 @@ export interface ClaudeCodeHookOptions {
    * `false` turns it off, which the audit log says on every decision.
    */
   readonly guard?: GuardOptions | false;
+  /**
+   * The clock that times each event, in epoch milliseconds (default `Date.now`): Claude Code's hook
+   * input carries no time, so a call is timed when it is decided and a prompt when it is submitted.
+   */
+  readonly now?: () => number;
 }
 
 /** How a hook answers, whoever runs it (a hook process, the sidecar). */
@@ -141,6 +146,7 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
         // Claude Code starts the hook and the agent's shell from its own environment (the shell also
         // sources a snapshot of the user's login shell: see GuardContext.env).
         env,
+        ...(options.now !== undefined ? { now: options.now } : {}),
       });
     } catch (error) {
       const reason = `Vigil could not load its policy (${(error as Error).message}); the call is refused.`;
@@ -254,9 +260,11 @@ async function rebuildLostRun(event: string, payload: { readonly [key: string]: 
   }
   const entries: RebuiltEntry[] = [];
   for (const recorded of read.trace.events) {
+    // A session file stamps its lines: each call and message is rebuilt at its time (without one, at the clock's now).
+    const time = recorded.time !== undefined ? { time: recorded.time } : {};
     if (recorded.kind === "message") {
       const text = recorded.args["text"];
-      if (recorded.action === "user_message" && typeof text === "string") entries.push({ kind: "message", text });
+      if (recorded.action === "user_message" && typeof text === "string") entries.push({ kind: "message", text, ...time });
     } else if (recorded.status !== undefined) {
       entries.push({
         kind: "call",
@@ -264,6 +272,7 @@ async function rebuildLostRun(event: string, payload: { readonly [key: string]: 
         action: recorded.action,
         args: recorded.args,
         result: { status: recorded.status, ...(recorded.output !== undefined ? { content: recorded.output } : {}) },
+        ...time,
       });
     }
   }

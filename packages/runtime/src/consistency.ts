@@ -19,7 +19,7 @@ import type { Store } from "./store.js";
  * - the monitor state counts as many events as the run's `events` rows, numbered 1…n without a gap;
  * - the audit log's results and messages of the run hold exactly those events, in that order, and
  *   each `events` row is what the log recorded at its position (action, arguments, status, call,
- *   and the output where the log holds it);
+ *   and the output and the time where the log holds them);
  * - every call marked recorded has its result in the audit log.
  * And every run the log committed a state of still has its row.
  */
@@ -31,7 +31,7 @@ export function checkState(store: Store): string[] {
   const latestCommitment = db.prepare("SELECT seq, state_hash FROM audit WHERE run_id = ? AND state_hash IS NOT NULL ORDER BY seq DESC LIMIT 1");
   const anyRecord = db.prepare("SELECT 1 FROM audit WHERE run_id = ? LIMIT 1");
   const anyCall = db.prepare("SELECT 1 FROM calls WHERE run_id = ? LIMIT 1");
-  const eventRow = db.prepare("SELECT action, args, status, output, call_id FROM events WHERE run_id = ? AND position = ?");
+  const eventRow = db.prepare("SELECT action, args, status, output, call_id, time FROM events WHERE run_id = ? AND position = ?");
   for (const run of runs) {
     const name = `run ${JSON.stringify(run.run_id)}`;
     const rows = db.prepare("SELECT COUNT(*) AS n, COALESCE(MAX(position), 0) AS last FROM events WHERE run_id = ?").get(run.run_id) as { n: number; last: number };
@@ -117,6 +117,7 @@ interface EventRow {
   status: string | null;
   output: string | null;
   call_id: string | null;
+  time: number | null;
 }
 
 /** An event as a result's or a message's body logs it (see `Enforcer.record` and `Enforcer.message`). */
@@ -126,6 +127,7 @@ interface LoggedEvent {
   readonly args?: JsonValue;
   readonly status?: string;
   readonly output?: string;
+  readonly time?: number;
 }
 
 /** What of an `events` row differs from the event the log recorded at its position. */
@@ -145,6 +147,8 @@ function differingFields(row: EventRow, event: LoggedEvent, record: { kind: stri
   if (row.status !== status) differs.push("status");
   // An output the body does not hold (none, or one it leaves out) is not compared.
   if (event.output !== undefined && row.output !== event.output) differs.push("output");
+  // A time the body does not hold (a record written before times were kept) is not compared.
+  if (event.time !== undefined && row.time !== event.time) differs.push("time");
   if (row.call_id !== (record.kind === "result" ? record.call_id : null)) differs.push("call");
   return differs;
 }

@@ -1,5 +1,6 @@
 import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
 import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
+import { isEventTime } from "@vigil/diagnostics";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, stateDigest, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
 import { callEvents, readCall, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
@@ -33,6 +34,13 @@ export interface ToolCall {
   readonly args: unknown;
   /** The directory the call runs in, against which the guard reads relative paths (default: the enforcer's). */
   readonly cwd?: string;
+  /**
+   * When the call is made, in epoch milliseconds (an integer): the time of each of its events. By
+   * default the enforcer's clock (`EnforcerOptions.now`) when it is decided. The entry points that
+   * take calls from the agent's side (the hook, the sidecar, the gateway) never set it: a time the
+   * caller chose would let it space out the calls a rate limit counts.
+   */
+  readonly time?: number;
 }
 
 export interface ToolCallResult {
@@ -127,6 +135,12 @@ export interface EnforcerOptions {
    * hook's): the guard reads a variable a command line does not set as its value here.
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The clock, in epoch milliseconds (default `Date.now`): the time of an event that does not carry
+   * its own (a call when it is decided, a message when it is said), which windows of time
+   * (`bresp[5m]`, `limit[3 per 1m]`) are measured with. Every event is stored with its time.
+   */
+  readonly now?: () => number;
 }
 
 
@@ -153,6 +167,7 @@ export class Enforcer {
     this.runsKept = options.runsKeptInMemory ?? 1000;
     this.cwd = options.cwd ?? process.cwd();
     this.env = options.env;
+    this.now = options.now ?? Date.now;
     this.queries = new RunQueries(store.db);
     this.guard =
       options.guard === false
@@ -168,6 +183,15 @@ export class Enforcer {
   private readonly cwd: string;
   private readonly env: Readonly<Record<string, string | undefined>> | undefined;
   private readonly queries: RunQueries;
+  /** The clock that times events that do not carry their own time. */
+  private readonly now: () => number;
+
+  /** The clock's now, in whole milliseconds; a clock that gives no time fails the operation (a call is then refused). */
+  private clock(): number {
+    const time = Math.floor(this.now());
+    if (!isEventTime(time)) throw new Error(`the enforcer's clock gave ${String(time)}, not a time in epoch milliseconds`);
+    return time;
+  }
 
   /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
   decide(runId: string, call: ToolCall): EnforcedDecision {
@@ -181,7 +205,8 @@ export class Enforcer {
         // An id names one call: deciding again a call that ran (or was said not to) would let its
         // result be recorded a second time.
         if (earlier !== undefined && earlier.state !== "pending") throw new Error(`a call with the id \`${callId}\` was already decided in this run and ${earlier.state === "recorded" ? "ran" : "was cancelled"}`);
-        const read = readCall(call.action, call.args, callId);
+        // The call's own time, or the clock's: every event of the call has it, and keeps it when the call is recorded.
+        const read = readCall(call.action, call.args, callId, undefined, call.time ?? this.clock());
         events = read.events;
         guard = this.guard?.check(events, { cwd: call.cwd ?? this.cwd, notes: read.notes, ...(this.env !== undefined ? { env: this.env } : {}) }) ?? [];
         decided = decideCall(run.monitor, this.policy.statements, events, this.budget);
@@ -202,7 +227,7 @@ export class Enforcer {
       const audit = this.append(run, "decision", verdict, callId, {
         // The events hold the arguments as observed; a call that made none keeps a prefix of its arguments' text.
         call: { id: callId, action: call.action, ...(events.length === 0 ? { argsText: argumentsText(call.args) } : {}) },
-        events: events.map((e) => ({ action: e.action, args: e.args })),
+        events: events.map((e) => ({ action: e.action, args: e.args, ...timeField(e.time) })),
         position: decided.position,
         violations: violationsJson(decided.violations),
         ...(guard.length > 0 ? { guard: findingsJson(guard) } : {}),
@@ -257,10 +282,12 @@ export class Enforcer {
       }
       const callId = decided.call_id;
       const action = decided.action;
+      const decidedEvents = JSON.parse(decided.events) as CallEvent[];
       // The arguments it was decided with (a database of before they were kept: the call's own event's, as observed).
-      const args = decided.args !== null ? (JSON.parse(decided.args) as unknown) : ((JSON.parse(decided.events) as CallEvent[])[0]?.args ?? {});
+      const args = decided.args !== null ? (JSON.parse(decided.args) as unknown) : (decidedEvents[0]?.args ?? {});
       this.queries.markRecorded(runId, callId);
-      return this.addCall(run, callId, action, args, result);
+      // The call's events keep the time it was decided at (a call decided before times were kept: now).
+      return this.addCall(run, callId, action, args, result, decidedEvents[0]?.time ?? this.clock());
     });
   }
 
@@ -268,11 +295,21 @@ export class Enforcer {
    * Adds a call that ran to the run: its events again, with the result (the same grounding, now
    * with the status and the output), the state, and the `result` record. `body` adds to the record.
    */
-  private addCall(run: LiveRun, callId: string, action: string, args: unknown, result: { readonly status: "ok" | "error"; readonly content?: JsonValue }, body: { readonly [key: string]: JsonValue } = {}): EnforcedRecord {
+  private addCall(
+    run: LiveRun,
+    callId: string,
+    action: string,
+    args: unknown,
+    result: { readonly status: "ok" | "error"; readonly content?: JsonValue },
+    time: number,
+    body: { readonly [key: string]: JsonValue } = {},
+  ): EnforcedRecord {
     const runId = run.runId;
-    const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent);
+    const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent, time);
     const recorded = recordCall(run.monitor, events);
-    events.forEach((event, index) => this.queries.insertEvent(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId));
+    events.forEach((event, index) =>
+      this.queries.insertEvent(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId, event.time ?? null),
+    );
     this.saveState(run);
     const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
     const causes = this.causes(run, recorded.violations, firstPosition);
@@ -287,6 +324,7 @@ export class Enforcer {
         args: e.args,
         status: e.status ?? "ok",
         ...(e.output !== undefined ? { output: e.output } : {}),
+        ...timeField(e.time),
       })),
       violations: violationsJson(recorded.violations),
       ...body,
@@ -294,20 +332,24 @@ export class Enforcer {
     return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), audit };
   }
 
-  /** Records a message of the user as an event (`user_message` with its `text`). */
-  message(runId: string, text: string): EnforcedRecord {
-    return this.transaction(runId, (run) => this.addMessage(run, text));
+  /**
+   * Records a message of the user as an event (`user_message` with its `text`), at `time` (epoch
+   * milliseconds) when given, otherwise at the clock's now.
+   */
+  message(runId: string, text: string, time?: number): EnforcedRecord {
+    if (time !== undefined && !isEventTime(time)) throw new TypeError(`the time of a message must be whole epoch milliseconds within the years 0000–9999, not ${String(time)}`);
+    return this.transaction(runId, (run) => this.addMessage(run, text, time ?? this.clock()));
   }
 
-  private addMessage(run: LiveRun, text: string, body: { readonly [key: string]: JsonValue } = {}): EnforcedRecord {
-    const event = userMessageEvent(text);
+  private addMessage(run: LiveRun, text: string, time: number, body: { readonly [key: string]: JsonValue } = {}): EnforcedRecord {
+    const event = userMessageEvent(text, time);
     const observed = run.monitor.observe(event);
     const violations = mergeViolations(observed.violations);
     // No status: the row's status is NULL, which is how a message is told from a call when the run is judged again.
-    this.queries.insertEvent(run.runId, observed.position, event.action, JSON.stringify(event.args), null, null, null);
+    this.queries.insertEvent(run.runId, observed.position, event.action, JSON.stringify(event.args), null, null, null, time);
     this.saveState(run);
     const audit = this.append(run, "message", "ok", undefined, {
-      events: [{ position: observed.position, action: event.action, args: event.args }],
+      events: [{ position: observed.position, action: event.action, args: event.args, time }],
       violations: violationsJson(violations),
       ...body,
     });
@@ -323,8 +365,9 @@ export class Enforcer {
    * Lost state is not forgotten state: a run whose state is gone (its database deleted, or Vigil
    * installed in the middle of a session) while its recording shows earlier calls is rebuilt from
    * the recording, in one transaction: each call that ran and each message of the user, in order,
-   * as if recorded when they happened, and a record saying where they came from. Nothing is done
-   * when the run exists already. Returns how many calls and messages were added.
+   * as if recorded when they happened (at the time the recording gives each, or else at the clock's
+   * now), and a record saying where they came from. Nothing is done when the run exists already.
+   * Returns how many calls and messages were added.
    */
   rebuild(runId: string, entries: readonly RebuiltEntry[], from: string): { readonly calls: number; readonly messages: number } {
     return this.transaction(runId, (run) => {
@@ -332,14 +375,15 @@ export class Enforcer {
       let calls = 0;
       let messages = 0;
       entries.forEach((entry, index) => {
+        const time = entry.time !== undefined && isEventTime(entry.time) ? entry.time : this.clock();
         if (entry.kind === "message") {
-          this.addMessage(run, entry.text, { rebuiltFrom: from });
+          this.addMessage(run, entry.text, time, { rebuiltFrom: from });
           messages++;
           return;
         }
         const callId = entry.id ?? `rebuilt-${index + 1}`;
         this.queries.insertRebuiltCall(runId, callId, entry.action, argumentsJson(entry.args));
-        this.addCall(run, callId, entry.action, entry.args, entry.result, { rebuiltFrom: from });
+        this.addCall(run, callId, entry.action, entry.args, entry.result, time, { rebuiltFrom: from });
         calls++;
       });
       this.append(run, "anomaly", "note", undefined, {
@@ -445,7 +489,7 @@ export class Enforcer {
   /** The run's monitor, as the database has it now; a run of another policy is judged again under this one. */
   private openRun(runId: string): LiveRun {
     const row = this.queries.run(runId);
-    const options = this.budget !== undefined ? { decisionBudgetMs: this.budget } : {};
+    const options = { now: this.now, ...(this.budget !== undefined ? { decisionBudgetMs: this.budget } : {}) };
     if (row === undefined) {
       const monitor = new Monitor(this.policy.statements, options);
       const now = new Date().toISOString();
@@ -482,12 +526,14 @@ export class Enforcer {
    * again under this policy (the state is a function of the events), and the change is logged.
    */
   private rejudge(row: RunRow): LiveRun {
-    const monitor = new Monitor(this.policy.statements, this.budget !== undefined ? { decisionBudgetMs: this.budget } : {});
+    const monitor = new Monitor(this.policy.statements, { now: this.now, ...(this.budget !== undefined ? { decisionBudgetMs: this.budget } : {}) });
     for (const event of this.queries.events(row.run_id)) {
       const args = JSON.parse(event.args) as { [key: string]: JsonValue };
+      // Each event at its stored time (one recorded before times were kept: the clock's now).
+      const time = timeField(event.time ?? undefined);
       // A row without a status is a message, not a call.
-      if (event.status === null) monitor.observe({ action: event.action, args });
-      else recordCall(monitor, [{ action: event.action, args, status: event.status === "error" ? "error" : "ok", ...(event.output !== null ? { output: event.output } : {}) }]);
+      if (event.status === null) monitor.observe({ action: event.action, args, ...time });
+      else recordCall(monitor, [{ action: event.action, args, status: event.status === "error" ? "error" : "ok", ...(event.output !== null ? { output: event.output } : {}), ...time }]);
     }
     const live = { runId: row.run_id, monitor, version: row.version, stateHash: "" };
     this.saveState(live);
@@ -517,9 +563,9 @@ export class Enforcer {
   private finalVerdicts(run: LiveRun): FinalVerdict[] {
     const unrecorded = this.queries.unrecordedAllowedCalls(run.runId);
     if (unrecorded.length === 0) return run.monitor.finish();
-    const scratch = new Monitor(this.policy.statements, { restore: run.monitor.snapshot() });
+    const scratch = new Monitor(this.policy.statements, { restore: run.monitor.snapshot(), now: this.now });
     unrecorded.forEach((call, index) => {
-      (JSON.parse(call.events) as CallEvent[]).forEach((event, offset) => scratch.decide({ id: `${index}.${offset}`, action: event.action, args: event.args }));
+      (JSON.parse(call.events) as CallEvent[]).forEach((event, offset) => scratch.decide({ id: `${index}.${offset}`, action: event.action, args: event.args, ...timeField(event.time) }));
     });
     return scratch.finish();
   }
@@ -545,6 +591,7 @@ export class Enforcer {
         args: JSON.parse(row.args) as { [key: string]: JsonValue },
         ...(row.status === "ok" || row.status === "error" ? { status: row.status } : {}),
         ...(row.output !== null ? { output: row.output } : {}),
+        ...timeField(row.time ?? undefined),
       };
       let searching = false;
       for (const { violation, operands } of wanted) {
@@ -589,10 +636,13 @@ export class Enforcer {
   }
 }
 
-/** A call that ran, or a message of the user, as a recording shows it: what a lost run is rebuilt from. */
+/**
+ * A call that ran, or a message of the user, as a recording shows it: what a lost run is rebuilt
+ * from, with its time (epoch milliseconds) where the recording gives one.
+ */
 export type RebuiltEntry =
-  | { readonly kind: "call"; readonly id?: string; readonly action: string; readonly args: unknown; readonly result: { readonly status: "ok" | "error"; readonly content?: JsonValue } }
-  | { readonly kind: "message"; readonly text: string };
+  | { readonly kind: "call"; readonly id?: string; readonly action: string; readonly args: unknown; readonly result: { readonly status: "ok" | "error"; readonly content?: JsonValue }; readonly time?: number }
+  | { readonly kind: "message"; readonly text: string; readonly time?: number };
 
 /** A run's stored state is not the one the audit log committed to: nothing is decided on it. */
 export class StateError extends Error {}
@@ -624,6 +674,11 @@ export function logRefusal(store: Store, runId: string, error: string, call?: Re
 /** How many earlier events are searched for the causes of a violation, and how many are named. */
 const CAUSE_SEARCH_DEPTH = 10_000;
 const CAUSES_SHOWN = 3;
+
+/** An event's time, as a field to spread (none when it has none). */
+function timeField(time: number | undefined): { time?: number } {
+  return time !== undefined ? { time } : {};
+}
 
 function violationKey(violation: Violation): string {
   return `${violation.policy}\u0000${violation.name}`;

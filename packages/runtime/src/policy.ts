@@ -28,7 +28,7 @@ export class PolicyError extends Error {}
  * The version of the stored program's encoding and of the checked IR it encodes. Part of the
  * cache key: a vigilc whose IR differs must not read another's programs.
  */
-const PROGRAM_FORMAT = "vigil-checked-program-2";
+const PROGRAM_FORMAT = "vigil-checked-program-3";
 
 export async function loadPolicy(files: readonly string[], store?: Store): Promise<EnforcedPolicy> {
   if (files.length === 0) throw new PolicyError("no policy was given (--policy FILE)");
@@ -103,6 +103,7 @@ type CheckedPattern = Extract<CheckedStatement, { form: "abs" }>["pattern"];
 function mapPatterns(statement: CheckedStatement, map: (pattern: CheckedPattern) => CheckedPattern): CheckedStatement {
   switch (statement.form) {
     case "abs":
+    case "limit":
       return { ...statement, pattern: map(statement.pattern) };
     case "prec":
     case "resp":

@@ -14,6 +14,9 @@ import type { Store } from "./store.js";
  * decision is taken again on the run so far, and each recorded result is added. The runs are what
  * they were (a call that ran is recorded even if the other policy would have blocked it; a call
  * that was blocked did not run); what changes is the answer each call would have got.
+ *
+ * Each event is replayed at the time the log gives it (the decision's and the result's events
+ * carry their time); an event logged before times were kept is replayed at the time of its record.
  */
 
 /** The verdict on a call (decide-call.ts), under the name the replay report has always used. */
@@ -63,13 +66,18 @@ interface RunReplay {
 
 export function replayAudit(store: Store, policy: EnforcedPolicy, options: { readonly runId?: string } = {}): ReplayReport {
   const runs = new Map<string, RunReplay>();
+  // The replay's clock is the time of the record being replayed: what times an event logged without its own.
+  let recordTime = 0;
+  const clock = (): number => recordTime;
   const runOf = (runId: string): RunReplay => {
     let run = runs.get(runId);
-    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements), decisions: 0, unjudged: 0, guarded: 0, changed: [] }));
+    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements, { now: clock }), decisions: 0, unjudged: 0, guarded: 0, changed: [] }));
     return run;
   };
   for (const record of readAudit(store, options.runId)) {
     const body = record.body;
+    const logged = Date.parse(record.time);
+    if (Number.isFinite(logged)) recordTime = logged;
     if (record.kind === "decision") {
       const run = runOf(record.runId);
       const call = body["call"] as { id?: string; action?: string } | undefined;
@@ -103,7 +111,9 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
       }
     } else if (record.kind === "message") {
       // A message is an event without a status (logs written before messages lost theirs say "ok": the same event).
-      for (const event of (body["events"] ?? []) as unknown as CallEvent[]) runOf(record.runId).monitor.observe({ action: event.action, args: event.args });
+      for (const event of (body["events"] ?? []) as unknown as CallEvent[]) {
+        runOf(record.runId).monitor.observe({ action: event.action, args: event.args, ...(typeof event.time === "number" ? { time: event.time } : {}) });
+      }
     } else if (record.kind === "result" && (record.outcome === "ok" || record.outcome === "error")) {
       const events = (body["events"] ?? []) as unknown as CallEvent[];
       recordCall(runOf(record.runId).monitor, events);

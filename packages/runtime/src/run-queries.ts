@@ -36,6 +36,8 @@ export interface EventRow {
   readonly args: string;
   readonly status: string | null;
   readonly output: string | null;
+  /** When the event happened (epoch milliseconds); null for an event recorded before times were kept. */
+  readonly time: number | null;
 }
 
 export class RunQueries {
@@ -77,18 +79,18 @@ export class RunQueries {
 
   // Events.
 
-  insertEvent(runId: string, position: number, action: string, args: string, status: string | null, output: string | null, callId: string | null): void {
-    this.statement("INSERT INTO events (run_id, position, action, args, status, output, call_id) VALUES (?, ?, ?, ?, ?, ?, ?)").run(runId, position, action, args, status, output, callId);
+  insertEvent(runId: string, position: number, action: string, args: string, status: string | null, output: string | null, callId: string | null, time: number | null): void {
+    this.statement("INSERT INTO events (run_id, position, action, args, status, output, call_id, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(runId, position, action, args, status, output, callId, time);
   }
 
   /** The run's events in order. */
   events(runId: string): IterableIterator<EventRow> {
-    return this.statement("SELECT position, action, args, status, output FROM events WHERE run_id = ? ORDER BY position").iterate(runId) as IterableIterator<EventRow>;
+    return this.statement("SELECT position, action, args, status, output, time FROM events WHERE run_id = ? ORDER BY position").iterate(runId) as IterableIterator<EventRow>;
   }
 
   /** The run's events before `position`, newest first, at most `limit`. */
   eventsBefore(runId: string, position: number, limit: number): IterableIterator<EventRow> {
-    return this.statement("SELECT position, action, args, status, output FROM events WHERE run_id = ? AND position < ? ORDER BY position DESC LIMIT ?").iterate(runId, position, limit) as IterableIterator<EventRow>;
+    return this.statement("SELECT position, action, args, status, output, time FROM events WHERE run_id = ? AND position < ? ORDER BY position DESC LIMIT ?").iterate(runId, position, limit) as IterableIterator<EventRow>;
   }
 
   event(runId: string, position: number): Pick<EventRow, "action" | "args"> | undefined {

@@ -15,10 +15,10 @@ import { chainKeyCheck, type ChainAlgorithm } from "./audit-chain.js";
  */
 
 /**
- * The version of the schema below. A database of version 1 is migrated in place when opened (see
- * `MIGRATIONS`); one of any other version is refused, not migrated blindly.
+ * The version of the schema below. A database of version 1 or 2 is migrated in place when opened
+ * (see `MIGRATIONS`); one of any other version is refused, not migrated blindly.
  */
-export const SCHEMA_VERSION = "2";
+export const SCHEMA_VERSION = "3";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS events (
   status    TEXT,
   output    TEXT,
   call_id   TEXT,
+  time      INTEGER,
   PRIMARY KEY (run_id, position)
 ) STRICT, WITHOUT ROWID;
 
@@ -85,19 +86,27 @@ CREATE INDEX IF NOT EXISTS audit_by_run ON audit (run_id, seq);
 /**
  * What turns a database of an older version into the current one: for each version, the columns
  * it lacks. Version 2 adds each audit record's commitment to its run's monitor state
- * (`audit.state_hash`) and each decided call's arguments (`calls.args`). Both are nullable, so the
- * rows written before stay as they were: an audit record without a state hash keeps the encoding
- * (and the hash) it was written with.
+ * (`audit.state_hash`) and each decided call's arguments (`calls.args`); version 3 adds each
+ * event's time (`events.time`, epoch milliseconds). All are nullable, so the rows written before
+ * stay as they were: an audit record without a state hash keeps the encoding (and the hash) it was
+ * written with, and an event recorded without a time has none (it is timed by the clock when its
+ * run is judged again).
  */
-const MIGRATIONS: ReadonlyMap<string, readonly { readonly table: string; readonly column: string; readonly type: string }[]> = new Map([
+const COLUMNS_SINCE: readonly (readonly [version: string, columns: readonly { readonly table: string; readonly column: string; readonly type: string }[]])[] = [
   [
-    "1",
+    "2",
     [
       { table: "audit", column: "state_hash", type: "TEXT" },
       { table: "calls", column: "args", type: "TEXT" },
     ],
   ],
-]);
+  ["3", [{ table: "events", column: "time", type: "INTEGER" }]],
+];
+
+/** For each older version, every column it lacks: those of the versions after it. */
+const MIGRATIONS: ReadonlyMap<string, readonly { readonly table: string; readonly column: string; readonly type: string }[]> = new Map(
+  ["1", "2"].map((version) => [version, COLUMNS_SINCE.filter(([since]) => Number(since) > Number(version)).flatMap(([, columns]) => columns)]),
+);
 
 export interface OpenStoreOptions {
   /**

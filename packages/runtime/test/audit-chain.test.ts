@@ -269,7 +269,7 @@ describe("a database of schema version 1", () => {
     }
   }
 
-  it("(e) is migrated in place when opened, keeps its records' hashes, verifies, and goes on as version 2", async () => {
+  it("(e) is migrated in place when opened, keeps its records' hashes, verifies, and goes on as version 3", async () => {
     const path = join(scratch, "v1.db");
     await writeV1(path);
     const before = new Database(path, { readonly: true });
@@ -277,10 +277,11 @@ describe("a database of schema version 1", () => {
     before.close();
 
     const store = open("v1.db", { mustExist: true });
-    expect(SCHEMA_VERSION).toBe("2");
-    expect((store.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value).toBe("2");
+    expect(SCHEMA_VERSION).toBe("3");
+    expect((store.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value).toBe("3");
     expect(columns(store, "audit")).toContain("state_hash");
     expect(columns(store, "calls")).toContain("args");
+    expect(columns(store, "events")).toContain("time");
     expect(store.db.prepare("SELECT hash FROM audit ORDER BY seq").all()).toEqual(hashes);
     expect(verifyAudit(store)).toMatchObject({ ok: true, records: 2, chain: "sha256" });
     expect(checkState(store)).toEqual([]);
@@ -295,7 +296,7 @@ describe("a database of schema version 1", () => {
     expect(lastCommitment(store, "old").stateHash).toBe(stateDigest(stateOf(store, "old")));
     store.close();
 
-    // Opened again, it is version 2 already: nothing more to do.
+    // Opened again, it is version 3 already: nothing more to do.
     const again = open("v1.db", { mustExist: true });
     expect(verifyAudit(again)).toMatchObject({ ok: true, records: 4 });
   });
@@ -306,7 +307,7 @@ describe("a database of schema version 1", () => {
     db.exec(SCHEMA_V1);
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', '9'), ('chain', 'sha256')").run();
     db.close();
-    expect(() => Store.open(path, { mustExist: true })).toThrow(/has schema version 9; this vigilc reads version 2/);
+    expect(() => Store.open(path, { mustExist: true })).toThrow(/has schema version 9; this vigilc reads version 3/);
     const after = new Database(path, { readonly: true });
     expect(after.prepare("SELECT name FROM pragma_table_info('audit') WHERE name = 'state_hash'").get()).toBeUndefined();
     after.close();

@@ -1,6 +1,25 @@
-import { tokenMatcher, type IToken } from "chevrotain";
+import { tokenMatcher, type IToken, type TokenType } from "chevrotain";
 import { splitScope } from "./declarations.js";
-import { AndKeyword, commentGroup, DocComment, Keyword, PatternKeyword, PolicyKeyword, RuleKeyword, tokenize, UntilKeyword } from "./tokens.js";
+import {
+  AndKeyword,
+  Colon,
+  commentGroup,
+  DocComment,
+  Dot,
+  Identifier,
+  Keyword,
+  LeftBracket,
+  LeftParen,
+  ListIndex,
+  NumberLiteral,
+  OutputKeyword,
+  PatternKeyword,
+  PolicyKeyword,
+  RuleKeyword,
+  StringToken,
+  tokenize,
+  UntilKeyword,
+} from "./tokens.js";
 
 /**
  * The tokens of a text as an editor needs them (highlighting, completion, signature help): every
@@ -9,7 +28,10 @@ import { AndKeyword, commentGroup, DocComment, Keyword, PatternKeyword, PolicyKe
  * half-typed line exactly as the parser will once it is finished. Never throws.
  *
  * A statement's scope words are keywords here, found by position as the parser finds them
- * (`splitScope`): `after`, `before` and `between` are names everywhere else.
+ * (`splitScope`): `after`, `before` and `between` are names everywhere else. So are the other
+ * contextual words where the parser reads them: `limit` at the start of a statement (before `[` or
+ * `(`), and `of` and `per` in a bound (`limit[500 of amount per 1d]`). A duration (`5m`) is a
+ * number token, as the lexer reads it.
  */
 export type ScannedTokenKind =
   | "keyword"
@@ -31,7 +53,11 @@ export interface ScannedToken {
   readonly text: string;
   readonly start: number;
   readonly end: number;
-  /** For a keyword: its ASCII spelling (`□` is `always`, `->` is `implies`). */
+  /**
+   * For a keyword: its ASCII spelling (`□` is `always`, `->` is `implies`). A contextual word read
+   * as a keyword in its place (a scope's word, the form `limit`, a bound's `of` and `per`) is a
+   * keyword too, spelled as written.
+   */
   readonly keyword?: string;
   /**
    * A word of a rule's scope: its first word (`after`, `before`, `between`, contextual: a keyword
@@ -57,6 +83,7 @@ export function scanTokens(text: string): ScannedToken[] {
   const lexed = tokenize(text);
   const scanned: ScannedToken[] = [];
   const scopeWords = scopeWordOffsets(lexed.tokens);
+  const contextualWords = contextualWordOffsets(lexed.tokens);
   const add = (token: IToken): void => {
     const start = token.startOffset;
     const end = start + token.image.length;
@@ -69,6 +96,10 @@ export function scanTokens(text: string): ScannedToken[] {
     }
     if (scopeWord) {
       scanned.push({ kind: "keyword", text: token.image, start, end, keyword: token.image, scopeWord });
+      return;
+    }
+    if (contextualWords.has(start)) {
+      scanned.push({ kind: "keyword", text: token.image, start, end, keyword: token.image });
       return;
     }
     const kind = tokenMatcher(token, DocComment) ? "doc-comment" : (kindsByTokenName[token.tokenType.name] ?? "punctuation");
@@ -141,5 +172,37 @@ function scopeWordOffsets(tokens: readonly IToken[]): Set<number> {
     rule.push(token);
   }
   finish();
+  return offsets;
+}
+
+/**
+ * The offsets of the contextual words the parser reads as words of the language, not names (its
+ * `statement` and `bound` rules): `limit` right after a rule's `:` and before `[` or `(`, and in
+ * each bound (`[` after a keyword, or after the word that starts a statement) `of` right after the
+ * value and `per` right after the value or the key path of `of`. Linear in the tokens.
+ */
+function contextualWordOffsets(tokens: readonly IToken[]): Set<number> {
+  const offsets = new Set<number>();
+  const is = (index: number, type: TokenType) => index >= 0 && index < tokens.length && tokenMatcher(tokens[index]!, type);
+  const isWord = (index: number, word: string) => is(index, Identifier) && tokens[index]!.image === word;
+  const isSegment = (index: number) => is(index, Identifier) || is(index, StringToken) || is(index, ListIndex);
+  // Only a rule's `:` comes right before a statement.
+  const startsStatement = (index: number) => is(index - 1, Colon);
+  for (let index = 0; index < tokens.length; index++) {
+    if (isWord(index, "limit") && startsStatement(index) && (is(index + 1, LeftBracket) || is(index + 1, LeftParen))) offsets.add(tokens[index]!.startOffset);
+    if (!is(index, LeftBracket) || !(is(index - 1, Keyword) || (is(index - 1, Identifier) && startsStatement(index - 1)))) continue;
+    // `[` VALUE (`of` KEYPATH)? (`per` VALUE)? `]`, as the parser's `bound` reads it.
+    let at = index + 1;
+    if (is(at, NumberLiteral) || is(at, Identifier) || is(at, StringToken)) at++;
+    if (isWord(at, "of")) {
+      offsets.add(tokens[at]!.startOffset);
+      at++;
+      if (is(at, OutputKeyword) || isSegment(at)) {
+        at++;
+        while (is(at, Dot) && isSegment(at + 1)) at += 2;
+      }
+    }
+    if (isWord(at, "per")) offsets.add(tokens[at]!.startOffset);
+  }
   return offsets;
 }

@@ -597,7 +597,7 @@ class TestFileParser extends EmbeddedActionsParser {
     const text = this.text(token);
     const time = parseDateTime(text);
     if (time !== undefined) return time;
-    const missing = /^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9:.]+)?$/.test(text) ? ": it has no time zone" : "";
+    const missing = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(text) ? ": it has no time of day and no time zone" : /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+$/.test(text) ? ": it has no time zone" : "";
     this.problems.push(
       diagnostic("V2006", `${token.image.slice(0, 60)} is not an ISO 8601 date-time with a time zone${missing}`, {
         span: this.spanOf(token, token),
@@ -642,6 +642,33 @@ function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
 }
 
 const statusWords = ["ok", "error", "pending", "output"];
+
+/**
+ * A bare `at` on the line of the event before it, not followed by a time, is read as the next
+ * event, an action named `at`: most likely a time left out or mistyped (`at five`), or a second
+ * time (V2006). An action of that name is written in quotes, or on a line of its own.
+ */
+function timesWithoutValue(file: { readonly tests?: readonly TestCase[] }, text: string): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  for (const test of file.tests ?? []) {
+    const input = test?.input;
+    if (input?.kind !== "events") continue;
+    input.events.forEach((event, index) => {
+      const previous = input.events[index - 1];
+      if (previous === undefined || previous.span.endLine !== event.span.line || event.kind === "message" || event.action !== "at") return;
+      // Bare: the word as written, not the string `"at"`.
+      if (!/^at(?![A-Za-z0-9_-])/.test(text.slice(event.span.start, event.span.start + 3))) return;
+      const word = { ...event.span, end: event.span.start + 2, endLine: event.span.line, endColumn: event.span.column + 2 };
+      problems.push(
+        diagnostic("V2006", "this `at` is read as another event, an action named `at`: an event's time follows `at` directly", {
+          span: word,
+          help: 'write the time after it (`at 90s`, `at "2026-11-27T10:00:00Z"`), once per event; an action named `at` on the line of another event is written in quotes',
+        }),
+      );
+    });
+  }
+  return problems;
+}
 
 /** An event's `at T`, read: the time (absent when `T` is malformed, which is reported), where `T` is, and its token. */
 interface EventTime {
@@ -689,7 +716,7 @@ export function parseTestFile(text: string): TestFile {
   parser.input = lexed.tokens;
   // A file the parser could not recover in gives nothing back: it was reported.
   const result = (parser.file() as { policy?: TestFile["policy"]; tests?: TestCase[] } | undefined) ?? {};
-  diagnostics.push(...parser.problems, ...parser.errors.map((error) => syntaxError(error, spanOfOffsets, text.length)));
+  diagnostics.push(...parser.problems, ...timesWithoutValue(result, text), ...parser.errors.map((error) => syntaxError(error, spanOfOffsets, text.length)));
   return { ...(result.policy !== undefined ? { policy: result.policy } : {}), tests: (result.tests ?? []).filter((test) => test !== undefined && test !== null), diagnostics: diagnostics.sort((a, b) => (a.span?.start ?? 0) - (b.span?.start ?? 0)) };
 }
 

@@ -5,7 +5,7 @@ import { parse, scanTokens } from "../src/index.js";
 // The editor's view of the tokens: every character that is not white space belongs to exactly one
 // token, in order, and each keyword carries its ASCII spelling.
 
-const pieces = ["policy", "pattern", "rule", "prec", "bresp", "always", "□", "¬", "∧", "∨", "->", "⇒", "→", "◇⁻", "◇⁺", "in", "index", "action", "ok", "true", "{", "}", "(", ")", "[", "]", ",", ":", "=", "~", ".", "$x", "$", '"a"', '"\\q', '"open', "6", "-6", "6.0e+3", ".5", "01", "6fps", "// c", "/// d", "\n", " ", "\t", "é", "#", "&&", "-", "x_1", "😀", "after", "before", "between", "until", "and"];
+const pieces = ["policy", "pattern", "rule", "prec", "bresp", "always", "□", "¬", "∧", "∨", "->", "⇒", "→", "◇⁻", "◇⁺", "in", "index", "action", "ok", "true", "{", "}", "(", ")", "[", "]", ",", ":", "=", "~", ".", "$x", "$", '"a"', '"\\q', '"open', "6", "-6", "6.0e+3", ".5", "01", "6fps", "// c", "/// d", "\n", " ", "\t", "é", "#", "&&", "-", "x_1", "😀", "after", "before", "between", "until", "and", "limit", "of", "per", "5m", "500ms"];
 
 describe("scanTokens", () => {
   it("covers every character but white space exactly once, in order", () => {
@@ -104,5 +104,54 @@ describe("scanTokens and scopes", () => {
     expect(marked("policy p {\n  rule r: always after\n}")).toEqual([]);
     expect(marked("policy p {\n  pattern q = x after y\n}")).toEqual([]);
     expect(marked("policy p {\n  rule r: abs(x)\n} after y")).toEqual([]);
+  });
+});
+
+describe("scanTokens and the words of limits and bounds", () => {
+  const keywordsAmong = (text: string, words: readonly string[]) =>
+    scanTokens(text)
+      .filter((token) => words.includes(token.text))
+      .map((token) => [token.kind, token.text, token.start] as const);
+
+  it("reads `limit` as a form at a statement's start, `of` and `per` in a bound, and each as a name elsewhere", () => {
+    const text = [
+      "policy p {",
+      "  pattern limit = action in {x} and of in {1} and per in {2}",
+      "  rule a: limit[3 per 1m](action in {x} and limit in {1})",
+      "  rule b: limit[500 of amount per 1d](action in {refund}) warn",
+      "  rule c: limit[3 of per per 1m](limit)",
+      "  rule d: limit[2 of output.items.0 per 1h](of)",
+      "  rule e: always not (limit and once[1h] per)",
+      "  rule limit: bresp[5m](limit, of)",
+      "}",
+    ].join("\n");
+    const parsed = parse(text);
+    expect(parsed.diagnostics).toEqual([]);
+    // From the tree: each `limit` form's word, and the word before each bound's key path and window.
+    const tokens = scanTokens(text);
+    const wordBefore = (offset: number) => tokens[tokens.findIndex((token) => token.start === offset) - 1]!.start;
+    const expected = new Set<number>();
+    for (const item of parsed.file.policies[0]!.items) {
+      if (item.kind !== "RuleDecl") continue;
+      if (item.statement.form === "limit") expected.add(item.statement.formSpan.start);
+      const bound = item.statement.bound;
+      if (bound?.of !== undefined) expected.add(wordBefore(bound.of.span.start));
+      if (bound?.per !== undefined) expected.add(wordBefore(bound.per.span.start));
+    }
+    const marked = keywordsAmong(text, ["limit", "of", "per"]);
+    expect(marked.filter(([kind]) => kind === "keyword").map(([, , start]) => start)).toEqual([...expected].sort((a, b) => a - b));
+    expect(marked.filter(([kind]) => kind === "keyword").map(([, word]) => word)).toEqual(["limit", "per", "limit", "of", "per", "limit", "of", "per", "limit", "of", "per"]);
+    // Names: the pattern `limit`, keys `of` and `per` (one after `of`), pattern references, the rule `limit`.
+    expect(marked.filter(([kind]) => kind !== "keyword").every(([kind]) => kind === "identifier")).toBe(true);
+    expect(marked.filter(([kind]) => kind !== "keyword")).toHaveLength(12);
+    // Durations are numbers, as the lexer reads them.
+    expect(scanTokens("bresp[5m] once[500ms]").filter((token) => token.kind === "number").map((token) => token.text)).toEqual(["5m", "500ms"]);
+  });
+
+  it("marks the words of a limit being typed", () => {
+    expect(keywordsAmong("policy p {\n  rule r: limit[3 per", ["limit", "per"]).map(([kind]) => kind)).toEqual(["keyword", "keyword"]);
+    expect(keywordsAmong("policy p {\n  rule r: limit(", ["limit"]).map(([kind]) => kind)).toEqual(["keyword"]);
+    expect(keywordsAmong("policy p {\n  rule r: limit", ["limit"]).map(([kind]) => kind)).toEqual(["identifier"]);
+    expect(keywordsAmong("policy p {\n  rule r: abs(limit[3 per 1m])", ["limit", "per"]).map(([kind]) => kind)).toEqual(["identifier", "identifier"]);
   });
 });

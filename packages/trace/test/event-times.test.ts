@@ -192,8 +192,8 @@ describe("Claude Code transcripts", () => {
     const read = readAnyTrace(lines.map((line) => JSON.stringify(line)).join("\n"), { file: "s.jsonl", messages: true });
     // Only the lines that make events are read for their time: the system line and the result's are not.
     expect(read.diagnostics.map((d) => [d.code, d.severity, d.span?.line, d.message])).toEqual([
-      ["T0016", "error", 2, "the `timestamp` of line 2 is `2026-01-26 03:08:48`, not an ISO 8601 date-time with a time zone"],
-      ["T0016", "error", 4, "the `timestamp` of line 4 is not a string (false), not an ISO 8601 date-time with a time zone"],
+      ["T0016", "error", 2, 'the `timestamp` of line 2, "2026-01-26 03:08:48", is not an ISO 8601 date-time with a time zone'],
+      ["T0016", "error", 4, "the `timestamp` of line 4, false, is not an ISO 8601 date-time with a time zone"],
     ]);
   });
 });

@@ -67,7 +67,13 @@ const valueToken: fc.Arbitrary<string> = fc.oneof(
 const symbolToken: fc.Arbitrary<string> = fc.oneof(identifier, stringToken);
 
 const keySegment: fc.Arbitrary<string> = fc.oneof({ weight: 6, arbitrary: identifier }, { weight: 2, arbitrary: stringToken }, { weight: 1, arbitrary: fc.constantFrom('"__proto__"', '"constructor"', "__proto__") });
-const keyPath = fc.oneof({ weight: 4, arbitrary: keySegment }, { weight: 1, arbitrary: fc.array(keySegment, { minLength: 2, maxLength: 3 }).map((segments) => segments.join(".")) });
+// After the first segment, a list index (`argv.0`), now and then a malformed or huge one (V0005).
+const indexSegment: fc.Arbitrary<string> = fc.oneof({ weight: 6, arbitrary: fc.nat(12).map(String) }, { weight: 1, arbitrary: fc.constantFrom("01", "0x", "4294967294", "4294967295", "99999999999999999999") });
+const laterSegment: fc.Arbitrary<string> = fc.oneof({ weight: 3, arbitrary: keySegment }, { weight: 1, arbitrary: indexSegment });
+const keyPath = fc.oneof(
+  { weight: 4, arbitrary: keySegment },
+  { weight: 1, arbitrary: fc.tuple(keySegment, fc.array(laterSegment, { minLength: 1, maxLength: 2 })).map(([first, rest]) => [first, ...rest].join(".")) },
+);
 
 const variable = fc.constantFrom("$x", "$y", "$f", "$action", "$_1");
 

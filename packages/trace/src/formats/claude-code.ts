@@ -107,9 +107,10 @@ function readTimestamp(timestamp: JsonValue | undefined, record: LineRecord, con
   if (timestamp === undefined) return undefined;
   const time = typeof timestamp === "string" ? parseDateTime(timestamp) : undefined;
   if (time !== undefined) return time;
-  const written = typeof timestamp === "string" ? `\`${timestamp.length <= 40 ? timestamp : `${timestamp.slice(0, 40)}…`}\`` : `not a string (${JSON.stringify(timestamp).slice(0, 40)})`;
+  const json = JSON.stringify(timestamp);
+  const written = json.length <= 42 ? json : `${json.slice(0, 41)}…`;
   context.diagnostics.push(
-    diagnostic("T0016", `the \`timestamp\` of line ${record.line} is ${written}, not an ISO 8601 date-time with a time zone`, {
+    diagnostic("T0016", `the \`timestamp\` of line ${record.line}, ${written}, is not an ISO 8601 date-time with a time zone`, {
       span: record.span,
       ...(context.file !== undefined ? { file: context.file } : {}),
       help: 'Claude Code writes "2026-01-26T03:08:48.123Z"; the line\'s events cannot be given a time',
