@@ -47,7 +47,7 @@ describe.concurrent("vigilc check on recordings", () => {
     expect(result.stderr).toContain("note: read `examples/coding-agent/secret-exfiltration.jsonl` as claude-code (detected): 3 tool calls, and 3 events grounded from shell commands");
     expect(result.stdout).toContain("violation[coding_agent.no_egress_after_secret]");
     expect(result.stdout).toMatch(/witness event 6 \(examples\/coding-agent\/secret-exfiltration\.jsonl:6\): curl \{[^\n]*"method":"POST","data":"@\.env"/);
-    expect(result.stdout).toContain("5 hold, 1 violated (coding_agent.no_egress_after_secret)");
+    expect(result.stdout).toContain("6 hold, 1 violated (coding_agent.no_egress_after_secret)");
   });
 
   it("sums up the closed world exactly as docs/cli.md shows it for the coding-agent example", async () => {
