@@ -54,9 +54,13 @@ describe.each(policies)("%s", (policy) => {
     expect(result.coverage.filter((rule) => !rule.covered).map((rule) => rule.name)).toEqual([]);
   });
 
-  it("runs every recorded trace beside it in a test, a benign one among them", () => {
+  it("runs every recorded trace beside it in a test of its directory, a benign one among them", () => {
     const traces = readdirSync(directory).filter((name) => name.endsWith(".jsonl")).sort();
-    const tests = parseTestFile(readFileSync(testFile, "utf8")).tests;
+    // A directory may hold several policies (ari-kernel's rules and its capability grants): each
+    // trace is the run of a test of one of them.
+    const tests = readdirSync(directory)
+      .filter((name) => name.endsWith(".vigiltest"))
+      .flatMap((name) => parseTestFile(readFileSync(join(directory, name), "utf8")).tests);
     const named = tests.flatMap((t) => (t.input?.kind === "trace" ? [t.input.path] : []));
     expect(traces.filter((trace) => !named.includes(trace))).toEqual([]);
     if (traces.length > 0) {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { parse, parseTestFile, testFileKeywords, type SourceFile, type TestFile } from "@vigil/syntax";
+import { parse, parseTestFile, testFileKeywords, walkExpressions, declarationExpressions, type Bound, type SourceFile, type TestFile } from "@vigil/syntax";
 import type { IToken, TokenType } from "chevrotain";
 import oniguruma from "vscode-oniguruma";
 import textmate from "vscode-textmate";
@@ -82,6 +82,16 @@ const notHighlighted = new Set(["Keyword", "FormKeyword", "SimpleFormKeyword", "
 const keywordLike = /^(keyword|storage|constant)\./;
 
 const responseScope = "keyword.control.response.vigil";
+/** The scope of `limit` where it starts a statement (a name everywhere else), as the other forms'. */
+const limitScope = "keyword.control.form.vigil";
+/** The scope of a bound's `of` and `per` (names everywhere else). */
+const boundWordScope = "keyword.other.bound.vigil";
+/**
+ * The words of the EBNF that the lexer does not reserve: each is an Identifier, a word of the
+ * language only in its place (the responses after a statement, `limit` where a statement starts,
+ * `of` and `per` in a bound).
+ */
+const contextualWords = ["block", "warn", "ask", "limit", "of", "per"];
 /** The scope of a rule's scope words (`after`, `before`, `between`: names everywhere else). */
 const scopeWordScope = "keyword.control.scope.vigil";
 
@@ -141,17 +151,51 @@ function scopesOver(tokens: readonly GrammarToken[], start: number, end: number)
   return tokens.filter((token) => token.end > start && token.start < end && token.end > token.start).map((token) => [...token.scopes]);
 }
 
-/** The terminals of the syntactic part of grammar/vigil.ebnf and its list of reserved words. */
+const ebnf = readFileSync(join(root, "grammar", "vigil.ebnf"), "utf8");
+
+/** A production of the EBNF's lexical part, up to the blank line that ends it. */
+function lexicalProduction(name: string): string {
+  const start = ebnf.indexOf(`\n${name} `);
+  if (start < 0) throw new Error(`grammar/vigil.ebnf has no production ${name}`);
+  const end = ebnf.indexOf("\n\n", start + 1);
+  return ebnf.slice(start, end < 0 ? undefined : end);
+}
+
+/** The terminals of the syntactic part of grammar/vigil.ebnf and its list of reserved words (the Identifier production). */
 function ebnfTerminals(): string[] {
-  const ebnf = readFileSync(join(root, "grammar", "vigil.ebnf"), "utf8");
   const syntax = ebnf.slice(ebnf.indexOf("(* ---- Syntax"), ebnf.indexOf("(* ---- Lexical structure"));
-  const identifier = ebnf.slice(ebnf.indexOf("Identifier   ::="), ebnf.indexOf("(* Any identifier-shaped name"));
+  const identifier = lexicalProduction("Identifier");
   const withoutComments = (text: string) => text.replace(/\(\*[\s\S]*?\*\)/g, " ");
   const terminals = new Set<string>();
   for (const part of [withoutComments(syntax), withoutComments(identifier)]) {
     for (const match of part.matchAll(/'([^']+)'/g)) terminals.add(match[1]!);
   }
   return [...terminals];
+}
+
+/**
+ * The units of the Duration production (`5m`): a duration is a lexical production, read by the lexer
+ * as one NumberLiteral of that shape, so its units are not tokens of their own.
+ */
+function durationUnits(): string[] {
+  return [...lexicalProduction("Duration").matchAll(/'([^']+)'/g)].map((match) => match[1]!);
+}
+
+/** The values and windows of every bound of a file (`bresp[5m]`, `limit[3 per 1d]`, `once[1h]`). */
+function boundLiterals(file: SourceFile): { text: string; duration?: number }[] {
+  const literals: { text: string; duration?: number }[] = [];
+  const add = (bound: Bound | undefined) => {
+    if (bound !== undefined) literals.push(bound.value, ...(bound.per !== undefined ? [bound.per] : []));
+  };
+  for (const policy of file.policies) {
+    for (const item of policy.items) {
+      if (item.kind === "RuleDecl") add(item.statement.bound);
+      walkExpressions(declarationExpressions(item), (expr) => {
+        if (expr.kind === "Once" || expr.kind === "Eventually") add(expr.window);
+      });
+    }
+  }
+  return literals;
 }
 
 /** Every spelling the lexer accepts for a keyword token (`always|□` gives both). */
@@ -162,11 +206,27 @@ function keywordSpellings(): string[] {
     .map((source) => source.replace(/\\(.)/g, "$1"));
 }
 
-/** The spans of the response words and of the scopes' words, and of each declaration's name with the scope it should get, from the parser. */
-function namesFromTree(file: SourceFile): { responses: Set<number>; scopeWords: Set<number>; declarations: Map<number, string> } {
+/**
+ * The spans of the response words, of the scopes' words, of each `limit` form and each bound's `of`
+ * and `per`, and of each declaration's name with the scope it should get, from the parser. (The tree
+ * keeps a bound's key path and window; its `of` and `per` are the lexer's tokens right before them.)
+ */
+function namesFromTree(
+  file: SourceFile,
+  tokens: readonly IToken[] = [],
+): { responses: Set<number>; scopeWords: Set<number>; limits: Set<number>; boundWords: Set<number>; declarations: Map<number, string> } {
   const responses = new Set<number>();
   const scopeWords = new Set<number>();
+  const limits = new Set<number>();
+  const boundWords = new Set<number>();
   const declarations = new Map<number, string>();
+  const tokenBefore = (offset: number) => tokens[tokens.findIndex((token) => token.startOffset === offset) - 1]?.startOffset;
+  const addBound = (bound: Bound | undefined) => {
+    for (const part of [bound?.of, bound?.per]) {
+      const word = part !== undefined ? tokenBefore(part.span.start) : undefined;
+      if (word !== undefined) boundWords.add(word);
+    }
+  };
   for (const policy of file.policies) {
     declarations.set(policy.name.span.start, "entity.name.namespace.policy.vigil");
     for (const item of policy.items) {
@@ -175,10 +235,15 @@ function namesFromTree(file: SourceFile): { responses: Set<number>; scopeWords: 
         declarations.set(item.name.span.start, "entity.name.function.rule.vigil");
         if (item.response !== undefined) responses.add(item.response.span.start);
         if (item.statement.scope !== undefined) scopeWords.add(item.statement.scope.wordSpan.start);
+        if (item.statement.form === "limit") limits.add(item.statement.formSpan.start);
+        addBound(item.statement.bound);
       }
+      walkExpressions(declarationExpressions(item), (expr) => {
+        if (expr.kind === "Once" || expr.kind === "Eventually") addBound(expr.window);
+      });
     }
   }
-  return { responses, scopeWords, declarations };
+  return { responses, scopeWords, limits, boundWords, declarations };
 }
 
 /**
@@ -187,8 +252,8 @@ function namesFromTree(file: SourceFile): { responses: Set<number>; scopeWords: 
  */
 function disagreements(text: string): string[] {
   const parsed = parse(text);
-  const { responses, scopeWords, declarations } = namesFromTree(parsed.file);
   const lexed = tokenize(text);
+  const { responses, scopeWords, limits, boundWords, declarations } = namesFromTree(parsed.file, lexed.tokens);
   const grammarTokens = highlight(text);
   const problems: string[] = [];
   const lexerTokens: IToken[] = [...lexed.tokens, ...(lexed.groups["comments"] ?? [])];
@@ -208,7 +273,17 @@ function disagreements(text: string): string[] {
     }
     const typeName = token.tokenType.name;
     if (typeName === "Identifier") {
-      const expected = responses.has(start) ? responseScope : scopeWords.has(start) ? scopeWordScope : operatorWords.has(start) ? operatorWordScope : declarations.get(start);
+      const expected = responses.has(start)
+        ? responseScope
+        : scopeWords.has(start)
+          ? scopeWordScope
+          : limits.has(start)
+            ? limitScope
+            : boundWords.has(start)
+              ? boundWordScope
+              : operatorWords.has(start)
+                ? operatorWordScope
+                : declarations.get(start);
       if (expected !== undefined) {
         if (!scopes.every((list) => list.some((scope) => scope.startsWith(expected)))) problems.push(`${where}: expected ${expected}, got ${JSON.stringify(scopes)}`);
       } else if (scopes.some((list) => list.some((scope) => keywordLike.test(scope)))) {
@@ -245,15 +320,24 @@ describe("the TextMate grammar against the language", () => {
     const images = new Set(tokenize(fixture).tokens.map((token) => token.image));
     const missing = [...new Set([...terminals, ...keywordSpellings()])].filter((terminal) => !images.has(terminal));
     expect(missing).toEqual([]);
+    // Each unit of a Duration, in a duration the parser reads (a bound's value or window).
+    const units = durationUnits();
+    expect(units).toEqual(["ms", "s", "m", "h", "d"]);
+    const durations = boundLiterals(parse(fixture).file).flatMap((literal) => (literal.duration !== undefined ? [literal.text] : []));
+    expect(units.filter((unit) => !durations.some((text) => new RegExp(`^[0-9]+${unit}$`).test(text)))).toEqual([]);
   });
 
-  it("lexes each EBNF terminal as one token of the lexer (or a name, for the responses)", () => {
+  it("lexes each EBNF terminal as one token of the lexer (or a name, for the contextual words), and a Duration as one number", () => {
     const problems: string[] = [];
     for (const terminal of ebnfTerminals()) {
       const lexed = tokenize(terminal);
       if (lexed.errors.length > 0 || lexed.tokens.length !== 1) problems.push(`${terminal}: ${lexed.tokens.length} tokens`);
       const type = lexed.tokens[0]?.tokenType.name;
-      if (["block", "warn", "ask"].includes(terminal) ? type !== "Identifier" : type === "Identifier") problems.push(`${terminal}: lexed as ${type}`);
+      if (contextualWords.includes(terminal) ? type !== "Identifier" : type === "Identifier") problems.push(`${terminal}: lexed as ${type}`);
+    }
+    for (const duration of durationUnits().flatMap((unit) => [`5${unit}`, `500${unit}`])) {
+      const lexed = tokenize(duration);
+      if (lexed.errors.length > 0 || lexed.tokens.length !== 1 || lexed.tokens[0]!.tokenType.name !== "NumberLiteral") problems.push(`${duration}: not one NumberLiteral`);
     }
     expect(problems).toEqual([]);
   });
@@ -319,6 +403,36 @@ describe("the TextMate grammar against the language", () => {
     // The next line starts outside any string.
     const next = grammar.tokenizeLine("rule", grammar.tokenizeLine(text, textmate.INITIAL).ruleStack).tokens;
     expect(next[0]?.scopes).toContain("storage.type.declaration.vigil");
+  });
+
+  it("highlights `limit`, `of` and `per` only where the parser reads them", () => {
+    // The words of the parser's statements and bounds must be keywords and every other `limit`,
+    // `of` or `per` a name (checked by `disagreements`, from the tree).
+    const texts = [
+      "policy p {\n  rule r: limit[3](x)\n}",
+      "policy p {\n  rule r: limit [3 per 1m] (x)\n}",
+      "policy p {\n  rule r: limit[500 of amount per 1d](x) warn\n}",
+      "policy p {\n  rule r: limit[500 of output.items.0.price](action in {limit})\n}",
+      'policy p {\n  rule r: limit[2 of "per" per 2h](of and per in {1} and limit ~ "x")\n}',
+      "policy p {\n  rule r: limit[3 of per per 500ms](limit)\n}",
+      "policy p {\n  pattern limit = of in {1}\n  rule limit: abs(limit) after limit\n}",
+      "policy p {\n  rule r: bresp[5m](x, y) before limit\n}",
+      "policy p {\n  rule r: always not (x and once[1h] per) and eventually[30s] of\n}",
+      "policy p {\n  rule r: resp(limit, per)\n}",
+    ];
+    for (const text of texts) {
+      expect(parse(text).diagnostics.filter((d) => d.severity === "error").map((d) => d.message)).toEqual([]);
+      expect({ text, problems: disagreements(text) }).toEqual({ text, problems: [] });
+    }
+  });
+
+  it("marks a duration's unit, and a duration where no bound reads one as a malformed number", () => {
+    const text = "rule r: bresp[500ms](a, b) and once[1h] c and limit[3 per 1d] and x in {5m}";
+    const tokens = grammar.tokenizeLine(text, textmate.INITIAL).tokens;
+    const scoped = (scope: string) => tokens.filter((token) => token.scopes.includes(scope)).map((token) => text.slice(token.startIndex, token.endIndex));
+    expect(scoped("keyword.other.unit.vigil")).toEqual(["ms", "h", "d"]);
+    expect(scoped("constant.numeric.vigil")).toEqual(["500", "ms", "1", "h", "3", "1", "d"]);
+    expect(scoped("invalid.illegal.number.vigil")).toEqual(["5m"]);
   });
 
   it("marks the numbers the lexer reports as malformed", () => {

@@ -148,6 +148,8 @@ export const keywordDescriptions: Readonly<Record<string, string>> = {
   true: "the JSON value `true`.",
   false: "the JSON value `false`.",
   null: "the JSON value `null`.",
+  of: "`limit[X of KEY per D](ψ)`: a limit on a sum instead of a count: the numbers at KEY of the events matching ψ add up to at most X (each element of a list counts; an event whose amount is missing, not a number, or negative is a witness itself). `of` is not reserved: it is a word only in a limit's brackets.",
+  per: "`limit[N per D](ψ)`: at most N events matching ψ in any window of length D, a duration (`500ms`, `30s`, `5m`, `2h`, `1d`). `per` is not reserved: it is a word only in a limit's brackets.",
 };
 
 /** What a rule's response does with a violation (docs/language.md, Responses). */

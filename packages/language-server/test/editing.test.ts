@@ -155,6 +155,7 @@ describe("completion", () => {
       "rslv(ψ trigger, ψ' resolution)",
       "until(ψ trigger, ψ' resolution, ψb bad)",
       "always Θ",
+      "limit[N per D](ψ counted)",
     ]);
     const prec = list.items[1];
     expect(prec).toMatchObject({ insertTextFormat: 2, textEdit: { newText: "prec(${1:ψ}, ${2:ψ'})" }, filterText: "prec" });

@@ -63,8 +63,9 @@ describe("the examples workspace", () => {
         arguments: [{ uri: uriOf(first.trace), line: (await lineOfEvent(first.trace, witness)) - 1 }],
       });
     }
-    // Every rule of the example is broken by one of its traces.
-    expect(lenses.every((lens: any) => lens.command.command === "vigil.openWitness")).toBe(true);
+    // Every rule of the example but the one scoped to the docx skill (which its traces never load) is
+    // broken by one of its traces, so both kinds of lens are seen.
+    expect(lenses.filter((lens: any) => lens.command.command !== "vigil.openWitness").map((lens: any) => lens.command.title)).toEqual([`holds on ${traces.length} traces`]);
   });
 
   it("says the policy cannot be judged while it has errors, and judges it again once it is fixed", async () => {

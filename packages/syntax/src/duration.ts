@@ -8,7 +8,7 @@ const units: { readonly [unit: string]: number } = { ms: 1, s: 1_000, m: 60_000,
 /** The units from the largest, as `formatDuration` prefers them. */
 const unitsDescending = ["d", "h", "m", "s", "ms"] as const;
 
-/** The largest duration accepted: about 285,000 years, so every sum of two stays an exact integer. */
+/** The largest duration accepted: about 142,700 years, so every sum of two stays an exact integer. */
 export const maximumDuration = 2 ** 52;
 
 const durationText = /^([0-9]+)(ms|s|m|h|d)$/;

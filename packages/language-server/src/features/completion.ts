@@ -1,7 +1,8 @@
 import { nameText } from "@vigil/syntax";
-import { keyPathId, keyPathNames, valueKey, type JsonValue, type PathSegment, type Signature } from "@vigil/trace";
+import { keyPathId, keyPathNames, valueKey, type JsonValue, type KeyInfo, type PathSegment, type Signature } from "@vigil/trace";
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Range } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
+import { durationInWords, suggestedDurations } from "../durations.js";
 import { formDescriptions, forms, keywordDescriptions, responseDescriptions, scopeDescriptions, scopeKinds } from "../forms.js";
 import type { TextPositions } from "../positions.js";
 import { isComment, isKeywordToken, isPunctuation, lastTokenBefore, type Token } from "../tokens.js";
@@ -48,6 +49,12 @@ type Context =
   | { readonly kind: "status" }
   | { readonly kind: "variable" }
   | { readonly kind: "wildcard"; readonly key?: readonly PathSegment[] }
+  /**
+   * In the brackets of `bresp[…]`, `limit[…]`, `once[…]` or `eventually[…]`: at the value (a count
+   * or a duration), after a limit's value (`of`, `per`), at the key of `of`, after it (`per`), or at
+   * the window after `per` (a duration).
+   */
+  | { readonly kind: "bound"; readonly owner: "bresp" | "limit" | "once" | "eventually"; readonly place: "value" | "after-value" | "key" | "after-key" | "window" }
   | { readonly kind: "none" };
 
 export function completions(input: CompletionInput): CompletionList {
@@ -131,7 +138,7 @@ function contextAt(all: readonly Token[], lastIndex: number): Context {
   if (declaration < policyBlock.index) return { kind: "declaration" };
   const top = stack[stack.length - 1]!;
   if (top.kind === "set") return setContext(tokens, top.index, tokens.length);
-  if (top.kind === "bracket") return { kind: "none" };
+  if (top.kind === "bracket") return boundContext(tokens, top.index);
   const nested = top.kind === "paren";
 
   // Inside a pattern or a rule: `pattern NAME = ψ`, `rule NAME: FORM(…)` or `rule NAME: always Θ`.
@@ -177,6 +184,29 @@ function scopeContext(tokens: readonly Token[], word: number, nested: boolean): 
   return { ...context, scope: next !== undefined ? { next } : {} };
 }
 
+/**
+ * In a bound's brackets, read as the parser's `bound` reads them: `[` VALUE (`of` KEY)? (`per`
+ * DURATION)? `]`. `of` and `per` are keywords in their places (see `scanTokens`), and only a limit
+ * takes them.
+ */
+function boundContext(tokens: readonly Token[], open: number): Context {
+  const ownerToken = tokens[open - 1];
+  const owner = ownerToken?.kind === "keyword" ? ownerToken.keyword : undefined;
+  if (owner !== "bresp" && owner !== "limit" && owner !== "once" && owner !== "eventually") return { kind: "none" };
+  const inside = tokens.slice(open + 1);
+  const last = inside[inside.length - 1];
+  if (last === undefined) return { kind: "bound", owner, place: "value" };
+  if (isKeywordToken(last, "per")) return { kind: "bound", owner, place: "window" };
+  if (isKeywordToken(last, "of")) return { kind: "bound", owner, place: "key" };
+  if (isPunctuation(last, ".")) {
+    const prefix = keyPathBefore(tokens, tokens.length - 1);
+    return prefix !== undefined ? { kind: "nested-key", prefix } : { kind: "none" };
+  }
+  if (owner !== "limit" || inside.some((token) => isKeywordToken(token, "per"))) return { kind: "none" };
+  if (inside.length === 1) return { kind: "bound", owner, place: "after-value" };
+  return inside.some((token) => isKeywordToken(token, "of")) ? { kind: "bound", owner, place: "after-key" } : { kind: "none" };
+}
+
 function setContext(tokens: readonly Token[], open: number, end: number): Context {
   const present = new Set<string>();
   for (let index = open + 1; index < end; index++) {
@@ -219,6 +249,9 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
       case ")":
       case "}":
         return { kind: "after-operand", temporal, ends };
+      case "]":
+        // `once[1h] ` and `eventually[30s] `: an operand comes next.
+        return closesTemporalWindow(tokens, tokens.length - 1) ? { kind: "operand", temporal } : { kind: "none" };
       default:
         return { kind: "none" };
     }
@@ -247,8 +280,8 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
     // A name right after an operand start may be a key (or a pattern name); a string after `~` ends an atom.
     const key = keyPathBefore(tokens, tokens.length);
     if (key !== undefined) {
-      const beforeKey = tokens[tokens.length - (2 * key.length - 1) - 1];
-      if (beforeKey === undefined || isOperandStart(beforeKey)) return { kind: "after-operand", key, temporal, ends };
+      const beforeKey = tokens.length - (2 * key.length - 1) - 1;
+      if (beforeKey < 0 || isOperandStart(tokens[beforeKey]!) || closesTemporalWindow(tokens, beforeKey)) return { kind: "after-operand", key, temporal, ends };
     }
     return { kind: "after-operand", temporal, ends };
   }
@@ -260,6 +293,14 @@ function isOperandStart(token: Token): boolean {
   if (token.scopeWord === true) return true;
   if (token.kind === "punctuation") return token.text === "(" || token.text === "," || token.text === "=";
   return token.kind === "keyword" && ["and", "or", "not", "implies", "once", "eventually", "always"].includes(token.keyword ?? "");
+}
+
+/** Whether the token at `index` is the `]` of `once[…]` or `eventually[…]` (an operand follows it). */
+function closesTemporalWindow(tokens: readonly Token[], index: number): boolean {
+  if (!isPunctuation(tokens[index], "]")) return false;
+  let open = index - 1;
+  while (open >= 0 && !isPunctuation(tokens[open], "[")) open--;
+  return isKeywordToken(tokens[open - 1], "once") || isKeywordToken(tokens[open - 1], "eventually");
 }
 
 /**
@@ -421,6 +462,9 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
         }
       }
       break;
+    case "bound":
+      boundItems(items, options, signature, context);
+      break;
     case "status":
       items.plain("ok", "the call succeeded", CompletionItemKind.EnumMember);
       items.plain("error", "the call failed", CompletionItemKind.EnumMember);
@@ -447,6 +491,44 @@ function scopeItems(items: ItemList): void {
   for (const kind of scopeKinds) {
     const description = scopeDescriptions[kind];
     items.snippet(kind === "afterUntil" ? "after" : kind, description.snippet, description.summary, CompletionItemKind.Keyword, description.label);
+  }
+}
+
+/**
+ * In a bound's brackets: durations where one is read (the window of `bresp`, `once`, `eventually`,
+ * and after `per`), a limit's `per` and `of` after its maximum, and after `of` the samples' keys,
+ * those that hold numbers first.
+ */
+function boundItems(items: ItemList, options: ItemOptions, signature: Signature | undefined, context: Extract<Context, { kind: "bound" }>): void {
+  const perSnippet = () => items.snippet("per", "per ${1:1m}", "at most N in any window of length D (a duration)", CompletionItemKind.Keyword, "per D");
+  switch (context.place) {
+    case "value":
+      if (context.owner === "limit") break;
+      for (const duration of suggestedDurations) {
+        const within = context.owner === "bresp" ? "a window of time (a number counts events)" : context.owner === "once" ? "at most this long before" : "at most this long after";
+        items.value(duration, "duration", `${durationInWords(duration)!}: ${within}`, CompletionItemKind.Constant);
+      }
+      break;
+    case "window":
+      for (const duration of suggestedDurations) items.value(duration, "duration", `${durationInWords(duration)!}: the window of the limit`, CompletionItemKind.Constant);
+      break;
+    case "after-value":
+      perSnippet();
+      items.plain("of", "limits the sum of the numbers at KEY instead of a count", CompletionItemKind.Keyword);
+      break;
+    case "after-key":
+      perSnippet();
+      break;
+    case "key":
+      if (signature !== undefined) {
+        const numeric = (info: KeyInfo) => [...info.values.values()].some((value) => typeof value === "number");
+        const keys = [...signature.keys.values()].sort((a, b) => Number(numeric(b)) - Number(numeric(a)));
+        for (const info of keys) {
+          const events = eventsDetail(keyEvents(options.samples, info.segments));
+          items.value(info.segments.map(nameText).join("."), numeric(info) ? "argument with numbers" : "argument", events, CompletionItemKind.Property);
+        }
+      }
+      break;
   }
 }
 

@@ -1,11 +1,12 @@
 import { basename } from "node:path";
 import { termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
-import { declarationExpressions, keyPathText, nameText, printExpr, walkExpressions, type Expr, type Item, type PolicyDecl, type RuleDecl, type Scope, type ScopeKind } from "@vigil/syntax";
+import { declarationExpressions, keyPathSegments, keyPathText, nameText, printExpr, walkExpressions, type Bound, type Expr, type Item, type KeyPath, type PolicyDecl, type RuleDecl, type Scope, type ScopeKind } from "@vigil/syntax";
 import { keyPathId, keyPathNames, valueKey, type JsonValue, type PathSegment } from "@vigil/trace";
 import type { Hover } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
 import { formDescriptions, keywordDescriptions, responseDescriptions, scopeDescriptions } from "../forms.js";
-import { lastTokenBefore } from "../tokens.js";
+import { durationInWords } from "../durations.js";
+import { isComment, isKeywordToken, isPunctuation, lastTokenBefore, type Token } from "../tokens.js";
 import type { SampleSet } from "../workspace/samples.js";
 
 /**
@@ -16,7 +17,7 @@ import type { SampleSet } from "../workspace/samples.js";
  */
 export function hover(analysis: Analysis, offset: number, options: { readonly markdown: boolean }): Hover | null {
   const term = termAt(analysis.compiled, offset);
-  const found = term !== undefined ? describeTerm(analysis, term) : describeKeyword(analysis, offset);
+  const found = term !== undefined ? describeTerm(analysis, term) : (describeBoundKey(analysis, offset) ?? describeKeyword(analysis, offset));
   if (found === undefined) return null;
   return {
     contents: { kind: options.markdown ? "markdown" : "plaintext", value: found.text },
@@ -79,9 +80,35 @@ function describeRule(rule: RuleDecl, policy: PolicyDecl | undefined): string {
     rule.doc?.text,
     `\`${form.form}\` holds when ${form.holdsWhen}.`,
     `Figure 5 (${form.figureName}): R_φ(e) = ${form.requirement} — ${form.reading}.`,
+    describeRuleBound(rule),
     rule.statement.scope !== undefined ? describeScope(rule.statement.scope) : undefined,
     responseLine,
   ]);
+}
+
+/**
+ * The bound of `limit[…]` or `bresp[…]`, as written and in words with its numbers (`**bound**
+ * \`[3 per 1d]\`: at most 3 events match ψ in any window of one day (86,400,000 ms).`). The
+ * checker says what is wrong with one that is not well-formed; this line only reads what is there.
+ */
+function describeRuleBound(rule: RuleDecl): string | undefined {
+  const { form, bound } = rule.statement;
+  if (bound === undefined || (form !== "limit" && form !== "bresp")) return undefined;
+  const written = `**bound** \`${boundText(bound)}\``;
+  const window = bound.per !== undefined ? durationInWords(bound.per.text) : undefined;
+  if (form === "limit") {
+    if (bound.value.value === undefined) return written;
+    const what = bound.of !== undefined ? `the numbers at \`${keyPathText(bound.of)}\` of the events matching ψ add up to at most ${bound.value.text}` : `at most ${bound.value.text} ${bound.value.value === 1 ? "event matches" : "events match"} ψ`;
+    const where = bound.per === undefined ? " in the whole run" : window !== undefined ? ` in any window of ${window}` : "";
+    return `${written}: ${what}${where}.`;
+  }
+  const within = durationInWords(bound.value.text);
+  if (within !== undefined) return `${written}: each ψ-event is answered by a ψ′-event at most ${within} after it (at the same instant counts).`;
+  return bound.value.value !== undefined ? `${written}: each ψ-event is answered by a ψ′-event among the next ${bound.value.text} ${bound.value.value === 1 ? "event" : "events"}.` : written;
+}
+
+function boundText(bound: Bound): string {
+  return `[${bound.value.text}${bound.of !== undefined ? ` of ${keyPathText(bound.of)}` : ""}${bound.per !== undefined ? ` per ${bound.per.text}` : ""}]`;
 }
 
 /** A rule's scope: as written, and where the rule is judged, said with its patterns. */
@@ -160,7 +187,13 @@ function describeKeyword(analysis: Analysis, offset: number): Described | undefi
   }
   if (token.kind === "keyword" && token.keyword !== undefined) {
     const form = formDescriptions[token.keyword as keyof typeof formDescriptions];
-    const text = form !== undefined ? `**${form.form}**: holds when ${form.holdsWhen}.\n\nFigure 5 (${form.figureName}): R_φ(e) = ${form.requirement}` : keywordDescriptions[token.keyword];
+    // `limit` is a contextual word (a form only at the start of a statement), as `of` and `per` are in its brackets.
+    const contextual = form?.form === "limit" ? "\n\n`limit` is not reserved: it is a form only at the start of a statement, before `[`." : "";
+    const text = form !== undefined ? `**${form.form}**: holds when ${form.holdsWhen}.\n\nFigure 5 (${form.figureName}): R_φ(e) = ${form.requirement}${contextual}` : keywordDescriptions[token.keyword];
+    return text === undefined ? undefined : { text, start: token.start, end: token.end };
+  }
+  if (token.kind === "number") {
+    const text = describeDuration(tokens, index);
     return text === undefined ? undefined : { text, start: token.start, end: token.end };
   }
   const item = analysis.itemAt(offset);
@@ -169,6 +202,48 @@ function describeKeyword(analysis: Analysis, offset: number): Described | undefi
     return { text: `**${response}**: a violation ${responseDescriptions[response]}.`, start: item.response.span.start, end: item.response.span.end };
   }
   return undefined;
+}
+
+/**
+ * A duration where one is read (right after `[` or `per`): its meaning in words, and what it bounds
+ * there. Elsewhere a duration's shape is a malformed number (V0005), and has no hover.
+ */
+function describeDuration(tokens: readonly Token[], index: number): string | undefined {
+  const token = tokens[index]!;
+  const words = durationInWords(token.text);
+  if (words === undefined) return undefined;
+  const previous = previousCode(tokens, index);
+  let role: string | undefined;
+  if (isKeywordToken(previous.token, "per")) role = "The window of the limit: an event is a witness when, with the events matching ψ less than this long before it, it makes more than the maximum.";
+  else if (isPunctuation(previous.token, "[")) {
+    const owner = previousCode(tokens, previous.index).token;
+    if (isKeywordToken(owner, "bresp")) role = "A window of time: each ψ-event is answered by a ψ′-event at most this long after it (at the same instant counts).";
+    else if (isKeywordToken(owner, "once")) role = "`once[…] Θ`: Θ held at an earlier event at most this long before.";
+    else if (isKeywordToken(owner, "eventually")) role = "`eventually[…] Θ`: Θ holds at a later event at most this long after.";
+    else role = "";
+  } else return undefined;
+  return `**${token.text}**: ${words}${role.length > 0 ? `\n\n${role}` : ""}`;
+}
+
+/** The code token before `index` (comments skipped) and its index; `token` undefined at the start. */
+function previousCode(tokens: readonly Token[], index: number): { token: Token | undefined; index: number } {
+  let at = index - 1;
+  while (at >= 0 && isComment(tokens[at]!)) at--;
+  return { token: tokens[at], index: at };
+}
+
+/** The key a limit sums (`of amount`): what the samples say of it, as for any key. */
+function describeBoundKey(analysis: Analysis, offset: number): Described | undefined {
+  const item = analysis.itemAt(offset);
+  if (item === undefined) return undefined;
+  const keys: KeyPath[] = [];
+  if (item.kind === "RuleDecl" && item.statement.bound?.of !== undefined) keys.push(item.statement.bound.of);
+  walkExpressions(declarationExpressions(item), (expr) => {
+    if ((expr.kind === "Once" || expr.kind === "Eventually") && expr.window?.of !== undefined) keys.push(expr.window.of);
+  });
+  const key = keys.find((path) => path.span.start <= offset && offset <= path.span.end);
+  if (key === undefined || key.output !== undefined) return undefined;
+  return { text: describeKey(analysis.context.samples, keyPathSegments(key)), start: key.span.start, end: key.span.end };
 }
 
 /** The kind of the scope a scope word belongs to: from the tree, or from the word while the scope is unfinished. */

@@ -1,5 +1,5 @@
 import { SemanticTokensBuilder, type SemanticTokens, type SemanticTokensLegend } from "vscode-languageserver";
-import { declarationExpressions, walkExpressions } from "@vigil/syntax";
+import { declarationExpressions, walkExpressions, type Bound } from "@vigil/syntax";
 import type { Analysis } from "../analysis.js";
 
 /**
@@ -79,9 +79,18 @@ function classifyNames(analysis: Analysis): Map<number, Classification> {
     for (const item of policy.items) {
       if (item.name.recovered !== true) names.set(item.name.span.start, declared(item.kind === "PatternDecl" ? "type" : "function"));
       if (item.kind === "RuleDecl" && item.response !== undefined) names.set(item.response.span.start, { type: "keyword" });
+      // The key a limit sums (`limit[500 of amount per 1d]`); `limit`, `of` and `per` are keywords by their tokens.
+      const boundKey = (bound: Bound | undefined): void => {
+        for (const segment of bound?.of?.segments ?? []) if (!("index" in segment)) names.set(segment.span.start, { type: "property" });
+      };
+      if (item.kind === "RuleDecl") boundKey(item.statement.bound);
       const variables = new Set<string>();
       walkExpressions(declarationExpressions(item), (expr) => {
         switch (expr.kind) {
+          case "Once":
+          case "Eventually":
+            boundKey(expr.window);
+            break;
           case "PatternRef":
             if (expr.name.recovered !== true) names.set(expr.name.span.start, { type: "type" });
             break;

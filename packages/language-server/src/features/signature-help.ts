@@ -32,7 +32,8 @@ export function signatureHelp(tokens: readonly Token[], offset: number): Signatu
 /**
  * The form whose argument list holds the offset, and which argument the offset is in: walk back over
  * the tokens, skipping balanced brackets, to an unclosed `(` written right after a form keyword
- * (or after `bresp[N]`). A declaration keyword ends the search.
+ * (or after its bound: `bresp[5m]`, `limit[3 per 1m]`; `limit` is a keyword there, see `scanTokens`).
+ * A declaration keyword ends the search.
  */
 export function enclosingFormCall(tokens: readonly Token[], offset: number): { form: Exclude<Form, "always">; argument: number; open: number } | undefined {
   let index = lastTokenBefore(tokens, offset);
@@ -80,7 +81,7 @@ function formBefore(tokens: readonly Token[], open: number): Exclude<Form, "alwa
   while (index >= 0 && isComment(tokens[index]!)) index--;
   let token = tokens[index];
   if (isPunctuation(token, "]")) {
-    // `bresp[N](`: step back over the bound.
+    // `bresp[N](`, `limit[N per D](`: step back over the bound.
     while (index >= 0 && !isPunctuation(tokens[index], "[")) index--;
     token = tokens[index - 1];
   }
