@@ -1,4 +1,4 @@
-import type { CheckedStatement } from "@vigil/checker";
+import { needsTime, type CheckedStatement } from "@vigil/checker";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type MachineState, type StatementMachine } from "./machines.js";
@@ -156,6 +156,8 @@ export class Monitor {
 
   private readonly decisionBudgetMs: number;
   private readonly now: () => number;
+  /** Whether a statement measures time: only then is the clock read for an event without a time. */
+  private readonly clocked: boolean;
   /** The time of the latest event read: times never go back (a clock stepping back is not the agent's doing). */
   private time = -Infinity;
   private readonly openObligationLimit: number;
@@ -166,6 +168,7 @@ export class Monitor {
     this.decisionBudgetMs = options.decisionBudgetMs ?? 100;
     this.openObligationLimit = options.openObligations ?? 10_000_000;
     this.now = options.now ?? Date.now;
+    this.clocked = statements.some(needsTime);
     this.statements = statements.map((statement) => ({
       statement,
       id: `${statement.policy}.${statement.name}:${statement.form}`,
@@ -248,7 +251,8 @@ export class Monitor {
    * time earlier than that is read as that time, so windows never run backwards).
    */
   private timeOf(given: number | undefined): number {
-    const time = Math.max(given ?? this.now(), this.time);
+    // No rule measures time: an event without one keeps the latest time (the clock is not read).
+    const time = Math.max(given ?? (this.clocked ? this.now() : this.time), this.time);
     return Number.isFinite(time) ? time : 0;
   }
 
