@@ -3,6 +3,7 @@ import { registerCheck } from "./commands/check.js";
 import { createContext, type RegisterCommand } from "./commands/context.js";
 import { registerAudit, registerHook, registerMcpGateway, registerReplay, registerServe } from "./commands/enforcement.js";
 import { registerExplain } from "./commands/explain.js";
+import { registerExport } from "./commands/export.js";
 import { registerFmt } from "./commands/fmt.js";
 import { registerLower } from "./commands/lower.js";
 import { EXIT_INPUT_ERROR, EXIT_SAFE, InputError, isStackOverflow } from "./commands/shared.js";
@@ -40,6 +41,7 @@ const commands: readonly RegisterCommand[] = [
   registerLower,
   registerFmt,
   registerSignature,
+  registerExport,
   registerHook,
   registerAudit,
   registerReplay,

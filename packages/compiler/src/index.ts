@@ -12,8 +12,8 @@ export { resolveFile } from "@vigil/checker";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
 export { check, reportOf, reportToJson } from "./check.js";
 export { createMonitor } from "./monitor.js";
-export type { JudgeRunOptions, RunJudgement, RunSignature, RunSource } from "./judge-run.js";
-export { judgeRun, readEventsAt, readRunSignature } from "./judge-run.js";
+export type { JudgeRunOptions, RunEventsRead, RunJudgement, RunSignature, RunSource } from "./judge-run.js";
+export { judgeRun, readEventsAt, readRunEvents, readRunSignature } from "./judge-run.js";
 export type {
   CallResult,
   Decision,
@@ -57,3 +57,5 @@ export type { DecisionEngine, EngineOptions, EngineRun, EngineRunOptions, Monito
 export { createEngine, engineNames, startMonitorRun } from "./engines.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";
 export { parseTestFile } from "@vigil/syntax";
+export type { EventRow } from "./events-table.js";
+export { eventColumns, eventRow, runName } from "./events-table.js";

@@ -294,34 +294,53 @@ export interface RunSignature {
  */
 export async function readRunSignature(source: RunSource, options: Pick<JudgeRunOptions, "traceFormat" | "ground" | "messages"> = {}): Promise<RunSignature> {
   const builder = new SignatureBuilder();
+  const read = await readRunEvents(source, options, (events) => {
+    for (const event of events) builder.add(event);
+  });
+  return { signature: builder.signature(), ...read };
+}
+
+/** How `readRunEvents` read a run (or a file of runs): its counts and diagnostics. */
+export type RunEventsRead = Omit<RunSignature, "signature">;
+
+/**
+ * The events of a run, read as `judgeRun` reads them (a file piece by piece, shell calls grounded
+ * once, messages with `messages`), handed to `take` as they are complete: memory holds what `take`
+ * keeps, not the run. A file (or text) holding several runs gives each run's events with its name,
+ * each run read on its own; a single run's are given without one (`source.run`, when it has one).
+ */
+export async function readRunEvents(
+  source: RunSource,
+  options: Pick<JudgeRunOptions, "traceFormat" | "ground" | "messages">,
+  take: (events: readonly TraceEvent[], run: string | undefined) => void,
+): Promise<RunEventsRead> {
   let eventCount = 0;
-  const take = (events: readonly TraceEvent[]) => {
-    for (const event of events) {
-      eventCount++;
-      builder.add(event);
-    }
+  const counted = (run: string | undefined) => (events: readonly TraceEvent[]) => {
+    eventCount += events.length;
+    take(events, run);
   };
   const reading = readingOptions(source, options);
-  const failed = (problem: Diagnostic): RunSignature => ({ signature: builder.signature(), eventCount: 0, detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, traceDiagnostics: [problem] });
+  const failed = (problem: Diagnostic): RunEventsRead => ({ eventCount: 0, detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, traceDiagnostics: [problem] });
   const text = source.text === undefined ? undefined : source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
-  // A file of several runs: each run read on its own (its calls paired within it), into one signature.
+  // A file of several runs: each run read on its own (its calls paired within it).
   const runFile = source.run !== undefined ? undefined : text !== undefined ? splitRunFile(text, { format: reading.format }) : await readRunFile(source.file, { format: reading.format });
   if (runFile !== undefined && "code" in runFile) return failed(runFile);
   let read: RecordingRead;
   if (runFile !== undefined) {
-    read = readRuns(runFile.runs, reading, take);
-    return { signature: builder.signature(), eventCount, ...recordingCounts(read), detected: reading.format === "auto", runs: runFile.runs.length };
+    read = readRuns(runFile.runs, reading, (events, run) => counted(run)(events));
+    return { eventCount, ...recordingCounts(read), detected: reading.format === "auto", runs: runFile.runs.length };
   }
+  const single = counted(source.run);
   if (text !== undefined) {
     const whole = readRecording(text, reading);
-    take(whole.trace.events);
+    single(whole.trace.events);
     read = whole;
   } else {
-    const streamed = await readFileEvents(source.file, reading, take);
+    const streamed = await readFileEvents(source.file, reading, single);
     if ("code" in streamed) return failed(streamed);
     read = streamed;
   }
-  return { signature: builder.signature(), eventCount, ...recordingCounts(read) };
+  return { eventCount, ...recordingCounts(read) };
 }
 
 /** How a recording was read: its format, its counts, and the diagnostics of reading it. */
@@ -360,14 +379,14 @@ function recordingCounts(read: RecordingRead): Omit<RunSignature, "signature" | 
 }
 
 /** The runs of a file of runs, each read whole in its own format and place: their counts and diagnostics summed. */
-function readRuns(runs: readonly RecordingRun[], reading: ReadRecordingOptions, take: (events: readonly TraceEvent[]) => void): RecordingRead {
+function readRuns(runs: readonly RecordingRun[], reading: ReadRecordingOptions, take: (events: readonly TraceEvent[], run: string) => void): RecordingRead {
   let calls = 0;
   let messageEvents = 0;
   let groundedEvents = 0;
   const diagnostics: Diagnostic[] = [];
   for (const run of runs) {
     const read = readRecording(run.text, { ...reading, format: "tau-bench", origin: run.origin });
-    take(read.trace.events);
+    take(read.trace.events, run.name);
     calls += read.calls;
     messageEvents += read.messageEvents;
     groundedEvents += read.groundedEvents;

@@ -1,0 +1,118 @@
+import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import type { EventRow, TraceEvent } from "@vigil/compiler";
+import type { Command } from "commander";
+import { expandCorpus, isCorpus } from "../corpus.js";
+import type { CommandContext } from "./context.js";
+import { InputError, loadCompiler, plural, traceFormatOption, type TraceReading } from "./shared.js";
+
+/**
+ * `vigilc export TRACE… -o FILE`: the canonical events table of one run or many (files,
+ * directories, globs, files of runs), one row per event, shell calls grounded once, written as it
+ * is read. A trace with errors stops the export and no file is written: a table missing a run
+ * without saying so would mislead every query over it.
+ */
+export function registerExport(program: Command, context: CommandContext): void {
+  program
+    .command("export")
+    .description("write the canonical events table of traces (files, directories, globs, files of runs) as JSON Lines, one event per line")
+    .argument("<trace...>", "the traces: files, directories or globs of runs, or - for standard input")
+    .requiredOption("-o, --output <file>", "where to write the table: a .jsonl file, or - for standard output")
+    .addOption(traceFormatOption())
+    .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
+    .option("--no-ground", "do not ground shell calls")
+    .option("--messages", "the conversation's messages are events too: user_message and agent_message, with their text")
+    .action(async (traces: string[], options: ExportOptions) => {
+      context.exitCode = await exportTraces(context, traces, options);
+    });
+}
+
+type ExportOptions = { output: string } & TraceReading;
+
+const FLUSH_BYTES = 1 << 20;
+
+async function exportTraces(context: CommandContext, traces: readonly string[], options: ExportOptions): Promise<number> {
+  const { io, printDiagnostics, reportUnrendered } = context;
+  const output = options.output;
+  if (output !== "-" && !output.endsWith(".jsonl")) {
+    io.stderr(`error: \`${output}\` is not a file \`export\` writes: give a .jsonl file (JSON Lines, one event per line), or - for standard output\n`);
+    throw new InputError();
+  }
+  const files: string[] = [];
+  for (const trace of traces) {
+    if (trace !== "-" && (await isCorpus(trace))) {
+      const found = await expandCorpus(trace);
+      if (found.length === 0) {
+        io.stderr(`error: \`${trace}\` holds no trace file (.jsonl, .json, .ndjson)\n`);
+        throw new InputError();
+      }
+      files.push(...found);
+    } else files.push(trace);
+  }
+  const { readRunEvents, eventRow, runName } = await loadCompiler();
+  // Written to a file beside the output and moved into place at the end: an export that fails
+  // leaves no partial table where a complete one is expected.
+  const partial = output === "-" ? undefined : `${output}.partial-${process.pid}`;
+  const descriptor = partial === undefined ? undefined : openSync(partial, "w");
+  let buffered: string[] = [];
+  let bufferedBytes = 0;
+  const flush = (): void => {
+    if (buffered.length === 0) return;
+    const text = buffered.join("");
+    if (descriptor === undefined) io.stdout(text);
+    else writeSync(descriptor, text);
+    buffered = [];
+    bufferedBytes = 0;
+  };
+  let rows = 0;
+  let runs = 0;
+  try {
+    for (const file of files) {
+      const name = context.inputName(file, "trace");
+      const text = context.fromStdin(file, "trace") ? await context.readText(file, "trace") : undefined;
+      const seen = new Set<string>();
+      const read = await readRunEvents({ file: name, ...(text !== undefined ? { text } : {}) }, options, (events: readonly TraceEvent[], run: string | undefined) => {
+        const id = runName(name, run);
+        seen.add(id);
+        for (const event of events) {
+          const line = `${rowJson(eventRow(id, event, name))}\n`;
+          buffered.push(line);
+          bufferedBytes += line.length;
+          rows++;
+          if (bufferedBytes >= FLUSH_BYTES) flush();
+        }
+      });
+      context.reportReading({ file: name, ...read });
+      const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
+      printDiagnostics(errors.length > 0 ? errors : read.traceDiagnostics);
+      if (errors.length > 0) {
+        reportUnrendered();
+        io.stderr(`error: the trace \`${name}\` has ${plural(errors.length, "error")}; nothing was exported\n`);
+        throw new InputError();
+      }
+      // A run with no event still counts as a run read.
+      runs += Math.max(seen.size, read.runs ?? 1);
+    }
+    flush();
+    if (descriptor !== undefined) {
+      closeSync(descriptor);
+      renameSync(partial!, output);
+      io.stderr(`wrote ${plural(rows, "event")} of ${plural(runs, "run")} to ${output}\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (descriptor !== undefined) {
+      try {
+        closeSync(descriptor);
+      } catch {
+        // Already closed.
+      }
+      rmSync(partial!, { force: true });
+    }
+    throw error;
+  }
+}
+
+/** A row as one JSON object, its columns in the table's order. */
+function rowJson(row: EventRow): string {
+  return JSON.stringify(row);
+}
