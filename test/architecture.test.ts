@@ -16,10 +16,11 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   checker: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace"],
   engine: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace"],
   smt: ["@vigil/diagnostics", "@vigil/checker", "@vigil/engine", "@vigil/trace", "z3-solver"],
+  sql: ["@vigil/trace", "@duckdb/node-api"],
   compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt"],
   "language-server": ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "vscode-languageserver", "vscode-languageserver-textdocument", "tinyglobby"],
   runtime: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/engine", "@vigil/trace", "better-sqlite3", "@modelcontextprotocol/sdk"],
-  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/runtime", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
+  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/runtime", "@vigil/sql", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
 };
 
 function sources(directory: string): string[] {

@@ -29,3 +29,5 @@ export type { CompiledRegex, RegexProblem } from "./regex.js";
 export { compileRegex, isRegexProblem, MAX_GROUP_DEPTH, MAX_PROGRAM_SIZE, MAX_REPEAT_COUNT } from "./regex.js";
 export type { LiveCall, LiveCallEvents, LiveResult } from "./call-events.js";
 export { liveCallEvents } from "./call-events.js";
+export type { EventRow } from "./events-table.js";
+export { eventColumns, eventRow, runName } from "./events-table.js";

@@ -14,9 +14,9 @@ import { InputError, loadCompiler, plural, traceFormatOption, type TraceReading 
 export function registerExport(program: Command, context: CommandContext): void {
   program
     .command("export")
-    .description("write the canonical events table of traces (files, directories, globs, files of runs) as JSON Lines, one event per line")
+    .description("write the canonical events table of traces (files, directories, globs, files of runs): JSON Lines, one event per line, or a Parquet file")
     .argument("<trace...>", "the traces: files, directories or globs of runs, or - for standard input")
-    .requiredOption("-o, --output <file>", "where to write the table: a .jsonl file, or - for standard output")
+    .requiredOption("-o, --output <file>", "where to write the table: a .jsonl or .parquet file, or - for JSON Lines on standard output")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
@@ -33,8 +33,9 @@ const FLUSH_BYTES = 1 << 20;
 async function exportTraces(context: CommandContext, traces: readonly string[], options: ExportOptions): Promise<number> {
   const { io, printDiagnostics, reportUnrendered } = context;
   const output = options.output;
-  if (output !== "-" && !output.endsWith(".jsonl")) {
-    io.stderr(`error: \`${output}\` is not a file \`export\` writes: give a .jsonl file (JSON Lines, one event per line), or - for standard output\n`);
+  const parquet = output.endsWith(".parquet");
+  if (output !== "-" && !output.endsWith(".jsonl") && !parquet) {
+    io.stderr(`error: \`${output}\` is not a file \`export\` writes: give a .jsonl file (JSON Lines, one event per line), a .parquet file, or - for standard output\n`);
     throw new InputError();
   }
   const files: string[] = [];
@@ -52,7 +53,9 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
   // Written to a file beside the output and moved into place at the end: an export that fails
   // leaves no partial table where a complete one is expected.
   const partial = output === "-" ? undefined : `${output}.partial-${process.pid}`;
-  const descriptor = partial === undefined ? undefined : openSync(partial, "w");
+  // Parquet goes through embedded DuckDB (loaded only for it); JSON Lines are written as they come.
+  const table = parquet ? await (await import("@vigil/sql")).ParquetEventsWriter.create() : undefined;
+  const descriptor = partial === undefined || table !== undefined ? undefined : openSync(partial, "w");
   let buffered: string[] = [];
   let bufferedBytes = 0;
   const flush = (): void => {
@@ -74,6 +77,11 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
         const id = runName(name, run);
         seen.add(id);
         for (const event of events) {
+          if (table !== undefined) {
+            table.append(eventRow(id, event, name));
+            rows++;
+            continue;
+          }
           const line = `${rowJson(eventRow(id, event, name))}\n`;
           buffered.push(line);
           bufferedBytes += line.length;
@@ -93,21 +101,23 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
       runs += Math.max(seen.size, read.runs ?? 1);
     }
     flush();
-    if (descriptor !== undefined) {
-      closeSync(descriptor);
-      renameSync(partial!, output);
+    if (table !== undefined) await table.write(partial!);
+    if (descriptor !== undefined) closeSync(descriptor);
+    if (partial !== undefined) {
+      renameSync(partial, output);
       io.stderr(`wrote ${plural(rows, "event")} of ${plural(runs, "run")} to ${output}\n`);
     }
     return 0;
   } catch (error) {
+    table?.discard();
     if (descriptor !== undefined) {
       try {
         closeSync(descriptor);
       } catch {
         // Already closed.
       }
-      rmSync(partial!, { force: true });
     }
+    if (partial !== undefined) rmSync(partial, { force: true });
     throw error;
   }
 }

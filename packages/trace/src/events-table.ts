@@ -1,4 +1,5 @@
-import type { JsonValue, TraceEvent } from "@vigil/trace";
+import type { TraceEvent } from "./event.js";
+import type { JsonValue } from "./value.js";
 
 /**
  * The canonical events table: every event of every run, one row each, as `vigilc export` writes it

@@ -1,0 +1,1 @@
+export { ParquetEventsWriter, sqlString } from "./parquet.js";

@@ -1,0 +1,93 @@
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
+import { eventColumns, type EventRow } from "@vigil/trace";
+
+/**
+ * The canonical events table written as a Parquet file, through embedded DuckDB: rows are appended
+ * as they are read (the appender buffers them in DuckDB's columnar memory, not as JavaScript
+ * objects), then the table is copied to the file in one statement. The file's columns are the
+ * table's (`eventColumns`), `args` a JSON column.
+ */
+export class ParquetEventsWriter {
+  private rows = 0;
+  private closed = false;
+  private released = false;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    private readonly appender: DuckDBAppender,
+  ) {}
+
+  /** A writer with an empty table, in an in-memory database of its own. */
+  static async create(): Promise<ParquetEventsWriter> {
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    const columns = eventColumns.map((column) => `"${column.name}" ${column.type}${column.nullable ? "" : " NOT NULL"}`).join(", ");
+    await connection.run(`CREATE TABLE events (${columns})`);
+    return new ParquetEventsWriter(instance, connection, await connection.createAppender("events"));
+  }
+
+  /** Appends one row. */
+  append(row: EventRow): void {
+    const appender = this.appender;
+    appender.appendVarchar(row.run);
+    appender.appendInteger(row.seq);
+    appender.appendVarchar(row.kind);
+    appender.appendVarchar(row.action);
+    if (row.status === null) appender.appendNull();
+    else appender.appendVarchar(row.status);
+    appender.appendVarchar(JSON.stringify(row.args));
+    if (row.output === null) appender.appendNull();
+    else appender.appendVarchar(row.output);
+    if (row.time === null) appender.appendNull();
+    else appender.appendBigInt(BigInt(row.time));
+    if (row.file === null) appender.appendNull();
+    else appender.appendVarchar(row.file);
+    if (row.line === null) appender.appendNull();
+    else appender.appendInteger(row.line);
+    appender.endRow();
+    this.rows++;
+  }
+
+  /** How many rows were appended. */
+  get length(): number {
+    return this.rows;
+  }
+
+  /** Writes the table to `file` (Parquet, zstd-compressed) and releases the database. */
+  async write(file: string): Promise<void> {
+    this.appender.flushSync();
+    this.appender.closeSync();
+    this.closed = true;
+    try {
+      await this.connection.run(`COPY events TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Releases the database without writing (an export that failed). */
+  discard(): void {
+    if (!this.closed) {
+      try {
+        this.appender.closeSync();
+      } catch {
+        // Nothing to flush into: the table is thrown away.
+      }
+      this.closed = true;
+    }
+    this.release();
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+/** A string as an SQL literal: quoted, its quotes doubled. */
+export function sqlString(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
