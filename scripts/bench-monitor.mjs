@@ -110,55 +110,23 @@ console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${p
 if (parts.has("monitor")) {
   console.log("Monitor: decide() latency over a run where each allowed call is recorded (blocked calls are not)");
   console.log("rules | events decided | p50 µs | p99 µs | blocked | heap after GC");
-  const WINDOW = 1000;
-  for (const rules of ruleCounts) {
-    const monitor = createMonitor(compiled(rules));
-    const nextCall = callGenerator(rules);
-    let blocked = 0;
-    let decided = 0;
-    for (const checkpoint of checkpoints) {
-      const latencies = [];
-      while (decided < checkpoint) {
-        const call = nextCall(decided);
-        const measured = decided >= checkpoint - WINDOW;
-        const start = measured ? process.hrtime.bigint() : 0n;
-        const decision = monitor.decide(call);
-        if (measured) latencies.push(Number(process.hrtime.bigint() - start) / 1000);
-        decided++;
-        if (decision.decision === "block") {
-          blocked++;
-          monitor.cancel(call.id);
-        } else monitor.record({ id: call.id, status: "ok", output: "done" });
-      }
-      latencies.sort((a, b) => a - b);
-      gc();
-      const heap = process.memoryUsage().heapUsed;
-      console.log(
-        `${String(rules).padStart(5)} | ${String(checkpoint).padStart(14)} | ${percentile(latencies, 50).toFixed(2).padStart(6)} | ${percentile(latencies, 99).toFixed(2).padStart(6)} | ${((100 * blocked) / decided).toFixed(1).padStart(6)}% | ${mb(heap)} MB`,
-      );
-    }
-  }
+  for (const rules of ruleCounts) decisionLatencies(rules, createMonitor(compiled(rules)), callGenerator(rules));
 }
 
-// ---- 1b. the monitor on rate limits ----------------------------------------------------------
-
-if (parts.has("limits")) {
-  console.log("\nMonitor on rate limits: 20 limits (per id per minute, per tool per minute, a sum of amounts per id per hour), a call every 10 ms of the injected clock");
-  console.log("rules | events decided | p50 µs | p99 µs | blocked | heap after GC");
+/**
+ * Decides the generated calls one after another (an allowed call recorded, a blocked one not), and
+ * prints the latency of `decide` over the last 1,000 decisions before each checkpoint, and the heap.
+ * `prepare` changes a call before it is decided (and may move an injected clock).
+ */
+function decisionLatencies(rules, monitor, nextCall, prepare = () => {}) {
   const WINDOW = 1000;
-  const rules = 20;
-  let now = 0;
-  const monitor = createMonitor(compiled(rules, limitPolicyText), { now: () => now });
-  const nextCall = callGenerator(rules);
-  const amounts = random(99);
   let blocked = 0;
   let decided = 0;
   for (const checkpoint of checkpoints) {
     const latencies = [];
     while (decided < checkpoint) {
       const call = nextCall(decided);
-      call.args.amount = Math.round(amounts() * 10_000) / 100;
-      now += 10;
+      prepare(call);
       const measured = decided >= checkpoint - WINDOW;
       const start = measured ? process.hrtime.bigint() : 0n;
       const decision = monitor.decide(call);
@@ -176,6 +144,20 @@ if (parts.has("limits")) {
       `${String(rules).padStart(5)} | ${String(checkpoint).padStart(14)} | ${percentile(latencies, 50).toFixed(2).padStart(6)} | ${percentile(latencies, 99).toFixed(2).padStart(6)} | ${((100 * blocked) / decided).toFixed(1).padStart(6)}% | ${mb(heap)} MB`,
     );
   }
+}
+
+// ---- 1b. the monitor on rate limits ----------------------------------------------------------
+
+if (parts.has("limits")) {
+  console.log("\nMonitor on rate limits: 20 limits (per id per minute, per tool per minute, a sum of amounts per id per hour), a call every 10 ms of the injected clock");
+  console.log("rules | events decided | p50 µs | p99 µs | blocked | heap after GC");
+  const rules = 20;
+  let now = 0;
+  const amounts = random(99);
+  decisionLatencies(rules, createMonitor(compiled(rules, limitPolicyText), { now: () => now }), callGenerator(rules), (call) => {
+    call.args.amount = Math.round(amounts() * 10_000) / 100;
+    now += 10;
+  });
 }
 
 // ---- 2. the offline evaluator against the floor ----------------------------------------------
