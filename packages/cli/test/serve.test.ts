@@ -202,6 +202,24 @@ describe("vigilc serve", () => {
     }
   });
 
+  it("times each call by its own clock: a `time` in the request cannot space out the calls a rate limit counts", async () => {
+    const rate = join(scratch, "rate.vigil");
+    writeFileSync(rate, "policy rate {\n  rule pings: limit[1 per 1h](action in {ping})\n}\n");
+    const server = await serve(join(scratch, "rate.db"), ["--policy", rate]);
+    try {
+      const first = await call(server, "POST", "/v1/runs/r/decide", { id: "p1", action: "ping", args: {}, time: 0 });
+      expect(first.body["decision"]).toBe("allow");
+      await call(server, "POST", "/v1/runs/r/record", { id: "p1", status: "ok" });
+      // Claimed a day later; the sidecar's clock says now, within the hour.
+      const second = await call(server, "POST", "/v1/runs/r/decide", { id: "p2", action: "ping", args: {}, time: 86_400_000 });
+      expect(second.body).toMatchObject({ decision: "block" });
+      expect(String(second.body["reason"])).toContain("pings");
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
+    }
+  });
+
   it("answers bad requests with a 4xx status and a JSON error", async () => {
     const server = await serve(join(scratch, "errors.db"), ["--port", "0"]);
     try {
