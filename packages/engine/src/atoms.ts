@@ -10,8 +10,11 @@ import {
   type JsonValue,
   type PathSegment,
   type TraceEvent,
+  addDecimal,
+  decimalOf,
+  ZERO,
+  type Decimal,
 } from "@vigil/trace";
-import { addDecimal, decimalOf, ZERO, type Decimal } from "./decimal.js";
 
 /**
  * One meaning per atom. Whether an atom of Figure 5's foot holds on one event, and which values an

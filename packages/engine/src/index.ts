@@ -27,7 +27,7 @@ export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-de
 export { decideCall, mergeViolations, recordCall, verdictOf } from "./call-decision.js";
 export type { Stretch } from "./scoped.js";
 export { scopeStretches } from "./scoped.js";
-export type { Decimal } from "./decimal.js";
-export { addDecimal, compareDecimal, decimalOf, formatDecimal } from "./decimal.js";
+export type { Decimal } from "@vigil/trace";
+export { addDecimal, compareDecimal, decimalOf, formatDecimal } from "@vigil/trace";
 export { eventAmount } from "./atoms.js";
 export { describeEvent, EventTimes } from "./time.js";

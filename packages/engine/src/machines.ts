@@ -1,9 +1,8 @@
 import type { CheckedScope, CheckedStatement, Formula, LimitMeasure, TemporalFormula, Window } from "@vigil/checker";
-import type { TraceEvent } from "@vigil/trace";
 import { ScopedMachine } from "./scoped.js";
 import type { MachineState, StateOf } from "./machine-state.js";
 import { compilePattern, compilePendingPattern, eventAmount, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
-import { addDecimal, compareDecimal, decimalOf, formatDecimal, subtractDecimal, ZERO, type Decimal } from "./decimal.js";
+import { addDecimal, compareDecimal, decimalOf, formatDecimal, subtractDecimal, ZERO, type Decimal, type TraceEvent } from "@vigil/trace";
 
 /**
  * The forward engine: every statement compiles to a state machine that reads the trace one event

@@ -1,1 +1,7 @@
+export type { CompiledRule, CompiledSql, CompileSqlOptions, SqlTables } from "./compile.js";
+export { compileSql, defaultTables, resultColumns } from "./compile.js";
+export type { Dialect, DialectName } from "./dialect.js";
+export { dialectNames, dialects } from "./dialect.js";
+export type { RunVerdicts } from "./judge.js";
+export { SqlJudge } from "./judge.js";
 export { ParquetEventsWriter, sqlString } from "./parquet.js";

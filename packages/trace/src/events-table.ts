@@ -1,5 +1,8 @@
+import { decimalOf, formatDecimal } from "./decimal.js";
 import type { TraceEvent } from "./event.js";
-import type { JsonValue } from "./value.js";
+import { unitsAsCodePoints } from "./regex.js";
+import { outputObject, searchableText } from "./subject.js";
+import { isJsonObject, valueKey, type JsonValue, type PathSegment } from "./value.js";
 
 /**
  * The canonical events table: every event of every run, one row each, as `vigilc export` writes it
@@ -60,4 +63,110 @@ export function eventRow(run: string, event: TraceEvent, file: string | undefine
 /** A run's name in the table: its file, and the name of a run of a file holding several. */
 export function runName(file: string, run: string | undefined): string {
   return run === undefined ? file : `${file} · ${run}`;
+}
+
+/**
+ * The values table: every value a key path can reach on an event, one row each, so that a policy
+ * compiled to SQL decides its atoms by plain comparisons, with the meaning `valuesAtSubject` gives
+ * them and no engine's own reading of JSON. A row is a value that is not a list (a list stands for
+ * its elements, at any depth), reached from the arguments or from the output by a chain of steps:
+ * member names, and list elements by index.
+ *
+ * - `names` is the chain's names, each written `.` and the name with every character but ASCII
+ *   letters, digits and `_` as `%` and its UTF-8 bytes in hex (`.path`, `.items.id`); `chain` is the
+ *   same with each list element as `#` and its index (`.items#0.id`). A key path of names reaches
+ *   exactly the rows whose `names` is its names so written (lists are transparent); a path with an
+ *   index reaches the rows whose `chain` matches {@link keyPathPlace}'s pattern.
+ * - The output's text is the row of the empty chain under `output`; the JSON object it holds, when
+ *   it holds one, gives rows under `output` like the arguments do.
+ * - `vkey` is the value's identity under the language's equality (`valueKey`): `s:` and the string,
+ *   `n:` and the number's shortest text, `b:true`, `null`, `j:` and the JSON text of an object. The
+ *   searchable text of a string, number or boolean is the `vkey` after its two-character tag.
+ * - `utext` is that text as regular expressions read it, one code point per UTF-16 unit
+ *   (`unitsAsCodePoints`), only where it differs from the text (it holds a character outside the
+ *   Basic Multilingual Plane).
+ * - `amount` is a number at least zero as an exact decimal without exponent (what a `limit[X of
+ *   KEY]` sums); null for anything else.
+ */
+export interface ValueRow {
+  readonly run: string;
+  readonly seq: number;
+  readonly subject: "args" | "output";
+  readonly names: string;
+  readonly chain: string;
+  readonly vkey: string;
+  readonly utext: string | null;
+  readonly amount: string | null;
+}
+
+/** The columns of the values table, in order, with their SQL types. */
+export const valueColumns: readonly { readonly name: keyof ValueRow; readonly type: string; readonly nullable: boolean }[] = [
+  { name: "run", type: "VARCHAR", nullable: false },
+  { name: "seq", type: "INTEGER", nullable: false },
+  { name: "subject", type: "VARCHAR", nullable: false },
+  { name: "names", type: "VARCHAR", nullable: false },
+  { name: "chain", type: "VARCHAR", nullable: false },
+  { name: "vkey", type: "VARCHAR", nullable: false },
+  { name: "utext", type: "VARCHAR", nullable: true },
+  { name: "amount", type: "VARCHAR", nullable: true },
+];
+
+/** The rows of the values table for one event. */
+export function eventValueRows(run: string, event: TraceEvent): ValueRow[] {
+  const rows: ValueRow[] = [];
+  const seq = event.position;
+  const add = (subject: "args" | "output", names: string, chain: string, value: JsonValue): void => {
+    const vkey = valueKey(value);
+    const text = searchableText(value);
+    const utext = text === undefined ? null : unitsAsCodePoints(text);
+    let amount: string | null = null;
+    if (typeof value === "number") {
+      const decimal = decimalOf(value);
+      if (decimal !== undefined && decimal.units >= 0n) amount = formatDecimal(decimal);
+    }
+    rows.push({ run, seq, subject, names, chain, vkey, utext: utext === text ? null : utext, amount });
+  };
+  const walk = (subject: "args" | "output", value: JsonValue, names: string, chain: string): void => {
+    if (Array.isArray(value)) {
+      value.forEach((element: JsonValue, index: number) => walk(subject, element, names, `${chain}#${index}`));
+      return;
+    }
+    add(subject, names, chain, value);
+    if (isJsonObject(value)) for (const name of Object.keys(value)) members(subject, value, name, names, chain);
+  };
+  const members = (subject: "args" | "output", object: { readonly [key: string]: JsonValue }, name: string, names: string, chain: string): void => {
+    const step = `.${encodePathName(name)}`;
+    walk(subject, object[name]!, names + step, chain + step);
+  };
+  for (const name of Object.keys(event.args)) members("args", event.args, name, "", "");
+  if (event.output !== undefined) {
+    add("output", "", "", event.output);
+    const object = outputObject(event);
+    if (object !== undefined) for (const name of Object.keys(object)) members("output", object, name, "", "");
+  }
+  return rows;
+}
+
+/** A name as a step of `names` and `chain`: ASCII letters, digits and `_` as they are, every other character as `%` and its UTF-8 bytes in hex. */
+export function encodePathName(name: string): string {
+  let out = "";
+  for (const byte of new TextEncoder().encode(name)) {
+    const plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f;
+    out += plain ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/**
+ * Where a key path's values are in the values table: a path of names alone by its `names` (equal),
+ * a path with an index by a regular expression its `chain` must match whole. The expression uses
+ * only `^`, `$`, `(…)*`, `[0-9]+`, `\.`, `#` and the letters, digits, `_` and `%` of names, which
+ * every SQL engine's regular expressions read alike.
+ */
+export function keyPathPlace(segments: readonly PathSegment[]): { readonly names: string } | { readonly chainPattern: string } {
+  if (segments.every((segment) => typeof segment === "string")) return { names: segments.map((name) => `.${encodePathName(name as string)}`).join("") };
+  const elements = "(#[0-9]+)*";
+  let pattern = "^";
+  for (const segment of segments) pattern += typeof segment === "number" ? `#${segment}` : `${elements}\\.${encodePathName(segment)}`;
+  return { chainPattern: `${pattern}${elements}$` };
 }

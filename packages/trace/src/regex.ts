@@ -73,6 +73,12 @@ export interface CompiledRegex {
   readonly flags: string;
   /** Whether some substring of the text matches, as `new RegExp(source, flags).test(text)`. */
   test(text: string): boolean;
+  /**
+   * The translated pattern in RE2's syntax, as `test` runs it: over a text whose UTF-16 units are one
+   * code point each ({@link unitsAsCodePoints}). An engine that runs RE2 (DuckDB, ClickHouse,
+   * BigQuery) gives it the text so prepared and decides exactly what `test` decides.
+   */
+  readonly re2: string;
 }
 
 /** RE2's largest count in `{n,m}`, and its largest product of nested counts. */
@@ -125,7 +131,7 @@ function compileChecked(source: string, flags: string): CompiledRegex | RegexPro
   if (re2.programSize() > 2 * MAX_PROGRAM_SIZE) {
     return { message: `the pattern compiles to ${re2.programSize()} instructions, more than ${MAX_PROGRAM_SIZE}`, offset: 0, length: source.length };
   }
-  return { source, flags, test: (text) => re2.test(unitsAsCodePoints(text)) };
+  return { source, flags, test: (text) => re2.test(unitsAsCodePoints(text)), re2: translated.text };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,7 +373,7 @@ const SURROGATES = /[\uD800-\uDFFF]/;
 const SURROGATES_GLOBAL = /[\uD800-\uDFFF]/g;
 
 /** The text as RE2 should read it: one code point per UTF-16 unit (surrogates moved to plane 15). */
-function unitsAsCodePoints(text: string): string {
+export function unitsAsCodePoints(text: string): string {
   if (!SURROGATES.test(text)) return text;
   return text.replace(SURROGATES_GLOBAL, (unit) => String.fromCodePoint(unit.charCodeAt(0) + SURROGATE_SHIFT));
 }

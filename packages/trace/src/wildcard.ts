@@ -22,6 +22,11 @@ export type CompiledWildcard =
       /** Whether the text, whole, matches the wildcard. */
       readonly matches: (text: string) => boolean;
       readonly source: string;
+      /**
+       * The same wildcard as an RE2 pattern over code points, anchored at both ends: what an SQL
+       * engine that runs RE2 matches a value's text with (`wildcardRe2` below).
+       */
+      readonly re2: string;
     }
   | { readonly ok: false; readonly message: string; /** Offset into the wildcard text. */ readonly offset: number };
 
@@ -96,7 +101,7 @@ function compileUncached(pattern: string): CompiledWildcard {
     }
   }
   const compiledSegments = segments.map(toSegment);
-  return { ok: true, matches: (text) => matchSegments(compiledSegments, text), source: pattern };
+  return { ok: true, matches: (text) => matchSegments(compiledSegments, text), source: pattern, re2: wildcardRe2(segments) };
 }
 
 /**
@@ -155,6 +160,32 @@ function parseClass(chars: readonly string[], start: number): { characterClass: 
     }
   }
   return { characterClass: { negated, ranges }, end: j };
+}
+
+/**
+ * The segments as one RE2 pattern with the wildcard's meaning on a text of code points: `\A`, each
+ * segment's tests (a literal, any character, a class of code point ranges), `(?s:.*)` between
+ * segments (the wildcard's `*`, newlines included), `\z`. Every character is written as a code
+ * point escape, so no character of the wildcard is read as RE2 syntax.
+ */
+function wildcardRe2(segments: readonly (readonly CharacterTest[])[]): string {
+  const test = (t: CharacterTest): string => {
+    if (typeof t === "number") return re2CodePoint(t);
+    if (t === ANY) return "(?s:.)";
+    const ranges: string[] = [];
+    for (let k = 0; k < t.ranges.length; k += 2) {
+      const low = t.ranges[k]!;
+      const high = t.ranges[k + 1]!;
+      ranges.push(low === high ? re2CodePoint(low) : `${re2CodePoint(low)}-${re2CodePoint(high)}`);
+    }
+    return `[${t.negated ? "^" : ""}${ranges.join("")}]`;
+  };
+  return `\\A${segments.map((segment) => segment.map(test).join("")).join("(?s:.*)")}\\z`;
+}
+
+function re2CodePoint(codePoint: number): string {
+  const plain = (codePoint >= 0x30 && codePoint <= 0x39) || (codePoint >= 0x41 && codePoint <= 0x5a) || (codePoint >= 0x61 && codePoint <= 0x7a);
+  return plain ? String.fromCharCode(codePoint) : `\\x{${codePoint.toString(16).toUpperCase()}}`;
 }
 
 function isLoneSurrogate(codePoint: number): boolean {

@@ -1,0 +1,213 @@
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
+import type { CheckedProgram, CheckedStatement, StatementOutcome } from "@vigil/checker";
+import { eventColumns, eventRow, eventValueRows, valueColumns, type TraceEvent } from "@vigil/trace";
+import { compileSql, type CompiledSql } from "./compile.js";
+
+/**
+ * The SQL engine: runs in embedded DuckDB, in memory. Runs are appended event by event to the
+ * events table and its values table (`eventRow`, `eventValueRows`: the trace package's reading of
+ * each event, the one every engine has), then the policy's one query (`compileSql`) judges them
+ * all; its rows become each run's outcomes, in the shape every engine gives (`StatementOutcome`),
+ * with the bad event of each broken `until` interval.
+ */
+export class SqlJudge {
+  private readonly runs = new Map<string, RunInfo>();
+  private closed = false;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    private readonly events: DuckDBAppender,
+    private readonly values: DuckDBAppender,
+  ) {}
+
+  static async create(): Promise<SqlJudge> {
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    const table = (name: string, columns: readonly { name: string; type: string; nullable: boolean }[]) =>
+      `CREATE TABLE ${name} (${columns.map((column) => `"${column.name}" ${column.type === "JSON" ? "VARCHAR" : column.type}${column.nullable ? "" : " NOT NULL"}`).join(", ")})`;
+    await connection.run(table("events", eventColumns));
+    await connection.run(table("event_values", valueColumns));
+    return new SqlJudge(instance, connection, await connection.createAppender("events"), await connection.createAppender("event_values"));
+  }
+
+  /** Appends one event of a run (runs may interleave; a run's events come in order). */
+  append(run: string, event: TraceEvent, file?: string): void {
+    let info = this.runs.get(run);
+    if (info === undefined) this.runs.set(run, (info = { events: [] }));
+    info.events.push({ position: event.position, ...(event.source !== undefined ? { source: event.source } : {}) });
+    const row = eventRow(run, event, file);
+    const e = this.events;
+    e.appendVarchar(row.run);
+    e.appendInteger(row.seq);
+    e.appendVarchar(row.kind);
+    e.appendVarchar(row.action);
+    nullable(e, row.status, (value) => e.appendVarchar(value));
+    e.appendVarchar(JSON.stringify(row.args));
+    nullable(e, row.output, (value) => e.appendVarchar(value));
+    nullable(e, row.time, (value) => e.appendBigInt(BigInt(value)));
+    nullable(e, row.file, (value) => e.appendVarchar(value));
+    nullable(e, row.line, (value) => e.appendInteger(value));
+    e.endRow();
+    const v = this.values;
+    for (const value of eventValueRows(run, event)) {
+      v.appendVarchar(value.run);
+      v.appendInteger(value.seq);
+      v.appendVarchar(value.subject);
+      v.appendVarchar(value.names);
+      v.appendVarchar(value.chain);
+      v.appendVarchar(value.vkey);
+      nullable(v, value.utext, (text) => v.appendVarchar(text));
+      nullable(v, value.amount, (amount) => v.appendVarchar(amount));
+      v.endRow();
+    }
+  }
+
+  /** Forgets every run appended so far: the tables are emptied for the next runs. */
+  async reset(): Promise<void> {
+    this.events.flushSync();
+    this.values.flushSync();
+    await this.connection.run("DELETE FROM events");
+    await this.connection.run("DELETE FROM event_values");
+    this.runs.clear();
+  }
+
+  /** Makes a run known even when it has no event (it is judged like any other). */
+  addRun(run: string): void {
+    if (!this.runs.has(run)) this.runs.set(run, { events: [] });
+  }
+
+  /**
+   * Judges every run appended so far against the program's statements: per run, the outcome of each
+   * statement (in program order) and, for `until`, the bad event that broke each witness's interval.
+   */
+  async judge(program: CheckedProgram | CompiledSql): Promise<Map<string, RunVerdicts>> {
+    const compiled = "policies" in program ? compileSql(program) : program;
+    this.events.flushSync();
+    this.values.flushSync();
+    const statements = compiled.rules.map((rule) => rule.statement);
+    const found = new Map<string, Found[]>();
+    for (const run of this.runs.keys()) found.set(run, statements.map(() => ({ witnesses: [], brokenBy: new Map() })));
+    const failures = new Map<number, string>();
+    if (compiled.sql !== undefined && compiled.rules.every((rule) => rule.sql !== undefined)) {
+      try {
+        this.read(await this.connection.runAndReadAll(compiled.sql), found);
+      } catch {
+        // One query failed: judge rule by rule, so that only the rules whose query fails are undecided.
+        for (const run of found.values()) for (const each of run) ((each.witnesses = []), each.brokenBy.clear(), delete each.problem);
+        await this.byRule(compiled, found, failures);
+      }
+    } else await this.byRule(compiled, found, failures);
+    const verdicts = new Map<string, RunVerdicts>();
+    for (const [run, perRule] of found) {
+      const info = this.runs.get(run)!;
+      verdicts.set(run, {
+        outcomes: perRule.map((each, index) => outcomeOf(each, statements[index]!, info, failures.get(index))),
+        brokenBy: perRule.map((each) => each.brokenBy),
+      });
+    }
+    return verdicts;
+  }
+
+  private async byRule(compiled: CompiledSql, found: Map<string, Found[]>, failures: Map<number, string>): Promise<void> {
+    for (const rule of compiled.rules) {
+      if (rule.sql === undefined) {
+        failures.set(rule.index, `the rule cannot be compiled exactly to ${compiled.dialect} SQL (S0001)`);
+        continue;
+      }
+      try {
+        this.read(await this.connection.runAndReadAll(rule.sql), found);
+      } catch (error) {
+        failures.set(rule.index, `the SQL engine could not run the rule's query: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  private read(result: { getRowObjectsJS(): Record<string, unknown>[] }, found: Map<string, Found[]>): void {
+    for (const row of result.getRowObjectsJS()) {
+      const perRule = found.get(String(row["run"]));
+      if (perRule === undefined) continue;
+      const each = perRule[Number(row["rule"])]!;
+      const seq = Number(row["seq"]);
+      const problem = row["problem"];
+      if (problem !== null && problem !== undefined) {
+        each.problem = {
+          kind: String(problem) as Problem["kind"],
+          seq,
+          ...(row["time"] !== null ? { time: Number(row["time"]) } : {}),
+          ...(row["prev_time"] !== null ? { previous: Number(row["prev_time"]) } : {}),
+        };
+        continue;
+      }
+      each.witnesses.push(seq);
+      if (row["broken_by"] !== null && row["broken_by"] !== undefined) each.brokenBy.set(seq, Number(row["broken_by"]));
+    }
+  }
+
+  /** Releases the database. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.events.closeSync();
+      this.values.closeSync();
+    } finally {
+      this.connection.closeSync();
+      this.instance.closeSync();
+    }
+  }
+}
+
+/** What the SQL engine decided of one run: each statement's outcome, and each broken `until` interval's bad event. */
+export interface RunVerdicts {
+  readonly outcomes: readonly StatementOutcome[];
+  /** Per statement, for `until`: witness → the bad event that broke its interval. */
+  readonly brokenBy: readonly ReadonlyMap<number, number>[];
+}
+
+interface RunInfo {
+  readonly events: { readonly position: number; readonly source?: TraceEvent["source"] }[];
+}
+
+interface Problem {
+  readonly kind: "no_time" | "time_backwards" | "amount";
+  readonly seq: number;
+  readonly time?: number;
+  readonly previous?: number;
+}
+
+interface Found {
+  witnesses: number[];
+  brokenBy: Map<number, number>;
+  problem?: Problem;
+}
+
+function nullable<T>(appender: DuckDBAppender, value: T | null, append: (value: T) => void): void {
+  if (value === null) appender.appendNull();
+  else append(value);
+}
+
+function outcomeOf(found: Found, statement: CheckedStatement, run: RunInfo, failure: string | undefined): StatementOutcome {
+  if (failure !== undefined) return { holds: false, witnesses: [], undecided: failure };
+  const witnesses = [...new Set(found.witnesses)].sort((a, b) => a - b);
+  const problem = found.problem;
+  if (problem !== undefined) return { holds: false, witnesses: [], undecided: problemReason(problem, run, statement) };
+  return { holds: witnesses.length === 0, witnesses };
+}
+
+/** Why a rule is undecided on a run, in the words the forward engine uses. */
+function problemReason(problem: Problem, run: RunInfo, statement: CheckedStatement): string {
+  const event = run.events.find((each) => each.position === problem.seq);
+  const source = event?.source;
+  const described = source?.line === undefined ? `event ${problem.seq}` : `event ${problem.seq} (line ${source.line}${source.file !== undefined ? ` of ${source.file}` : ""})`;
+  switch (problem.kind) {
+    case "no_time":
+      return `${described} has no time, and the rule measures time`;
+    case "time_backwards":
+      return `${described} has a time (${new Date(problem.time!).toISOString()}) earlier than the event before it (${new Date(problem.previous!).toISOString()}), and the rule measures time`;
+    case "amount": {
+      const key = statement.form === "limit" && statement.measure.kind === "sum" ? statement.measure.key.join(".") : "the key";
+      return `${described} has an amount at \`${key}\` with more digits than the SQL engine's exact decimals hold (20 before the point, 18 after)`;
+    }
+  }
+}
