@@ -10,7 +10,7 @@ import { clip, listed, paint, printableLine } from "./render.js";
  * before it is printed.
  */
 
-const engineNames: Readonly<Record<EngineName, string>> = { eval: "forward engine", smt: "SMT", monitor: "monitor" };
+const engineNames: Readonly<Record<EngineName, string>> = { eval: "forward engine", smt: "SMT", monitor: "monitor", sql: "SQL" };
 
 /** The totals of a run of test files. */
 export interface TestTotals {

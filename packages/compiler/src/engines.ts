@@ -1,6 +1,7 @@
 import { needsTime, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
 import { decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type RunObserver, type Violation } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
+import type { SqlJudge } from "@vigil/sql";
 import type { TraceEvent } from "@vigil/trace";
 
 /**
@@ -12,6 +13,9 @@ import type { TraceEvent } from "@vigil/trace";
  * - `smt`: Z3 over the Figure 5 lowering, on the whole run once read.
  * - `monitor`: the online monitor fed the run call by call, as the runtime drives it (each call,
  *   with the commands grounded from it, decided before it runs and recorded after), then finished.
+ * - `sql`: the policy compiled to SQL (`@vigil/sql`) and run in embedded DuckDB over the run's
+ *   events table and values table. (`vigilc check --engine sql` over a corpus loads every run into
+ *   one database and runs the query once; here one run is one database.)
  *
  * Each run also has the forward run's observations (`RunObservations`: the event that made each
  * witness final, how often each trigger held and how it was answered, where each pattern matched):
@@ -19,8 +23,8 @@ import type { TraceEvent } from "@vigil/trace";
  * engine itself; the others run one beside them.
  */
 
-export type EngineName = "eval" | "smt" | "monitor";
-export const engineNames: readonly EngineName[] = ["eval", "smt", "monitor"];
+export type EngineName = "eval" | "smt" | "monitor" | "sql";
+export const engineNames: readonly EngineName[] = ["eval", "smt", "monitor", "sql"];
 
 export interface EngineRunOptions {
   /** The forward run's time and memory budgets. */
@@ -67,8 +71,41 @@ export function createEngine(name: EngineName, options: EngineOptions = {}): Dec
       return smtEngine(options);
     case "monitor":
       return monitorEngine(options.decisionBudgetMs ?? 10_000);
+    case "sql":
+      return sqlEngine;
   }
 }
+
+const sqlEngine: DecisionEngine = {
+  name: "sql",
+  start(statements, options = {}) {
+    const forward = new TraceRun(statements, options.budget ?? {}, options.observer);
+    const events: TraceEvent[] = [];
+    return {
+      step(event) {
+        forward.step(event);
+        events.push(event);
+      },
+      get exhausted() {
+        return false;
+      },
+      async finish() {
+        options.signal?.throwIfAborted();
+        const { SqlJudge } = await import("@vigil/sql");
+        const judge: SqlJudge = await SqlJudge.create();
+        try {
+          judge.addRun("run");
+          for (const event of events) judge.append("run", event);
+          return [...(await judge.judge(statements)).get("run")!.outcomes];
+        } finally {
+          judge.close();
+        }
+      },
+      observations: forward,
+    };
+  },
+  dispose: async () => {},
+};
 
 const evalEngine: DecisionEngine = {
   name: "eval",

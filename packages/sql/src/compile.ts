@@ -67,15 +67,16 @@ export interface CompileSqlOptions {
 /** The columns every query returns, in order. */
 export const resultColumns = ["rule", "run", "seq", "broken_by", "problem", "time", "prev_time"] as const;
 
-export function compileSql(program: CheckedProgram, options: CompileSqlOptions = {}): CompiledSql {
+/** The SQL of a program's statements (or of the statements given), in their order. */
+export function compileSql(program: CheckedProgram | readonly CheckedStatement[], options: CompileSqlOptions = {}): CompiledSql {
   const dialect = dialects[options.dialect ?? "duckdb"];
   const tables = { ...defaultTables, ...options.tables };
   const diagnostics: Diagnostic[] = [];
   const rules: CompiledRule[] = [];
   const parts: { ctes: Cte[]; select: string }[] = [];
-  let index = 0;
-  for (const policy of program.policies) {
-    for (const statement of policy.statements) {
+  const statements = "policies" in program ? program.policies.flatMap((policy) => policy.statements) : program;
+  for (const [index, statement] of statements.entries()) {
+    {
       const builder = new RuleBuilder(dialect, tables, index, `r${index}_`);
       let sql: string | undefined;
       try {
@@ -85,15 +86,14 @@ export function compileSql(program: CheckedProgram, options: CompileSqlOptions =
       } catch (error) {
         if (!(error instanceof Inexpressible)) throw error;
         diagnostics.push(
-          diagnostic("S0001", `rule \`${policy.name}.${statement.name}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
+          diagnostic("S0001", `rule \`${statement.policy}.${statement.name}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
             span: error.span,
             ...(options.file !== undefined ? { file: options.file } : {}),
             help: error.help,
           }),
         );
       }
-      rules.push({ index, policy: policy.name, name: statement.name, statement, sql });
-      index++;
+      rules.push({ index, policy: statement.policy, name: statement.name, statement, sql });
     }
   }
   const sql = parts.length === 0 ? undefined : render(parts.flatMap((part) => part.ctes), `${parts.map((part) => part.select).join("\nUNION ALL\n")}\nORDER BY run, rule, seq`);

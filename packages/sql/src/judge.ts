@@ -81,8 +81,8 @@ export class SqlJudge {
    * Judges every run appended so far against the program's statements: per run, the outcome of each
    * statement (in program order) and, for `until`, the bad event that broke each witness's interval.
    */
-  async judge(program: CheckedProgram | CompiledSql): Promise<Map<string, RunVerdicts>> {
-    const compiled = "policies" in program ? compileSql(program) : program;
+  async judge(program: CheckedProgram | readonly CheckedStatement[] | CompiledSql): Promise<Map<string, RunVerdicts>> {
+    const compiled = "rules" in program ? program : compileSql(program);
     this.events.flushSync();
     this.values.flushSync();
     const statements = compiled.rules.map((rule) => rule.statement);

@@ -22,7 +22,11 @@ export function registerCheck(program: Command, context: CommandContext): void {
     .option("--no-ground", "do not ground shell calls")
     .option("--messages", "the conversation's messages are events too: user_message and agent_message, with their text")
     .option("--run <name>", "of a file holding several runs (τ-bench): check only this run (such as 'task 0 trial 0'); without it every run is checked, as a corpus")
-    .addOption(new Option("-e, --engine <engine>", "decision procedure: the forward engine, Z3 over the Figure 5 lowering, or the online monitor fed the run call by call").choices(["eval", "smt", "monitor"]).default("eval"))
+    .addOption(
+      new Option("-e, --engine <engine>", "decision procedure: the forward engine, Z3 over the Figure 5 lowering, the online monitor fed the run call by call, or the policy as SQL in embedded DuckDB")
+        .choices(["eval", "smt", "monitor", "sql"])
+        .default("eval"),
+    )
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--strict", "treat warnings (about the policy or the trace) as errors: exit 2 without checking")
     .option("--exit-zero", "exit 0 even when a rule is violated or undecided (bad input still exits 2)")

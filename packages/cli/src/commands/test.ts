@@ -56,7 +56,7 @@ async function test(context: CommandContext, paths: readonly string[], options: 
 }
 
 function parseEngines(context: CommandContext, text: string): readonly EngineName[] {
-  const known: readonly EngineName[] = ["eval", "smt", "monitor"];
+  const known: readonly EngineName[] = ["eval", "smt", "monitor", "sql"];
   const words = text.split(",").map((word) => word.trim()).filter((word) => word !== "");
   if (words.includes("all")) return known;
   const unknown = words.filter((word) => !(known as readonly string[]).includes(word));

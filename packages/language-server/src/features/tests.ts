@@ -44,7 +44,7 @@ export function runTests(text: string, file: string, options: RunTestsOptions): 
 }
 
 /** How the editor names an engine in a failure's message. */
-const engineNames: Readonly<Record<EngineName, string>> = { eval: "forward engine", smt: "SMT", monitor: "monitor" };
+const engineNames: Readonly<Record<EngineName, string>> = { eval: "forward engine", smt: "SMT", monitor: "monitor", sql: "SQL" };
 
 /**
  * A failing expectation as a diagnostic at the expectation (V2201): what it expects and what the
