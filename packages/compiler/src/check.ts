@@ -118,6 +118,21 @@ export function reportOf(statements: readonly CheckedStatement[], outcomes: read
   return { verdict: verdicts.every((v) => v.holds) ? "safe" : "unsafe", engine, statements: verdicts };
 }
 
+/**
+ * What a report can say of a run judged without a forward run beside it (the SQL engine over a
+ * corpus, which judges every run in one query): the bad event that broke each `until` interval,
+ * and nothing of triggers, answers or pattern matches.
+ */
+export function breakingObservations(brokenBy: readonly ReadonlyMap<number, number>[]): RunObservations {
+  return {
+    finalizedBy: (index) => brokenBy[index] ?? new Map(),
+    triggers: () => undefined,
+    answers: () => undefined,
+    patterns: () => [],
+    timeError: undefined,
+  };
+}
+
 /** The machine-readable form of a report: exactly the documented JSON shape, plus optional fields. */
 export function reportToJson(report: CheckReport): {
   verdict: "safe" | "unsafe";

@@ -10,10 +10,10 @@ export { resolveSymbols, termAt } from "./positions.js";
 export type { PolicySymbol, PolicySymbolKind, SymbolOccurrence, SymbolTable } from "@vigil/checker";
 export { resolveFile } from "@vigil/checker";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
-export { check, reportOf, reportToJson } from "./check.js";
+export { breakingObservations, check, reportOf, reportToJson } from "./check.js";
 export { createMonitor } from "./monitor.js";
 export type { JudgeRunOptions, RunEventsRead, RunJudgement, RunSignature, RunSource } from "./judge-run.js";
-export { judgeRun, readEventsAt, readRunEvents, readRunSignature } from "./judge-run.js";
+export { judgeRun, readEventsAt, readRunEvents, readRunSignature, runSignatureBuilder } from "./judge-run.js";
 export type {
   CallResult,
   Decision,

@@ -185,7 +185,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
 
   async function judgeWith(engine: DecisionEngine): Promise<RunJudgement> {
     const run = engine.start(statements, { budget: options.budgetMs !== undefined ? { timeMs: options.budgetMs } : {}, observer: { witness }, ...(signal !== undefined ? { signal } : {}) });
-    const signature = new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
+    const signature = runSignatureBuilder(policy);
     const kept: TraceEvent[] = [];
     let eventCount = 0;
     const take = (events: readonly TraceEvent[]): void => {
@@ -270,6 +270,14 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     }
     return { ...about, traceDiagnostics, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
   }
+}
+
+/**
+ * The builder of a run's signature as judging a run keeps it: the values of the argument names the
+ * policy compares with sets, at most `SIGNATURE_VALUES_PER_KEY` per name.
+ */
+export function runSignatureBuilder(policy: CompiledPolicy): SignatureBuilder {
+  return new SignatureBuilder({ maxValuesPerKey: SIGNATURE_VALUES_PER_KEY, valuesOf: keysComparedWithSets(policy.syntax) });
 }
 
 /** What `readRunSignature` gives: the run's signature and how it was read. */

@@ -34,8 +34,9 @@ export class SqlJudge {
   /** Appends one event of a run (runs may interleave; a run's events come in order). */
   append(run: string, event: TraceEvent, file?: string): void {
     let info = this.runs.get(run);
-    if (info === undefined) this.runs.set(run, (info = { events: [] }));
-    info.events.push({ position: event.position, ...(event.source !== undefined ? { source: event.source } : {}) });
+    if (info === undefined) this.runs.set(run, (info = { lines: [] }));
+    info.lines[event.position - 1] = event.source?.line ?? 0;
+    if (info.file === undefined && event.source?.file !== undefined) info.file = event.source.file;
     const row = eventRow(run, event, file);
     const e = this.events;
     e.appendVarchar(row.run);
@@ -74,7 +75,13 @@ export class SqlJudge {
 
   /** Makes a run known even when it has no event (it is judged like any other). */
   addRun(run: string): void {
-    if (!this.runs.has(run)) this.runs.set(run, { events: [] });
+    if (!this.runs.has(run)) this.runs.set(run, { lines: [] });
+  }
+
+  /** The line of a run's event in its recording, when it has one. */
+  lineOf(run: string, position: number): number | undefined {
+    const line = this.runs.get(run)?.lines[position - 1];
+    return line === undefined || line === 0 ? undefined : line;
   }
 
   /**
@@ -165,8 +172,10 @@ export interface RunVerdicts {
   readonly brokenBy: readonly ReadonlyMap<number, number>[];
 }
 
+/** What is kept of a run's events outside the database: the line of each (0 for none), and the file they were read from. */
 interface RunInfo {
-  readonly events: { readonly position: number; readonly source?: TraceEvent["source"] }[];
+  readonly lines: number[];
+  file?: string;
 }
 
 interface Problem {
@@ -197,9 +206,8 @@ function outcomeOf(found: Found, statement: CheckedStatement, run: RunInfo, fail
 
 /** Why a rule is undecided on a run, in the words the forward engine uses. */
 function problemReason(problem: Problem, run: RunInfo, statement: CheckedStatement): string {
-  const event = run.events.find((each) => each.position === problem.seq);
-  const source = event?.source;
-  const described = source?.line === undefined ? `event ${problem.seq}` : `event ${problem.seq} (line ${source.line}${source.file !== undefined ? ` of ${source.file}` : ""})`;
+  const line = run.lines[problem.seq - 1];
+  const described = line === undefined || line === 0 ? `event ${problem.seq}` : `event ${problem.seq} (line ${line}${run.file !== undefined ? ` of ${run.file}` : ""})`;
   switch (problem.kind) {
     case "no_time":
       return `${described} has no time, and the rule measures time`;

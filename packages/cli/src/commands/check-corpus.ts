@@ -1,6 +1,6 @@
 import type { CompiledPolicy } from "@vigil/compiler";
 import type { ReadRunFileResult } from "@vigil/trace";
-import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusRun } from "../corpus.js";
+import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusOptions, type CorpusRun } from "../corpus.js";
 import { failsOn } from "../outcome.js";
 import { printableLine } from "../render.js";
 import { noteMessagesOff, writeHtml, writeSarif, type CheckOptions } from "./check-shared.js";
@@ -50,7 +50,7 @@ async function checkRuns(context: CommandContext, source: string, policyFile: st
   const compiled = await compilePolicy(context, source, policyFile, options);
   await noteMessagesOff(io, compiled, options);
   const runs = await runsToCheck();
-  const outcomes = await checkCorpus(runs, {
+  const corpusOptions: CorpusOptions = {
     policySource: source,
     policyFile,
     traceFormat: options.traceFormat ?? "auto",
@@ -62,7 +62,9 @@ async function checkRuns(context: CommandContext, source: string, policyFile: st
     ...(options.strict === true ? { strict: true } : {}),
     ...(options.html !== undefined ? { timeline: true } : {}),
     ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
-  });
+  };
+  // The SQL engine judges the whole corpus in one query, in one database; the others run by run, in worker threads.
+  const outcomes = options.engine === "sql" ? await (await import("../corpus-sql.js")).checkCorpusSql(runs, compiled, corpusOptions) : await checkCorpus(runs, corpusOptions);
   if (io.progress === true) io.stderr("\n");
   const summary = summarize(outcomes);
   if (options.sarif !== undefined) await writeSarif(io, options.sarif, outcomes, policyFile);

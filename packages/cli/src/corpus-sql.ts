@@ -1,0 +1,76 @@
+import type { CompiledPolicy, TraceEvent } from "@vigil/compiler";
+import type { CorpusOptions, CorpusRun } from "./corpus.js";
+import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
+
+/**
+ * `vigilc check --engine sql` over a corpus: every run is read here, as `judgeRun` reads it
+ * (`readRunEvents`: any format, shell calls grounded once, messages with `--messages`), into one
+ * embedded DuckDB database (the events table and its values table), and the policy's one query
+ * judges them all at once. The outcomes are those of the other engines, for every report; what a
+ * forward run observes beside a verdict (how often a trigger held) is not there, except the bad
+ * event of each broken `until` interval, which the query gives.
+ */
+export async function checkCorpusSql(runs: readonly CorpusRun[], policy: CompiledPolicy, options: CorpusOptions): Promise<RunOutcome[]> {
+  const { breakingObservations, checkAgainstSignature, readRunEvents, reportOf, runName, runSignatureBuilder } = await import("@vigil/compiler");
+  const { SqlJudge } = await import("@vigil/sql");
+  const statements = policy.program.policies.flatMap((each) => each.statements);
+  const judge = await SqlJudge.create();
+  try {
+    const outcomes: (RunOutcome | undefined)[] = [];
+    const judged: { readonly index: number; readonly id: string; readonly run: CorpusRun; readonly format?: string; readonly eventCount: number; readonly kept?: TraceEvent[] }[] = [];
+    let done = 0;
+    for (const [index, run] of runs.entries()) {
+      const id = runName(run.file, run.run);
+      const signature = options.strict === true ? runSignatureBuilder(policy) : undefined;
+      const kept: TraceEvent[] | undefined = options.timeline === true ? [] : undefined;
+      const named = run.run !== undefined ? { run: run.run } : {};
+      const read = await readRunEvents(
+        { file: run.file, ...named, ...(run.text !== undefined ? { text: run.text } : {}), ...(run.origin !== undefined ? { origin: run.origin } : {}) },
+        {
+          // A run cut from a file of runs is a τ-bench run, whatever the file was detected as.
+          traceFormat: run.run !== undefined ? "tau-bench" : options.traceFormat,
+          ...(options.ground !== undefined ? { ground: options.ground } : {}),
+          ...(options.messages === true ? { messages: true } : {}),
+        },
+        (events) => {
+          for (const event of events) {
+            judge.append(id, event, run.file);
+            signature?.add(event);
+            kept?.push(event);
+          }
+        },
+      );
+      const format = read.format !== undefined ? { format: read.format } : {};
+      const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
+      const warnings =
+        options.strict !== true
+          ? []
+          : [...read.traceDiagnostics, ...checkAgainstSignature(policy, signature!.signature())].filter((d) => d.severity === "warning");
+      if (errors.length > 0 || warnings.length > 0) {
+        // Its rows stay in the tables; its verdicts are never read.
+        const stopped = errors.length > 0 ? errors.map((d) => runError(d, run.file)) : warnings.map((d) => ({ ...runError(d, run.file), message: `--strict: ${d.message}` }));
+        outcomes[index] = { file: run.file, ...named, ...format, events: read.eventCount, statements: [], errors: stopped };
+      } else {
+        judge.addRun(id);
+        judged.push({ index, id, run, ...format, eventCount: read.eventCount, ...(kept !== undefined ? { kept } : {}) });
+      }
+      options.onProgress?.(++done, runs.length);
+    }
+    const verdicts = await judge.judge(statements);
+    for (const { index, id, run, format, eventCount, kept } of judged) {
+      const verdict = verdicts.get(id)!;
+      const report = reportOf(statements, verdict.outcomes, "sql", breakingObservations(verdict.brokenBy));
+      const witnessLines = new Map<number, number>();
+      for (const statement of verdict.outcomes) for (const position of statement.witnesses) witnessLines.set(position, judge.lineOf(id, position) ?? 1);
+      outcomes[index] = outcomeOf(run.file, format, kept ?? new Map(), report, {
+        ...(run.run !== undefined ? { run: run.run } : {}),
+        timeline: options.timeline === true,
+        eventCount,
+        witnessLines,
+      });
+    }
+    return outcomes.map((outcome) => outcome!);
+  } finally {
+    judge.close();
+  }
+}
