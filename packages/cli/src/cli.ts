@@ -8,6 +8,7 @@ import { registerFmt } from "./commands/fmt.js";
 import { registerLower } from "./commands/lower.js";
 import { EXIT_INPUT_ERROR, EXIT_SAFE, InputError, isStackOverflow } from "./commands/shared.js";
 import { registerSignature } from "./commands/signature.js";
+import { registerSql } from "./commands/sql.js";
 import { registerTest } from "./commands/test.js";
 
 export { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, MAX_RENDERED_DIAGNOSTICS, STDIN_NAME } from "./commands/shared.js";
@@ -42,6 +43,7 @@ const commands: readonly RegisterCommand[] = [
   registerFmt,
   registerSignature,
   registerExport,
+  registerSql,
   registerHook,
   registerAudit,
   registerReplay,

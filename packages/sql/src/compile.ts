@@ -71,6 +71,9 @@ export const resultColumns = ["rule", "run", "seq", "broken_by", "problem", "tim
 export function compileSql(program: CheckedProgram | readonly CheckedStatement[], options: CompileSqlOptions = {}): CompiledSql {
   const dialect = dialects[options.dialect ?? "duckdb"];
   const tables = { ...defaultTables, ...options.tables };
+  for (const name of [tables.events, tables.values]) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/.test(name)) throw new Error(`\`${name}\` is not a table name (letters, digits and _, optionally qualified)`);
+  }
   const diagnostics: Diagnostic[] = [];
   const rules: CompiledRule[] = [];
   const parts: { ctes: Cte[]; select: string }[] = [];
@@ -213,7 +216,7 @@ class RuleBuilder {
     const groups = this.add("scope_groups", `SELECT s.*, count(sets) OVER (${running}) AS grp, sum(flips) OVER (${running}) AS flipped FROM ${flags} s`);
     const state = this.add(
       "scope_state",
-      `SELECT g.*, mod(coalesce(max(sets) OVER (PARTITION BY run, grp), 0) + flipped - min(flipped - flips) OVER (PARTITION BY run, grp), 2) AS inside FROM ${groups} g`,
+      `SELECT g.*, ${this.dialect.mod("coalesce(max(sets) OVER (PARTITION BY run, grp), 0) + flipped - min(flipped - flips) OVER (PARTITION BY run, grp)", "2")} AS inside FROM ${groups} g`,
     );
     const opened = this.add(
       "scope_open",
@@ -495,7 +498,7 @@ class RuleBuilder {
         const parts = bound.map((operand) => `(\n${indent(this.generate(operand, filtered))}\n)`);
         const aliases = parts.map((_, i) => `g${i}`);
         const joins = parts.map((part, i) => (i === 0 ? `${part} g0` : `JOIN ${part} g${i} ON g${i}.run = g0.run AND g${i}.part = g0.part AND g${i}.seq = g0.seq`));
-        const values = columns.map((c) => `coalesce(${aliases.map((a) => `${a}.${c}`).join(", ")}) AS ${c}`);
+        const values = columns.map((c) => (aliases.length === 1 ? `g0.${c} AS ${c}` : `coalesce(${aliases.map((a) => `${a}.${c}`).join(", ")}) AS ${c}`));
         return `SELECT g0.run, g0.part, g0.seq, g0.time, ${values.join(", ")}\nFROM ${joins.join("\n")}`;
       }
       default:

@@ -32,6 +32,8 @@ export interface Dialect {
   substringFrom(text: string, start: number): string;
   /** An exact decimal of the given text (digits, an optional point and digits); undefined when the engine has none. */
   decimal?(text: string): string;
+  /** The remainder of a whole number's division. */
+  mod(a: string, b: string): string;
   /** The SQL type of a string, for a NULL of that type. */
   readonly stringType: string;
 }
@@ -41,6 +43,8 @@ const standardLiteral = (text: string): string => `'${text.replace(/'/g, "''")}'
 
 /** Strings in which a backslash escapes (BigQuery, Spark, ClickHouse, Snowflake): backslashes doubled too. */
 const backslashLiteral = (text: string): string => `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+
+const percent = (a: string, b: string): string => `((${a}) % ${b})`;
 
 const decimal38 = (text: string): string => `CAST(${text} AS DECIMAL(38, 18))`;
 
@@ -54,6 +58,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `substr(${text}, ${start})`,
     decimal: decimal38,
     stringType: "VARCHAR",
+    mod: percent,
   },
   postgres: {
     name: "postgres",
@@ -64,6 +69,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `substr(${text}, ${start})`,
     decimal: (text) => `CAST(${text} AS NUMERIC)`,
     stringType: "TEXT",
+    mod: percent,
   },
   sqlite: {
     name: "sqlite",
@@ -74,6 +80,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `substr(${text}, ${start})`,
     // SQLite's numbers are 64-bit integers and doubles: no exact decimal sum.
     stringType: "TEXT",
+    mod: percent,
   },
   clickhouse: {
     name: "clickhouse",
@@ -84,6 +91,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `substringUTF8(${text}, ${start})`,
     decimal: (text) => `toDecimal256(${text}, 18)`,
     stringType: "Nullable(String)",
+    mod: percent,
   },
   trino: {
     name: "trino",
@@ -94,6 +102,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `substr(${text}, ${start})`,
     decimal: decimal38,
     stringType: "VARCHAR",
+    mod: percent,
   },
   spark: {
     name: "spark",
@@ -104,6 +113,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `substr(${text}, ${start})`,
     decimal: decimal38,
     stringType: "STRING",
+    mod: percent,
   },
   bigquery: {
     name: "bigquery",
@@ -114,6 +124,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `SUBSTR(${text}, ${start})`,
     decimal: (text) => `CAST(${text} AS BIGNUMERIC)`,
     stringType: "STRING",
+    mod: (a, b) => `MOD(${a}, ${b})`,
   },
   snowflake: {
     name: "snowflake",
@@ -124,5 +135,6 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     substringFrom: (text, start) => `SUBSTR(${text}, ${start})`,
     decimal: decimal38,
     stringType: "VARCHAR",
+    mod: percent,
   },
 };

@@ -1,11 +1,11 @@
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
 import type { CheckedProgram, CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { eventColumns, eventRow, eventValueRows, valueColumns, type TraceEvent } from "@vigil/trace";
+import { eventRow, eventValueRows, type TraceEvent } from "@vigil/trace";
+import { DuckDbBackend, type SqlBackend } from "./backend.js";
 import { compileSql, type CompiledSql } from "./compile.js";
 
 /**
- * The SQL engine: runs in embedded DuckDB, in memory. Runs are appended event by event to the
- * events table and its values table (`eventRow`, `eventValueRows`: the trace package's reading of
+ * The SQL engine: runs in embedded DuckDB, in memory (or in any database a backend gives: SQLite,
+ * PostgreSQL). Runs are appended event by event to the events table and its values table (`eventRow`, `eventValueRows`: the trace package's reading of
  * each event, the one every engine has), then the policy's one query (`compileSql`) judges them
  * all; its rows become each run's outcomes, in the shape every engine gives (`StatementOutcome`),
  * with the bad event of each broken `until` interval.
@@ -14,21 +14,17 @@ export class SqlJudge {
   private readonly runs = new Map<string, RunInfo>();
   private closed = false;
 
-  private constructor(
-    private readonly instance: DuckDBInstance,
-    private readonly connection: DuckDBConnection,
-    private readonly events: DuckDBAppender,
-    private readonly values: DuckDBAppender,
-  ) {}
+  /** A judge over a database of the backend's engine (its tables made by the backend). */
+  constructor(private readonly backend: SqlBackend) {}
 
+  /** The SQL dialect of the judge's database. */
+  get dialect(): SqlBackend["dialect"] {
+    return this.backend.dialect;
+  }
+
+  /** A judge over an in-memory DuckDB database of its own. */
   static async create(): Promise<SqlJudge> {
-    const instance = await DuckDBInstance.create(":memory:");
-    const connection = await instance.connect();
-    const table = (name: string, columns: readonly { name: string; type: string; nullable: boolean }[]) =>
-      `CREATE TABLE ${name} (${columns.map((column) => `"${column.name}" ${column.type === "JSON" ? "VARCHAR" : column.type}${column.nullable ? "" : " NOT NULL"}`).join(", ")})`;
-    await connection.run(table("events", eventColumns));
-    await connection.run(table("event_values", valueColumns));
-    return new SqlJudge(instance, connection, await connection.createAppender("events"), await connection.createAppender("event_values"));
+    return new SqlJudge(await DuckDbBackend.create());
   }
 
   /** Appends one event of a run (runs may interleave; a run's events come in order). */
@@ -37,39 +33,12 @@ export class SqlJudge {
     if (info === undefined) this.runs.set(run, (info = { lines: [] }));
     info.lines[event.position - 1] = event.source?.line ?? 0;
     if (info.file === undefined && event.source?.file !== undefined) info.file = event.source.file;
-    const row = eventRow(run, event, file);
-    const e = this.events;
-    e.appendVarchar(row.run);
-    e.appendInteger(row.seq);
-    e.appendVarchar(row.kind);
-    e.appendVarchar(row.action);
-    nullable(e, row.status, (value) => e.appendVarchar(value));
-    e.appendVarchar(JSON.stringify(row.args));
-    nullable(e, row.output, (value) => e.appendVarchar(value));
-    nullable(e, row.time, (value) => e.appendBigInt(BigInt(value)));
-    nullable(e, row.file, (value) => e.appendVarchar(value));
-    nullable(e, row.line, (value) => e.appendInteger(value));
-    e.endRow();
-    const v = this.values;
-    for (const value of eventValueRows(run, event)) {
-      v.appendVarchar(value.run);
-      v.appendInteger(value.seq);
-      v.appendVarchar(value.subject);
-      v.appendVarchar(value.names);
-      v.appendVarchar(value.chain);
-      v.appendVarchar(value.vkey);
-      nullable(v, value.utext, (text) => v.appendVarchar(text));
-      nullable(v, value.amount, (amount) => v.appendVarchar(amount));
-      v.endRow();
-    }
+    this.backend.append(eventRow(run, event, file), eventValueRows(run, event));
   }
 
   /** Forgets every run appended so far: the tables are emptied for the next runs. */
   async reset(): Promise<void> {
-    this.events.flushSync();
-    this.values.flushSync();
-    await this.connection.run("DELETE FROM events");
-    await this.connection.run("DELETE FROM event_values");
+    await this.backend.reset();
     this.runs.clear();
   }
 
@@ -89,16 +58,14 @@ export class SqlJudge {
    * statement (in program order) and, for `until`, the bad event that broke each witness's interval.
    */
   async judge(program: CheckedProgram | readonly CheckedStatement[] | CompiledSql): Promise<Map<string, RunVerdicts>> {
-    const compiled = "rules" in program ? program : compileSql(program);
-    this.events.flushSync();
-    this.values.flushSync();
+    const compiled = "rules" in program ? program : compileSql(program, { dialect: this.backend.dialect });
     const statements = compiled.rules.map((rule) => rule.statement);
     const found = new Map<string, Found[]>();
     for (const run of this.runs.keys()) found.set(run, statements.map(() => ({ witnesses: [], brokenBy: new Map() })));
     const failures = new Map<number, string>();
     if (compiled.sql !== undefined && compiled.rules.every((rule) => rule.sql !== undefined)) {
       try {
-        this.read(await this.connection.runAndReadAll(compiled.sql), found);
+        this.read(await this.backend.query(compiled.sql), found);
       } catch {
         // One query failed: judge rule by rule, so that only the rules whose query fails are undecided.
         for (const run of found.values()) for (const each of run) ((each.witnesses = []), each.brokenBy.clear(), delete each.problem);
@@ -123,15 +90,15 @@ export class SqlJudge {
         continue;
       }
       try {
-        this.read(await this.connection.runAndReadAll(rule.sql), found);
+        this.read(await this.backend.query(rule.sql), found);
       } catch (error) {
         failures.set(rule.index, `the SQL engine could not run the rule's query: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
   }
 
-  private read(result: { getRowObjectsJS(): Record<string, unknown>[] }, found: Map<string, Found[]>): void {
-    for (const row of result.getRowObjectsJS()) {
+  private read(rows: readonly Record<string, unknown>[], found: Map<string, Found[]>): void {
+    for (const row of rows) {
       const perRule = found.get(String(row["run"]));
       if (perRule === undefined) continue;
       const each = perRule[Number(row["rule"])]!;
@@ -155,13 +122,7 @@ export class SqlJudge {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      this.events.closeSync();
-      this.values.closeSync();
-    } finally {
-      this.connection.closeSync();
-      this.instance.closeSync();
-    }
+    this.backend.close();
   }
 }
 
@@ -189,11 +150,6 @@ interface Found {
   witnesses: number[];
   brokenBy: Map<number, number>;
   problem?: Problem;
-}
-
-function nullable<T>(appender: DuckDBAppender, value: T | null, append: (value: T) => void): void {
-  if (value === null) appender.appendNull();
-  else append(value);
 }
 
 function outcomeOf(found: Found, statement: CheckedStatement, run: RunInfo, failure: string | undefined): StatementOutcome {

@@ -26,7 +26,7 @@ export { mayBeRunFile, readRunFile, splitRunFile } from "./read-run-file.js";
 export type { FilePiece } from "./read-file.js";
 export { isHandle, openRegularFile, readRegularFile, readRegularFileInPieces, readRegularFilePieces } from "./read-file.js";
 export type { CompiledRegex, RegexProblem } from "./regex.js";
-export { compileRegex, isRegexProblem, MAX_GROUP_DEPTH, MAX_PROGRAM_SIZE, MAX_REPEAT_COUNT, unitsAsCodePoints } from "./regex.js";
+export { compileRe2, compileRegex, isRegexProblem, MAX_GROUP_DEPTH, MAX_PROGRAM_SIZE, MAX_REPEAT_COUNT, unitsAsCodePoints } from "./regex.js";
 export type { LiveCall, LiveCallEvents, LiveResult } from "./call-events.js";
 export { liveCallEvents } from "./call-events.js";
 export type { EventRow, ValueRow } from "./events-table.js";

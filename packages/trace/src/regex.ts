@@ -372,6 +372,16 @@ function setSyntax(set: UnitSet): string {
 const SURROGATES = /[\uD800-\uDFFF]/;
 const SURROGATES_GLOBAL = /[\uD800-\uDFFF]/g;
 
+/**
+ * A pattern already in RE2's syntax (a translation made here, or by the wildcard matcher), as a
+ * search of a text, run by the same engine as `test`: for a database that has no RE2 of its own
+ * (SQLite's `vigil_regexp`).
+ */
+export function compileRe2(pattern: string): (text: string) => boolean {
+  const re2 = RE2JS.compile(pattern, 0);
+  return (text) => re2.test(text);
+}
+
 /** The text as RE2 should read it: one code point per UTF-16 unit (surrogates moved to plane 15). */
 export function unitsAsCodePoints(text: string): string {
   if (!SURROGATES.test(text)) return text;

@@ -1,0 +1,235 @@
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
+import { compileRe2, eventColumns, valueColumns, type EventRow, type ValueRow } from "@vigil/trace";
+import type { DialectName } from "./dialect.js";
+
+/**
+ * A database the SQL engine judges runs in: it holds the events table and the values table
+ * (created empty by the backend), takes rows, and runs the compiled queries of its dialect. DuckDB
+ * is embedded; SQLite and PostgreSQL are databases the caller opens (a `better-sqlite3` database,
+ * a `pg` client), given to their backends by the shape of their API, so this package imports
+ * neither.
+ */
+export interface SqlBackend {
+  readonly dialect: DialectName;
+  append(event: EventRow, values: readonly ValueRow[]): void;
+  /** The rows of a query, as objects keyed by column; appended rows are in the tables first. */
+  query(sql: string): Promise<readonly Record<string, unknown>[]>;
+  /** Empties both tables. */
+  reset(): Promise<void>;
+  close(): void;
+}
+
+function createTable(name: string, columns: readonly { name: string; type: string; nullable: boolean }[], types: (type: string) => string): string {
+  return `CREATE TABLE ${name} (${columns.map((column) => `"${column.name}" ${types(column.type)}${column.nullable ? "" : " NOT NULL"}`).join(", ")})`;
+}
+
+/** Embedded DuckDB, in memory: rows go through its appenders, in its columnar memory. */
+export class DuckDbBackend implements SqlBackend {
+  readonly dialect = "duckdb";
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    private readonly events: DuckDBAppender,
+    private readonly values: DuckDBAppender,
+  ) {}
+
+  static async create(): Promise<DuckDbBackend> {
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    const types = (type: string) => (type === "JSON" ? "VARCHAR" : type);
+    await connection.run(createTable("events", eventColumns, types));
+    await connection.run(createTable("event_values", valueColumns, types));
+    return new DuckDbBackend(instance, connection, await connection.createAppender("events"), await connection.createAppender("event_values"));
+  }
+
+  append(row: EventRow, values: readonly ValueRow[]): void {
+    const e = this.events;
+    e.appendVarchar(row.run);
+    e.appendInteger(row.seq);
+    e.appendVarchar(row.kind);
+    e.appendVarchar(row.action);
+    nullable(e, row.status, (value) => e.appendVarchar(value));
+    e.appendVarchar(JSON.stringify(row.args));
+    nullable(e, row.output, (value) => e.appendVarchar(value));
+    nullable(e, row.time, (value) => e.appendBigInt(BigInt(value)));
+    nullable(e, row.file, (value) => e.appendVarchar(value));
+    nullable(e, row.line, (value) => e.appendInteger(value));
+    e.endRow();
+    const v = this.values;
+    for (const value of values) {
+      v.appendVarchar(value.run);
+      v.appendInteger(value.seq);
+      v.appendVarchar(value.subject);
+      v.appendVarchar(value.names);
+      v.appendVarchar(value.chain);
+      v.appendVarchar(value.vkey);
+      nullable(v, value.utext, (text) => v.appendVarchar(text));
+      nullable(v, value.amount, (amount) => v.appendVarchar(amount));
+      v.endRow();
+    }
+  }
+
+  async query(sql: string): Promise<readonly Record<string, unknown>[]> {
+    this.events.flushSync();
+    this.values.flushSync();
+    return (await this.connection.runAndReadAll(sql)).getRowObjectsJS();
+  }
+
+  async reset(): Promise<void> {
+    this.events.flushSync();
+    this.values.flushSync();
+    await this.connection.run("DELETE FROM events");
+    await this.connection.run("DELETE FROM event_values");
+  }
+
+  close(): void {
+    try {
+      this.events.closeSync();
+      this.values.closeSync();
+    } finally {
+      this.connection.closeSync();
+      this.instance.closeSync();
+    }
+  }
+}
+
+function nullable<T>(appender: DuckDBAppender, value: T | null, append: (value: T) => void): void {
+  if (value === null) appender.appendNull();
+  else append(value);
+}
+
+/** The part of `better-sqlite3`'s database this backend uses. */
+export interface SqliteDatabase {
+  exec(sql: string): unknown;
+  prepare(sql: string): { run(...values: unknown[]): unknown; all(...values: unknown[]): unknown[] };
+  function(name: string, options: { deterministic: boolean }, implementation: (...values: unknown[]) => unknown): unknown;
+  transaction<T extends (...args: never[]) => unknown>(fn: T): T;
+  close(): unknown;
+}
+
+/**
+ * Registers the functions the `sqlite` dialect's SQL calls: `vigil_regexp(pattern, text)`, 1 when
+ * some substring of the text matches the RE2 pattern (the translation the trace package makes of
+ * a wildcard or regular expression, or a key-path pattern), 0 otherwise, NULL for a NULL text.
+ * The pattern is RE2's, run by the same linear-time engine the other decision procedures use.
+ */
+export function registerSqliteFunctions(db: Pick<SqliteDatabase, "function">): void {
+  const compiled = new Map<string, (text: string) => boolean>();
+  db.function("vigil_regexp", { deterministic: true }, (pattern, text) => {
+    if (text === null || text === undefined) return null;
+    let re2 = compiled.get(String(pattern));
+    if (re2 === undefined) {
+      if (compiled.size > 1000) compiled.clear();
+      compiled.set(String(pattern), (re2 = compileRe2(String(pattern))));
+    }
+    return re2(String(text)) ? 1 : 0;
+  });
+}
+
+/** A SQLite database (`better-sqlite3`), the tables created in it and Vigil's functions registered. */
+export class SqliteBackend implements SqlBackend {
+  readonly dialect = "sqlite";
+  private pending: { event: EventRow; values: readonly ValueRow[] }[] = [];
+  private readonly insertEvent;
+  private readonly insertValue;
+
+  constructor(private readonly db: SqliteDatabase) {
+    const types = (type: string) => (type === "VARCHAR" || type === "JSON" ? "TEXT" : "INTEGER");
+    db.exec(createTable("events", eventColumns, types));
+    db.exec(createTable("event_values", valueColumns, types));
+    registerSqliteFunctions(db);
+    this.insertEvent = db.prepare(`INSERT INTO events VALUES (${eventColumns.map(() => "?").join(", ")})`);
+    this.insertValue = db.prepare(`INSERT INTO event_values VALUES (${valueColumns.map(() => "?").join(", ")})`);
+  }
+
+  append(event: EventRow, values: readonly ValueRow[]): void {
+    this.pending.push({ event, values });
+  }
+
+  private flush(): void {
+    const pending = this.pending;
+    this.pending = [];
+    this.db.transaction(() => {
+      for (const { event, values } of pending) {
+        this.insertEvent.run(event.run, event.seq, event.kind, event.action, event.status, JSON.stringify(event.args), event.output, event.time, event.file, event.line);
+        for (const v of values) this.insertValue.run(v.run, v.seq, v.subject, v.names, v.chain, v.vkey, v.utext, v.amount);
+      }
+    })();
+  }
+
+  async query(sql: string): Promise<readonly Record<string, unknown>[]> {
+    this.flush();
+    return this.db.prepare(sql).all() as Record<string, unknown>[];
+  }
+
+  async reset(): Promise<void> {
+    this.pending = [];
+    this.db.exec("DELETE FROM events; DELETE FROM event_values;");
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** The part of a `pg` client this backend uses. */
+export interface PostgresClient {
+  query(sql: string, values?: readonly unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * A PostgreSQL database (a connected `pg` client): the tables are created in the client's current
+ * schema by `create` (temporary tables, so that concurrent judges never see each other's rows).
+ */
+export class PostgresBackend implements SqlBackend {
+  readonly dialect = "postgres";
+  private pending: { event: EventRow; values: readonly ValueRow[] }[] = [];
+
+  private constructor(private readonly client: PostgresClient, private readonly release: () => void) {}
+
+  static async create(client: PostgresClient, release: () => void = () => {}): Promise<PostgresBackend> {
+    const types = (type: string) => (type === "VARCHAR" ? "TEXT" : type === "JSON" ? "JSONB" : type);
+    await client.query(createTable("pg_temp.events", eventColumns, types));
+    await client.query(createTable("pg_temp.event_values", valueColumns, types));
+    return new PostgresBackend(client, release);
+  }
+
+  append(event: EventRow, values: readonly ValueRow[]): void {
+    this.pending.push({ event, values });
+  }
+
+  private async flush(): Promise<void> {
+    const pending = this.pending;
+    this.pending = [];
+    const events = pending.map(({ event }) => [event.run, event.seq, event.kind, event.action, event.status, JSON.stringify(event.args), event.output, event.time, event.file, event.line]);
+    const values = pending.flatMap(({ values }) => values.map((v) => [v.run, v.seq, v.subject, v.names, v.chain, v.vkey, v.utext, v.amount]));
+    await this.insert("events", eventColumns.length, events);
+    await this.insert("event_values", valueColumns.length, values);
+  }
+
+  /** Rows inserted in batches of one statement each (PostgreSQL takes at most 65,535 parameters per statement). */
+  private async insert(table: string, width: number, rows: readonly unknown[][]): Promise<void> {
+    const perStatement = Math.floor(60_000 / width);
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const batch = rows.slice(start, start + perStatement);
+      const placeholders = batch.map((_, row) => `(${Array.from({ length: width }, (_, column) => `$${row * width + column + 1}`).join(", ")})`);
+      await this.client.query(`INSERT INTO ${table} VALUES ${placeholders.join(", ")}`, batch.flat());
+    }
+  }
+
+  async query(sql: string): Promise<readonly Record<string, unknown>[]> {
+    await this.flush();
+    return (await this.client.query(sql)).rows;
+  }
+
+  async reset(): Promise<void> {
+    this.pending = [];
+    await this.client.query("DELETE FROM events");
+    await this.client.query("DELETE FROM event_values");
+  }
+
+  close(): void {
+    this.release();
+  }
+}
