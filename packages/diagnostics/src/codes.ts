@@ -89,7 +89,6 @@ export const diagnosticCodes = {
   E0002: { severity: "error", summary: "a statement could not be evaluated because its policy has errors" },
   E0003: { severity: "error", summary: "an internal error kept a run from being judged (a bug: report it with the input)" },
   E0004: { severity: "error", summary: "a rule measures time (a window of time, a limit per a time) and an event of the run has no time, or one earlier than the event before it: the rule is undecided" },
-  E0005: { severity: "error", summary: "an SQL engine could not run a rule's query (an error of the database, or an amount beyond its exact decimals): the rule is undecided" },
 
   // SQL compilation (produced by @vigil/sql).
   S0001: { severity: "error", summary: "a rule cannot be compiled exactly to the chosen SQL dialect (its regular expressions are not RE2, or it has no exact decimals); the rule is left out of that dialect's SQL" },

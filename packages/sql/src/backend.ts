@@ -188,7 +188,9 @@ export class PostgresBackend implements SqlBackend {
 
   private constructor(private readonly client: PostgresClient, private readonly release: () => void) {}
 
-  static async create(client: PostgresClient, release: () => void = () => {}): Promise<PostgresBackend> {
+  static async create(client: PostgresClient, release: () => void = () => {}, options: { readonly statementTimeoutMs?: number } = {}): Promise<PostgresBackend> {
+    // A query past its time is cancelled by the server: the rules it judged are undecided.
+    await client.query(`SET statement_timeout = ${Math.max(1, Math.floor(options.statementTimeoutMs ?? 60_000))}`);
     const types = (type: string) => (type === "VARCHAR" ? "TEXT" : type === "JSON" ? "JSONB" : type);
     await client.query(createTable("pg_temp.events", eventColumns, types));
     await client.query(createTable("pg_temp.event_values", valueColumns, types));

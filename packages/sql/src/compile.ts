@@ -46,6 +46,8 @@ export interface CompiledRule {
   readonly statement: CheckedStatement;
   /** The query of this rule alone; undefined when the dialect cannot express it exactly (see the diagnostics). */
   readonly sql: string | undefined;
+  /** Why the dialect cannot express it (S0001), when it cannot. */
+  readonly diagnostics: readonly Diagnostic[];
 }
 
 export interface CompiledSql {
@@ -82,13 +84,14 @@ export function compileSql(program: CheckedProgram | readonly CheckedStatement[]
     {
       const builder = new RuleBuilder(dialect, tables, index, `r${index}_`);
       let sql: string | undefined;
+      const own: Diagnostic[] = [];
       try {
         const select = builder.rule(statement);
         parts.push({ ctes: builder.ctes, select });
         sql = render(builder.ctes, `${select}\nORDER BY run, seq`);
       } catch (error) {
         if (!(error instanceof Inexpressible)) throw error;
-        diagnostics.push(
+        own.push(
           diagnostic("S0001", `rule \`${statement.policy}.${statement.name}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
             span: error.span,
             ...(options.file !== undefined ? { file: options.file } : {}),
@@ -96,7 +99,8 @@ export function compileSql(program: CheckedProgram | readonly CheckedStatement[]
           }),
         );
       }
-      rules.push({ index, policy: statement.policy, name: statement.name, statement, sql });
+      diagnostics.push(...own);
+      rules.push({ index, policy: statement.policy, name: statement.name, statement, sql, diagnostics: own });
     }
   }
   const sql = parts.length === 0 ? undefined : render(parts.flatMap((part) => part.ctes), `${parts.map((part) => part.select).join("\nUNION ALL\n")}\nORDER BY run, rule, seq`);
@@ -600,10 +604,14 @@ class RuleBuilder {
       throw new Inexpressible(
         `${this.dialect.name}'s regular expressions are not RE2, so this pattern's meaning cannot be kept exactly`,
         span,
-        "run this rule on DuckDB, SQLite (with Vigil's functions), ClickHouse or BigQuery, or with `vigilc check`",
+        "run this rule on DuckDB, PostgreSQL, SQLite (with Vigil's functions), ClickHouse or BigQuery, or with `vigilc check`",
       );
     }
-    return search(text, pattern);
+    const written = search(text, pattern);
+    if (typeof written !== "string") {
+      throw new Inexpressible(`${written.unsupported}, so this pattern's meaning cannot be kept exactly`, span, "write the pattern without it, or check this rule with `vigilc check`");
+    }
+    return written;
   }
 
   /** Where a key path's values are in the values table, for the row alias `v`. */

@@ -22,8 +22,12 @@ export interface Dialect {
   readonly name: DialectName;
   /** A string literal. */
   literal(text: string): string;
-  /** Whether `text` has a substring matching an RE2 pattern; undefined when the engine does not run RE2. */
-  re2Search?(text: string, pattern: string): string;
+  /**
+   * Whether `text` has a substring matching an RE2 pattern (as the trace package writes them);
+   * absent when the engine's regular expressions cannot run them, a string saying why when this
+   * pattern cannot be written for the engine.
+   */
+  re2Search?(text: string, pattern: string): string | { readonly unsupported: string };
   /** Whether `text` matches a key-path pattern of the values table (its own syntax is enough for those). */
   chainMatch(text: string, pattern: string): string;
   /** The position of `needle` in `haystack` from 1, or 0. */
@@ -63,7 +67,11 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
   postgres: {
     name: "postgres",
     literal: standardLiteral,
-    // PostgreSQL's regular expressions are Spencer's ARE, not RE2: only the key-path patterns.
+    // PostgreSQL's regular expressions are Spencer's ARE: each RE2 pattern is rewritten (`postgresPattern`).
+    re2Search: (text, pattern) => {
+      const written = postgresPattern(pattern);
+      return typeof written === "string" ? `(${text} ~ ${standardLiteral(written)})` : written;
+    },
     chainMatch: (text, pattern) => `(${text} ~ ${standardLiteral(pattern)})`,
     position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
     substringFrom: (text, start) => `substr(${text}, ${start})`,
@@ -138,3 +146,70 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     mod: percent,
   },
 };
+
+/** PostgreSQL's limit on a count in `{n,m}` (RE_DUP_MAX). */
+const POSTGRES_MAX_COUNT = 255;
+
+/** ASCII word characters, as ECMAScript's `\b` (and the translation's) has them. */
+const WORD = "[A-Za-z0-9_]";
+
+/**
+ * An RE2 pattern as the trace package writes them, rewritten for PostgreSQL's advanced regular
+ * expressions with the same matches. The translation uses a small vocabulary (every character
+ * but ASCII letters and digits as `\x{…}`, classes of such, `(?:`, `(?s:`, `|`, quantifiers,
+ * `\A`, `\z`, `\b`, `\B`), each written for ARE: `\x{…}` as `\u…` or `\U…`, `\A` and `\z` as `^`
+ * and `$` (an ARE without the newline-sensitive flags matches them only at the ends of the text, and
+ * its `.` and negated classes match a newline, as `(?s:…)` wants), `\b` and `\B` as lookarounds over
+ * the ASCII word characters (ARE's `\y` uses the locale's), lazy quantifiers as greedy ones
+ * (whether a match exists does not depend on it). A count above 255 has no ARE form.
+ */
+export function postgresPattern(pattern: string): string | { readonly unsupported: string } {
+  let out = "";
+  for (let i = 0; i < pattern.length; ) {
+    const rest = pattern.slice(i);
+    const escape = /^\\x\{([0-9A-F]+)\}/.exec(rest);
+    if (escape !== null) {
+      const code = parseInt(escape[1]!, 16);
+      out += code <= 0xffff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\U${code.toString(16).padStart(8, "0")}`;
+      i += escape[0].length;
+      continue;
+    }
+    const count = /^\{(\d+)(,(\d*))?\}\??/.exec(rest);
+    if (count !== null) {
+      const numbers = [count[1], count[3]].filter((n) => n !== undefined && n !== "").map(Number);
+      if (numbers.some((n) => n > POSTGRES_MAX_COUNT)) return { unsupported: `PostgreSQL's regular expressions count at most ${POSTGRES_MAX_COUNT} repetitions (\`{${numbers.join(",")}}\`)` };
+      out += count[0].endsWith("?") ? count[0].slice(0, -1) : count[0];
+      i += count[0].length;
+      continue;
+    }
+    if (rest.startsWith("(?s:")) {
+      out += "(?:";
+      i += 4;
+    } else if (rest.startsWith("(?:")) {
+      out += "(?:";
+      i += 3;
+    } else if (rest.startsWith("\\A")) {
+      out += "^";
+      i += 2;
+    } else if (rest.startsWith("\\z")) {
+      out += "$";
+      i += 2;
+    } else if (rest.startsWith("\\b")) {
+      out += `(?:(?<=${WORD})(?!${WORD})|(?<!${WORD})(?=${WORD}))`;
+      i += 2;
+    } else if (rest.startsWith("\\B")) {
+      out += `(?:(?<=${WORD})(?=${WORD})|(?<!${WORD})(?!${WORD}))`;
+      i += 2;
+    } else if (/^[*+?][?]/.test(rest)) {
+      // A lazy quantifier: the same matches as the greedy one.
+      out += rest[0];
+      i += 2;
+    } else if (/^[A-Za-z0-9()|*+?.\[\]^-]/.test(rest)) {
+      out += rest[0];
+      i += 1;
+    } else {
+      return { unsupported: `the pattern's \`${rest[0]}\` has no PostgreSQL form here` };
+    }
+  }
+  return out;
+}

@@ -56,20 +56,23 @@ async function printSql(context: CommandContext, policyFile: string, options: Sq
     throw new InputError();
   }
   const { compileSql } = await import("@vigil/sql");
-  const sql = compileSql(chosen, { dialect: options.dialect, tables: { events: options.table, values: options.valuesTable }, file: policyFile });
-  printDiagnostics(sql.diagnostics);
+  // Compiled whole, so that a rule's number (the `rule` column) is the same with --rule or without.
+  const sql = compileSql(statements, { dialect: options.dialect, tables: { events: options.table, values: options.valuesTable }, file: policyFile });
+  const rules = sql.rules.filter((rule) => chosen.includes(rule.statement));
+  const diagnostics = rules.flatMap((rule) => rule.diagnostics);
+  printDiagnostics(diagnostics);
   reportUnrendered();
-  const query = chosen.length === 1 ? sql.rules[0]!.sql : sql.sql;
+  const query = options.rule !== undefined ? rules[0]!.sql : sql.sql;
   if (query !== undefined) {
-    const rules = sql.rules.filter((rule) => rule.sql !== undefined).map((rule) => `--   ${rule.index}  ${rule.policy}.${rule.name}`);
+    const listed = rules.filter((rule) => rule.sql !== undefined).map((rule) => `--   ${rule.index}  ${rule.policy}.${rule.name}`);
     io.stdout(
       `-- ${policyFile} as ${options.dialect} SQL over ${options.table} and ${options.valuesTable} (vigilc export).\n` +
         `-- One row per witness: rule, run, seq, broken_by (until); an undecided rule has a problem and its event.\n` +
-        `-- rule:\n${rules.join("\n")}\n${query}`,
+        `-- rule:\n${listed.join("\n")}\n${query}`,
     );
   }
-  if (sql.diagnostics.length > 0) {
-    io.stderr(`error: ${plural(sql.diagnostics.length, "rule")} cannot be written exactly in ${options.dialect} SQL and ${sql.diagnostics.length === 1 ? "is" : "are"} left out${query === undefined ? "; no SQL was written" : ""}\n`);
+  if (diagnostics.length > 0) {
+    io.stderr(`error: ${plural(diagnostics.length, "rule")} cannot be written exactly in ${options.dialect} SQL and ${diagnostics.length === 1 ? "is" : "are"} left out${query === undefined ? "; no SQL was written" : ""}\n`);
     return 2;
   }
   return 0;
