@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DuckDBInstance } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
 
@@ -133,5 +134,41 @@ describe("vigilc sql", () => {
     const table = await vigilc(["sql", join(scratch, "p.vigil"), "--table", "events; drop table x"]);
     expect(table.code).toBe(2);
     expect(table.stderr).toContain("is not a table name");
+  });
+});
+
+describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql where the data is", () => {
+  it("finds, over the Parquet files, every witness vigilc check finds (τ-bench, with messages)", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "vigilc-sql-"));
+    try {
+      const tau = join(root, "../shared/data/tau-bench/gpt-4o-airline.json");
+      const policy = join(examples, "tau-airline/airline.vigil");
+      const exported = await vigilc(["export", tau, "--messages", "-o", "events.parquet", "--values", "values.parquet"], { cwd: scratch });
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stderr).toContain("wrote 4034 events of 200 runs to events.parquet and their values to values.parquet");
+      const sql = await vigilc(["sql", policy, "--table", "events", "--values-table", "event_values"], { cwd: scratch });
+      expect(sql.code, sql.stderr).toBe(0);
+      const checked = await vigilc(["check", policy, "--trace", tau, "--messages", "--format", "json", "--exit-zero"], { cwd: scratch });
+      const report = JSON.parse(checked.stdout) as Report;
+      const expected = report.runs
+        .flatMap((run) => run.statements.flatMap((statement, rule) => (statement["witnesses"] as number[]).map((seq) => `${tau} · ${run.run} ${rule} ${seq}`)))
+        .sort();
+      const instance = await DuckDBInstance.create(":memory:");
+      const connection = await instance.connect();
+      try {
+        await connection.run(`CREATE VIEW events AS SELECT * FROM read_parquet('${join(scratch, "events.parquet")}')`);
+        await connection.run(`CREATE VIEW event_values AS SELECT * FROM read_parquet('${join(scratch, "values.parquet")}')`);
+        const rows = (await connection.runAndReadAll(sql.stdout)).getRowObjectsJS();
+        expect(rows.every((row) => row["problem"] === null)).toBe(true);
+        const found = rows.map((row) => `${String(row["run"])} ${String(row["rule"])} ${String(row["seq"])}`).sort();
+        expect(found).toEqual(expected);
+        expect(found.length).toBeGreaterThan(100);
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

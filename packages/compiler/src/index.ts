@@ -57,5 +57,5 @@ export type { DecisionEngine, EngineOptions, EngineRun, EngineRunOptions, Monito
 export { createEngine, engineNames, startMonitorRun } from "./engines.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";
 export { parseTestFile } from "@vigil/syntax";
-export type { EventRow } from "@vigil/trace";
-export { eventColumns, eventRow, runName } from "@vigil/trace";
+export type { EventRow, ValueRow } from "@vigil/trace";
+export { eventColumns, eventRow, eventValueRows, runName, valueColumns } from "@vigil/trace";

@@ -1,11 +1,12 @@
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
-import { eventColumns, type EventRow } from "@vigil/trace";
+import { eventColumns, valueColumns, type EventRow, type ValueRow } from "@vigil/trace";
 
 /**
  * The canonical events table written as a Parquet file, through embedded DuckDB: rows are appended
  * as they are read (the appender buffers them in DuckDB's columnar memory, not as JavaScript
  * objects), then the table is copied to the file in one statement. The file's columns are the
- * table's (`eventColumns`), `args` a JSON column.
+ * table's (`eventColumns`), `args` a JSON column. With `values`, the values table too
+ * (`valueColumns`), to a second file.
  */
 export class ParquetEventsWriter {
   private rows = 0;
@@ -16,15 +17,37 @@ export class ParquetEventsWriter {
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
     private readonly appender: DuckDBAppender,
+    private readonly valuesAppender: DuckDBAppender | undefined,
   ) {}
 
-  /** A writer with an empty table, in an in-memory database of its own. */
-  static async create(): Promise<ParquetEventsWriter> {
+  /** A writer with an empty table (and values table, with `values`), in an in-memory database of its own. */
+  static async create(options: { readonly values?: boolean } = {}): Promise<ParquetEventsWriter> {
     const instance = await DuckDBInstance.create(":memory:");
     const connection = await instance.connect();
-    const columns = eventColumns.map((column) => `"${column.name}" ${column.type}${column.nullable ? "" : " NOT NULL"}`).join(", ");
-    await connection.run(`CREATE TABLE events (${columns})`);
-    return new ParquetEventsWriter(instance, connection, await connection.createAppender("events"));
+    const table = (name: string, columns: typeof eventColumns | typeof valueColumns) =>
+      `CREATE TABLE ${name} (${columns.map((column) => `"${column.name}" ${column.type}${column.nullable ? "" : " NOT NULL"}`).join(", ")})`;
+    await connection.run(table("events", eventColumns));
+    if (options.values === true) await connection.run(table("event_values", valueColumns));
+    return new ParquetEventsWriter(instance, connection, await connection.createAppender("events"), options.values === true ? await connection.createAppender("event_values") : undefined);
+  }
+
+  /** Appends the rows of an event's values (a writer made with `values`). */
+  appendValues(rows: readonly ValueRow[]): void {
+    const v = this.valuesAppender;
+    if (v === undefined) throw new Error("internal error: this writer has no values table");
+    for (const row of rows) {
+      v.appendVarchar(row.run);
+      v.appendInteger(row.seq);
+      v.appendVarchar(row.subject);
+      v.appendVarchar(row.names);
+      v.appendVarchar(row.chain);
+      v.appendVarchar(row.vkey);
+      if (row.utext === null) v.appendNull();
+      else v.appendVarchar(row.utext);
+      if (row.amount === null) v.appendNull();
+      else v.appendVarchar(row.amount);
+      v.endRow();
+    }
   }
 
   /** Appends one row. */
@@ -54,13 +77,16 @@ export class ParquetEventsWriter {
     return this.rows;
   }
 
-  /** Writes the table to `file` (Parquet, zstd-compressed) and releases the database. */
-  async write(file: string): Promise<void> {
+  /** Writes the table to `file` (Parquet, zstd-compressed), the values table to `valuesFile`, and releases the database. */
+  async write(file: string, valuesFile?: string): Promise<void> {
     this.appender.flushSync();
     this.appender.closeSync();
+    this.valuesAppender?.flushSync();
+    this.valuesAppender?.closeSync();
     this.closed = true;
     try {
       await this.connection.run(`COPY events TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      if (valuesFile !== undefined) await this.connection.run(`COPY event_values TO ${sqlString(valuesFile)} (FORMAT parquet, COMPRESSION zstd)`);
     } finally {
       this.release();
     }
@@ -71,6 +97,7 @@ export class ParquetEventsWriter {
     if (!this.closed) {
       try {
         this.appender.closeSync();
+        this.valuesAppender?.closeSync();
       } catch {
         // Nothing to flush into: the table is thrown away.
       }

@@ -17,6 +17,7 @@ export function registerExport(program: Command, context: CommandContext): void 
     .description("write the canonical events table of traces (files, directories, globs, files of runs): JSON Lines, one event per line, or a Parquet file")
     .argument("<trace...>", "the traces: files, directories or globs of runs, or - for standard input")
     .requiredOption("-o, --output <file>", "where to write the table: a .jsonl or .parquet file, or - for JSON Lines on standard output")
+    .option("--values <file>", "also write the values table (every value a key path reaches, one row each: what the SQL of `vigilc sql` reads), in the same format as the output")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
@@ -26,7 +27,7 @@ export function registerExport(program: Command, context: CommandContext): void 
     });
 }
 
-type ExportOptions = { output: string } & TraceReading;
+type ExportOptions = { output: string; values?: string } & TraceReading;
 
 const FLUSH_BYTES = 1 << 20;
 
@@ -36,6 +37,11 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
   const parquet = output.endsWith(".parquet");
   if (output !== "-" && !output.endsWith(".jsonl") && !parquet) {
     io.stderr(`error: \`${output}\` is not a file \`export\` writes: give a .jsonl file (JSON Lines, one event per line), a .parquet file, or - for standard output\n`);
+    throw new InputError();
+  }
+  const valuesOutput = options.values;
+  if (valuesOutput !== undefined && (output === "-" || !valuesOutput.endsWith(parquet ? ".parquet" : ".jsonl") || valuesOutput === output)) {
+    io.stderr(`error: --values \`${valuesOutput}\` must be a second ${parquet ? ".parquet" : ".jsonl"} file, the format of the events table, and not standard output\n`);
     throw new InputError();
   }
   const files: string[] = [];
@@ -49,16 +55,23 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
       files.push(...found);
     } else files.push(trace);
   }
-  const { readRunEvents, eventRow, runName } = await loadCompiler();
+  const { readRunEvents, eventRow, eventValueRows, runName } = await loadCompiler();
   // Written to a file beside the output and moved into place at the end: an export that fails
   // leaves no partial table where a complete one is expected.
   const partial = output === "-" ? undefined : `${output}.partial-${process.pid}`;
   // Parquet goes through embedded DuckDB (loaded only for it); JSON Lines are written as they come.
-  const table = parquet ? await (await import("@vigil/sql")).ParquetEventsWriter.create() : undefined;
+  const table = parquet ? await (await import("@vigil/sql")).ParquetEventsWriter.create({ values: valuesOutput !== undefined }) : undefined;
   const descriptor = partial === undefined || table !== undefined ? undefined : openSync(partial, "w");
+  const valuesPartial = valuesOutput === undefined ? undefined : `${valuesOutput}.partial-${process.pid}`;
+  const valuesDescriptor = valuesPartial === undefined || table !== undefined ? undefined : openSync(valuesPartial, "w");
+  let valuesBuffered: string[] = [];
   let buffered: string[] = [];
   let bufferedBytes = 0;
   const flush = (): void => {
+    if (valuesDescriptor !== undefined && valuesBuffered.length > 0) {
+      writeSync(valuesDescriptor, valuesBuffered.join(""));
+      valuesBuffered = [];
+    }
     if (buffered.length === 0) return;
     const text = buffered.join("");
     if (descriptor === undefined) io.stdout(text);
@@ -79,9 +92,11 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
         for (const event of events) {
           if (table !== undefined) {
             table.append(eventRow(id, event, name));
+            if (valuesOutput !== undefined) table.appendValues(eventValueRows(id, event));
             rows++;
             continue;
           }
+          if (valuesDescriptor !== undefined) for (const value of eventValueRows(id, event)) valuesBuffered.push(`${JSON.stringify(value)}\n`);
           const line = `${rowJson(eventRow(id, event, name))}\n`;
           buffered.push(line);
           bufferedBytes += line.length;
@@ -101,11 +116,13 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
       runs += Math.max(seen.size, read.runs ?? 1);
     }
     flush();
-    if (table !== undefined) await table.write(partial!);
+    if (table !== undefined) await table.write(partial!, valuesPartial);
     if (descriptor !== undefined) closeSync(descriptor);
+    if (valuesDescriptor !== undefined) closeSync(valuesDescriptor);
     if (partial !== undefined) {
       renameSync(partial, output);
-      io.stderr(`wrote ${plural(rows, "event")} of ${plural(runs, "run")} to ${output}\n`);
+      if (valuesPartial !== undefined) renameSync(valuesPartial, valuesOutput!);
+      io.stderr(`wrote ${plural(rows, "event")} of ${plural(runs, "run")} to ${output}${valuesOutput !== undefined ? ` and their values to ${valuesOutput}` : ""}\n`);
     }
     return 0;
   } catch (error) {
@@ -117,7 +134,15 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
         // Already closed.
       }
     }
+    if (valuesDescriptor !== undefined) {
+      try {
+        closeSync(valuesDescriptor);
+      } catch {
+        // Already closed.
+      }
+    }
     if (partial !== undefined) rmSync(partial, { force: true });
+    if (valuesPartial !== undefined) rmSync(valuesPartial, { force: true });
     throw error;
   }
 }
