@@ -86,6 +86,9 @@ export async function startPostgres(): Promise<PostgresServer> {
     "synchronous_commit=off",
     "-c",
     "full_page_writes=off",
+    // Compiling the tests' many small queries to machine code costs seconds each and saves nothing.
+    "-c",
+    "jit=off",
   ]);
   const server: ChildProcess = spawn(postgres, args, { stdio: "ignore" });
   const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()));

@@ -208,6 +208,8 @@ export class PostgresBackend implements SqlBackend {
     const values = pending.flatMap(({ values }) => values.map((v) => [v.run, v.seq, v.subject, v.names, v.chain, v.vkey, v.utext, v.amount]));
     await this.insert("events", eventColumns.length, events);
     await this.insert("event_values", valueColumns.length, values);
+    // Temporary tables get no statistics by themselves; the planner needs them to join well.
+    if (pending.length > 0) await this.client.query("ANALYZE events, event_values");
   }
 
   /** Rows inserted in batches of one statement each (PostgreSQL takes at most 65,535 parameters per statement). */

@@ -18,7 +18,7 @@ export function registerTest(program: Command, context: CommandContext): void {
     .command("test")
     .description("run the policy tests (*.vigiltest) under the paths: expected verdicts, witnesses and monitor decisions, on every engine")
     .argument("[paths...]", "test files, or directories to search for *.vigiltest files", ["."])
-    .addOption(new Option("--engine <engines>", "the engines that judge the verdicts, comma-separated: eval, smt, monitor, or all").default("all"))
+    .addOption(new Option("--engine <engines>", "the engines that judge the verdicts, comma-separated: eval, smt, monitor, sql, or all").default("all"))
     .option("--filter <regex>", "run only the tests whose name matches this regular expression")
     .addOption(new Option("--format <format>", "report format").choices(["human", "json", "junit"]).default("human"))
     .option("--coverage", "print each rule's coverage: violated by a test, held non-vacuously by one, patterns that matched nothing")
@@ -61,7 +61,7 @@ function parseEngines(context: CommandContext, text: string): readonly EngineNam
   if (words.includes("all")) return known;
   const unknown = words.filter((word) => !(known as readonly string[]).includes(word));
   if (unknown.length > 0 || words.length === 0) {
-    context.io.stderr(`error: --engine takes eval, smt, monitor or all (comma-separated), not \`${text}\`\n`);
+    context.io.stderr(`error: --engine takes eval, smt, monitor, sql or all (comma-separated), not \`${text}\`\n`);
     throw new InputError();
   }
   return words as EngineName[];

@@ -1,0 +1,148 @@
+// Policies as SQL at scale: a generated corpus of runs judged by `vigilc check --engine sql` (every
+// run read into one embedded DuckDB database, one query) and by `--engine eval` (the forward engine,
+// run by run in worker threads), each in its own process with its wall time and peak resident
+// memory; both must give the same verdicts. Then, in one process, the corpus loaded into DuckDB
+// once and judged by one query for the whole policy against one query per rule.
+//
+//   node scripts/bench-sql.mjs                       10,000,000 events in 100,000 runs, 20 rules
+//   VIGIL_BENCH_SQL_RUNS=10000 node scripts/bench-sql.mjs   a tenth of it
+//
+// A benchmark, not a test: it prints a Markdown table and fails only when the engines disagree or a
+// command does not finish as it should. It writes the corpus (~1 GB at full size) to the temp dir.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+const vigilc = join(root, "packages/cli/dist/main.js");
+const runs = Number(process.env["VIGIL_BENCH_SQL_RUNS"] ?? 100_000);
+const perRun = Number(process.env["VIGIL_BENCH_SQL_EVENTS_PER_RUN"] ?? 100);
+const reportRss = `data:text/javascript,process.on("exit",()=>process.stderr.write("\\n@maxrss "+process.resourceUsage().maxRSS+"\\n"))`;
+
+/** Twenty rules of every form, over ten actions with an id, a path and an amount. */
+export const policy = `policy bench {
+  rule r01: abs(action in {a0} and path ~ "/secret/*")
+  rule r02: prec(action in {a1} and id = $i, action in {a2} and id = $i)
+  rule r03: prec(action in {a3}, action in {a4} and status = ok)
+  rule r04: resp(action in {a5} and id = $i, action in {a6} and id = $i)
+  rule r05: resp(action in {a7}, action in {a8})
+  rule r06: rslv(action in {a1} and id = $i, action in {a9} and id = $i)
+  rule r07: bresp[3](action in {a2}, action in {a3})
+  rule r08: bresp[5s](action in {a4}, action in {a5})
+  rule r09: until(action in {a0} and id = $i, action in {a6} and id = $i, action in {a7})
+  rule r10: until(action in {a8}, action in {a9}, action in {a1} and status = error)
+  rule r11: always (action in {a2} implies once action in {a1})
+  rule r12: always (action in {a3} implies once[10s] action in {a0})
+  rule r13: always (action in {a4} and status = error implies eventually action in {a5})
+  rule r14: limit[5](action in {a6} and id = $i)
+  rule r15: limit[3 per 10s](action in {a7})
+  rule r16: limit[100.50 of amount per 1m](action in {a8})
+  rule r17: abs(action in {a9} and path matches /\\.env$/)
+  rule r18: prec(action in {a5}, action in {a0}) after action in {a1}
+  rule r19: resp(action in {a2}, action in {a3}) between action in {a4} and action in {a5}
+  rule r20: abs(action in {a6} and status = error) before action in {a9}
+}
+`;
+
+/** A small deterministic generator (xorshift), so every run of the benchmark judges the same corpus. */
+function random(seed) {
+  let x = seed | 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
+}
+
+export function* corpusEvents(run) {
+  const next = random(run * 7919 + 17);
+  let time = Date.UTC(2026, 10, 1) + run * 1000;
+  for (let seq = 1; seq <= perRun; seq++) {
+    time += Math.floor(next() * 3000);
+    const action = `a${Math.floor(next() * 10)}`;
+    const secret = next() < 0.01;
+    yield {
+      action,
+      args: { id: Math.floor(next() * 20), path: secret ? "/secret/key" : `/work/${Math.floor(next() * 50)}.txt`, amount: Math.round(next() * 5000) / 100 },
+      status: next() < 0.1 ? "error" : "ok",
+      time,
+    };
+  }
+}
+
+function run(args) {
+  const start = performance.now();
+  const child = spawnSync(process.execPath, ["--import", reportRss, ...args], { encoding: "utf8", maxBuffer: 2 ** 31 - 1, stdio: ["ignore", "pipe", "pipe"] });
+  const seconds = (performance.now() - start) / 1000;
+  const rss = Number(/@maxrss (\d+)/.exec(child.stderr)?.[1] ?? NaN) / 1024;
+  if (child.status !== 0) throw new Error(`${args.join(" ")} exited ${child.status}:\n${child.stderr.slice(0, 2000)}`);
+  return { seconds, rss, stdout: child.stdout };
+}
+
+if (process.argv[2] === "--queries") {
+  // The child of the last row: the corpus loaded once, judged two ways.
+  const { compile } = await import("@vigil/compiler");
+  const { compileSql, SqlJudge } = await import("@vigil/sql");
+  const compiled = compileSql(compile(policy).program);
+  const judge = await SqlJudge.create();
+  const loading = performance.now();
+  for (let r = 0; r < runs; r++) {
+    let position = 0;
+    for (const event of corpusEvents(r)) judge.append(`run${r}`, { ...event, position: ++position });
+    judge.addRun(`run${r}`);
+  }
+  const loaded = (performance.now() - loading) / 1000;
+  const one = performance.now();
+  const together = await judge.judge(compiled);
+  const oneSeconds = (performance.now() - one) / 1000;
+  const each = performance.now();
+  const apart = await judge.judge({ ...compiled, sql: undefined });
+  const eachSeconds = (performance.now() - each) / 1000;
+  const digest = (verdicts) => createHash("sha256").update(JSON.stringify([...verdicts].map(([run, v]) => [run, v.outcomes]))).digest("hex");
+  if (digest(together) !== digest(apart)) throw new Error("one query for all and one query per rule disagree");
+  judge.close();
+  process.stdout.write(JSON.stringify({ loaded, oneSeconds, eachSeconds }));
+  process.exit(0);
+}
+
+const directory = mkdtempSync(join(tmpdir(), "vigil-bench-sql-"));
+try {
+  const corpus = join(directory, "runs");
+  const policyFile = join(directory, "bench.vigil");
+  writeFileSync(policyFile, policy);
+  const writing = performance.now();
+  for (let r = 0; r < runs; r++) {
+    const folder = join(corpus, String(Math.floor(r / 1000)).padStart(3, "0"));
+    if (r % 1000 === 0) mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, `run${String(r).padStart(6, "0")}.jsonl`), [...corpusEvents(r)].map((event) => JSON.stringify(event)).join("\n") + "\n");
+  }
+  const events = runs * perRun;
+  console.error(`wrote ${events} events in ${runs} runs in ${((performance.now() - writing) / 1000).toFixed(1)} s`);
+  const verdicts = (stdout) => {
+    const report = JSON.parse(stdout);
+    return createHash("sha256")
+      .update(JSON.stringify(report.runs.map((r) => [r.file, r.verdict, r.statements.map((s) => [s.holds, s.witnesses, s.undecided ?? null])])))
+      .digest("hex");
+  };
+  const rows = [];
+  const measured = {};
+  for (const engine of ["eval", "sql"]) {
+    const result = run([vigilc, "check", policyFile, "--trace", corpus, "--engine", engine, "--format", "json", "--exit-zero"]);
+    measured[engine] = verdicts(result.stdout);
+    rows.push(`| \`vigilc check --engine ${engine}\`, ${events.toLocaleString("en")} events in ${runs.toLocaleString("en")} runs, 20 rules | ${result.seconds.toFixed(1)} s | ${Math.round(result.rss)} MB |`);
+    console.error(rows[rows.length - 1]);
+  }
+  if (measured["eval"] !== measured["sql"]) throw new Error("--engine sql and --engine eval disagree on the corpus");
+  const queries = run([import.meta.filename, "--queries"]);
+  const { loaded, oneSeconds, eachSeconds } = JSON.parse(queries.stdout);
+  rows.push(`| in one process: ${events.toLocaleString("en")} events appended to DuckDB (events and values tables) | ${loaded.toFixed(1)} s | ${Math.round(queries.rss)} MB (whole process) |`);
+  rows.push(`| then one query for the 20 rules | ${oneSeconds.toFixed(1)} s | |`);
+  rows.push(`| then one query per rule, 20 in turn | ${eachSeconds.toFixed(1)} s | |`);
+  console.log("| what | wall time | peak memory (RSS) |\n|---|---|---|\n" + rows.join("\n"));
+  console.log(`\nsame verdicts, witnesses and undecided rules from both engines on every run: ${measured["eval"] === measured["sql"]}`);
+} finally {
+  rmSync(directory, { recursive: true, force: true });
+}
