@@ -1,4 +1,5 @@
 import type { CompiledPolicy, TraceEvent } from "@vigil/compiler";
+import type { EventsSource } from "@vigil/sql";
 import type { CorpusOptions, CorpusRun } from "./corpus.js";
 import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
 
@@ -70,6 +71,34 @@ export async function checkCorpusSql(runs: readonly CorpusRun[], policy: Compile
       });
     }
     return outcomes.map((outcome) => outcome!);
+  } finally {
+    judge.close();
+  }
+}
+
+/**
+ * `vigilc check --engine sql --events FILE`: the runs of an events table that exists (a Parquet or
+ * JSON Lines file of `vigilc export`, or a table of a DuckDB database file), with its values table
+ * when given (else made from the events), judged in embedded DuckDB by the policy's one query. Each
+ * run is reported under the trace file its events came from, and its name in the table.
+ */
+export async function checkEventsSql(policy: CompiledPolicy, source: EventsSource): Promise<RunOutcome[]> {
+  const { breakingObservations, reportOf } = await import("@vigil/compiler");
+  const { SqlJudge } = await import("@vigil/sql");
+  const statements = policy.program.policies.flatMap((each) => each.statements);
+  const judge = await SqlJudge.over(source);
+  try {
+    const verdicts = await judge.judge(statements);
+    return judge.runNames.map((id) => {
+      const verdict = verdicts.get(id)!;
+      const file = judge.fileOf(id) ?? source.events;
+      // A run of a file of several is named `file · name` in the table.
+      const run = id === file ? undefined : id.startsWith(`${file} · `) ? id.slice(file.length + 3) : id;
+      const report = reportOf(statements, verdict.outcomes, "sql", breakingObservations(verdict.brokenBy));
+      const witnessLines = new Map<number, number>();
+      for (const statement of verdict.outcomes) for (const position of statement.witnesses) witnessLines.set(position, judge.lineOf(id, position) ?? 1);
+      return outcomeOf(file, "events table", new Map(), report, { ...(run !== undefined ? { run } : {}), eventCount: judge.eventCount(id), witnessLines });
+    });
   } finally {
     judge.close();
   }

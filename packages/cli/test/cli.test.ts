@@ -491,11 +491,11 @@ describe.concurrent("vigilc check: bad policies and bad usage exit 2 with locate
   });
 
   const usage: [args: string[], message: string][] = [
-    [["check", "files.vigil", "--trace", "ok.jsonl", "--engine", "z3"], "argument 'z3' is invalid. Allowed choices are eval, smt, monitor."],
+    [["check", "files.vigil", "--trace", "ok.jsonl", "--engine", "z3"], "argument 'z3' is invalid. Allowed choices are eval, smt, monitor, sql."],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--format", "xml"], "argument 'xml' is invalid. Allowed choices are human, json."],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--timeout", "0"], "must be a positive integer"],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--timeout", "soon"], "must be a positive integer"],
-    [["check", "files.vigil"], "`check` needs a trace (--trace FILE) or tool schemas (--schema FILE)"],
+    [["check", "files.vigil"], "`check` needs a trace (--trace FILE), tool schemas (--schema FILE) or, with --engine sql, an events table (--events FILE)"],
     [["check", "--trace", "ok.jsonl"], "missing required argument 'policy'"],
     [["check", "files.vigil", "extra.vigil", "--trace", "ok.jsonl"], "too many arguments"],
     [["check", "files.vigil", "--trace", "ok.jsonl", "--bogus"], "unknown option '--bogus'"],

@@ -25,5 +25,5 @@ it("fails under --strict, and on a file that is not tool schemas", async () => {
 it("needs a trace or schemas", async () => {
   const result = await vigilc(["check", "schema-policy.vigil"], { cwd: fixtures });
   expect(result.code).toBe(2);
-  expect(result.stderr).toContain("needs a trace (--trace FILE) or tool schemas (--schema FILE)");
+  expect(result.stderr).toContain("needs a trace (--trace FILE), tool schemas (--schema FILE) or, with --engine sql, an events table (--events FILE)");
 });

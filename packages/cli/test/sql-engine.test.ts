@@ -163,10 +163,38 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
         const found = rows.map((row) => `${String(row["run"])} ${String(row["rule"])} ${String(row["seq"])}`).sort();
         expect(found).toEqual(expected);
         expect(found.length).toBeGreaterThan(100);
+        // A DuckDB database holding the tables, for --events with --table.
+        await connection.run(`ATTACH '${join(scratch, "fleet.duckdb")}' AS fleet`);
+        await connection.run("CREATE TABLE fleet.runs AS SELECT * FROM events");
+        await connection.run("CREATE TABLE fleet.vals AS SELECT * FROM event_values");
+        await connection.run("DETACH fleet");
       } finally {
         connection.closeSync();
         instance.closeSync();
       }
+      // vigilc check --engine sql over the exported tables: the report of the check over the recording.
+      const summary = (stdout: string) => {
+        const report = JSON.parse(stdout) as Report & { summary: unknown };
+        // The table gives its runs in the order of their names; the recording, in its own.
+        return { summary: report.summary, runs: verdicts(report).sort((a, b) => ((a as { run: string }).run < (b as { run: string }).run ? -1 : 1)) };
+      };
+      const overRecording = summary(checked.stdout);
+      for (const args of [
+        ["--events", "events.parquet", "--values", "values.parquet"],
+        // Without the values table, it is made from the events.
+        ["--events", "events.parquet"],
+        ["--events", "fleet.duckdb", "--table", "runs", "--values", "fleet.duckdb", "--values-table", "vals"],
+      ]) {
+        const overTable = await vigilc(["check", policy, "--engine", "sql", ...args, "--format", "json", "--exit-zero"], { cwd: scratch });
+        expect(overTable.code, overTable.stderr).toBe(0);
+        expect(summary(overTable.stdout), args.join(" ")).toEqual(overRecording);
+      }
+      const wrong = await vigilc(["check", policy, "--events", "events.parquet"], { cwd: scratch });
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain("--events is an events table for --engine sql");
+      const missing = await vigilc(["check", policy, "--engine", "sql", "--events", "none.parquet"], { cwd: scratch });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain("error: the events table `none.parquet` cannot be read");
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

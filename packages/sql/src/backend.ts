@@ -30,8 +30,8 @@ export class DuckDbBackend implements SqlBackend {
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
-    private readonly events: DuckDBAppender,
-    private readonly values: DuckDBAppender,
+    private readonly events: DuckDBAppender | undefined,
+    private readonly values: DuckDBAppender | undefined,
   ) {}
 
   static async create(): Promise<DuckDbBackend> {
@@ -43,20 +43,73 @@ export class DuckDbBackend implements SqlBackend {
     return new DuckDbBackend(instance, connection, await connection.createAppender("events"), await connection.createAppender("event_values"));
   }
 
-  append(row: EventRow, values: readonly ValueRow[]): void {
-    const e = this.events;
-    e.appendVarchar(row.run);
-    e.appendInteger(row.seq);
-    e.appendVarchar(row.kind);
-    e.appendVarchar(row.action);
-    nullable(e, row.status, (value) => e.appendVarchar(value));
-    e.appendVarchar(JSON.stringify(row.args));
-    nullable(e, row.output, (value) => e.appendVarchar(value));
-    nullable(e, row.time, (value) => e.appendBigInt(BigInt(value)));
-    nullable(e, row.file, (value) => e.appendVarchar(value));
-    nullable(e, row.line, (value) => e.appendInteger(value));
-    e.endRow();
+  /**
+   * Over an events table that exists: a Parquet file, a JSON Lines file (as `vigilc export` writes
+   * them), or a table of a DuckDB database file (attached read-only). The values table is read the
+   * same way when given; otherwise it is made here, in memory, from the events' arguments and
+   * outputs (`deriveValues`). Nothing is appended to such a backend.
+   */
+  static async over(source: EventsSource): Promise<DuckDbBackend> {
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    try {
+      const from = async (file: string, table: string, columns: typeof eventColumns | typeof valueColumns): Promise<string> => {
+        if (/\.parquet$/i.test(file)) return `read_parquet(${quote(file)})`;
+        if (/\.(jsonl|ndjson)$/i.test(file)) {
+          const types = columns.map((column) => `${quote(column.name)}: ${quote(column.type === "JSON" ? "VARCHAR" : column.type)}`).join(", ");
+          return `read_json(${quote(file)}, format = 'newline_delimited', columns = {${types}})`;
+        }
+        const alias = `source_${table}`;
+        await connection.run(`ATTACH ${quote(file)} AS ${alias} (READ_ONLY)`);
+        return `${alias}.${table}`;
+      };
+      const list = (columns: typeof eventColumns | typeof valueColumns) => columns.map((column) => `"${column.name}"`).join(", ");
+      await connection.run(`CREATE VIEW events AS SELECT ${list(eventColumns)} FROM ${await from(source.events, source.table ?? "events", eventColumns)}`);
+      let values: DuckDBAppender | undefined;
+      if (source.values !== undefined) {
+        await connection.run(`CREATE VIEW event_values AS SELECT ${list(valueColumns)} FROM ${await from(source.values, source.valuesTable ?? "event_values", valueColumns)}`);
+      } else {
+        await connection.run(createTable("event_values", valueColumns, (type) => (type === "JSON" ? "VARCHAR" : type)));
+        values = await connection.createAppender("event_values");
+      }
+      return new DuckDbBackend(instance, connection, undefined, values);
+    } catch (error) {
+      connection.closeSync();
+      instance.closeSync();
+      throw error;
+    }
+  }
+
+  /** The rows of the events table, in order of run and position. */
+  async *eventRows(): AsyncIterable<EventRow> {
+    const result = await this.connection.stream(`SELECT ${eventColumns.map((column) => `"${column.name}"`).join(", ")} FROM events ORDER BY run, seq`);
+    for await (const rows of result.yieldRowObjectJs()) {
+      for (const row of rows) {
+        yield {
+          run: String(row["run"]),
+          seq: Number(row["seq"]),
+          kind: row["kind"] === "message" ? "message" : "call",
+          action: String(row["action"]),
+          status: row["status"] === "ok" || row["status"] === "error" ? row["status"] : null,
+          args: JSON.parse(String(row["args"])) as EventRow["args"],
+          output: row["output"] === null ? null : String(row["output"]),
+          time: row["time"] === null ? null : Number(row["time"]),
+          file: row["file"] === null ? null : String(row["file"]),
+          line: row["line"] === null ? null : Number(row["line"]),
+        };
+      }
+    }
+  }
+
+  /** Whether the values table is made here, from the events (`over` without one). */
+  get derivesValues(): boolean {
+    return this.events === undefined && this.values !== undefined;
+  }
+
+  /** Appends values table rows (to a backend that derives them). */
+  appendValues(values: readonly ValueRow[]): void {
     const v = this.values;
+    if (v === undefined) throw new Error("internal error: this backend takes no values rows");
     for (const value of values) {
       v.appendVarchar(value.run);
       v.appendInteger(value.seq);
@@ -70,29 +123,60 @@ export class DuckDbBackend implements SqlBackend {
     }
   }
 
+  append(row: EventRow, values: readonly ValueRow[]): void {
+    const e = this.events;
+    if (e === undefined) throw new Error("internal error: rows cannot be appended to tables read from files");
+    e.appendVarchar(row.run);
+    e.appendInteger(row.seq);
+    e.appendVarchar(row.kind);
+    e.appendVarchar(row.action);
+    nullable(e, row.status, (value) => e.appendVarchar(value));
+    e.appendVarchar(JSON.stringify(row.args));
+    nullable(e, row.output, (value) => e.appendVarchar(value));
+    nullable(e, row.time, (value) => e.appendBigInt(BigInt(value)));
+    nullable(e, row.file, (value) => e.appendVarchar(value));
+    nullable(e, row.line, (value) => e.appendInteger(value));
+    e.endRow();
+    this.appendValues(values);
+  }
+
   async query(sql: string): Promise<readonly Record<string, unknown>[]> {
-    this.events.flushSync();
-    this.values.flushSync();
+    this.events?.flushSync();
+    this.values?.flushSync();
     return (await this.connection.runAndReadAll(sql)).getRowObjectsJS();
   }
 
   async reset(): Promise<void> {
+    if (this.events === undefined) throw new Error("internal error: tables read from files are not emptied");
     this.events.flushSync();
-    this.values.flushSync();
+    this.values?.flushSync();
     await this.connection.run("DELETE FROM events");
     await this.connection.run("DELETE FROM event_values");
   }
 
   close(): void {
     try {
-      this.events.closeSync();
-      this.values.closeSync();
+      this.events?.closeSync();
+      this.values?.closeSync();
     } finally {
       this.connection.closeSync();
       this.instance.closeSync();
     }
   }
 }
+
+/** Where an events table (and its values table) is: files, or tables of a DuckDB database file. */
+export interface EventsSource {
+  /** A `.parquet` or `.jsonl` (`.ndjson`) file, or a DuckDB database file. */
+  readonly events: string;
+  /** In a database file: the events table (default `events`). */
+  readonly table?: string;
+  /** The values table's file (or database), when there is one; otherwise it is made from the events. */
+  readonly values?: string;
+  readonly valuesTable?: string;
+}
+
+const quote = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 function nullable<T>(appender: DuckDBAppender, value: T | null, append: (value: T) => void): void {
   if (value === null) appender.appendNull();

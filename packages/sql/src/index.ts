@@ -2,7 +2,7 @@ export type { CompiledRule, CompiledSql, CompileSqlOptions, SqlTables } from "./
 export { compileSql, defaultTables, resultColumns } from "./compile.js";
 export type { Dialect, DialectName } from "./dialect.js";
 export { dialectNames, dialects } from "./dialect.js";
-export type { PostgresClient, SqlBackend, SqliteDatabase } from "./backend.js";
+export type { EventsSource, PostgresClient, SqlBackend, SqliteDatabase } from "./backend.js";
 export { DuckDbBackend, PostgresBackend, registerSqliteFunctions, SqliteBackend } from "./backend.js";
 export type { RunVerdicts } from "./judge.js";
 export { SqlJudge } from "./judge.js";

@@ -1,6 +1,6 @@
 import type { CheckedProgram, CheckedStatement, StatementOutcome } from "@vigil/checker";
-import { eventRow, eventValueRows, type TraceEvent } from "@vigil/trace";
-import { DuckDbBackend, type SqlBackend } from "./backend.js";
+import { eventOfRow, eventRow, eventValueRows, type TraceEvent } from "@vigil/trace";
+import { DuckDbBackend, type EventsSource, type SqlBackend } from "./backend.js";
 import { compileSql, type CompiledSql } from "./compile.js";
 
 /**
@@ -27,13 +27,55 @@ export class SqlJudge {
     return new SqlJudge(await DuckDbBackend.create());
   }
 
+  /**
+   * A judge of the runs of an events table that exists (a Parquet or JSON Lines file, or a table of a
+   * DuckDB database file), in embedded DuckDB. Its rows are read once, in order, for the runs and
+   * their lines, and for the values table when none is given (made from the events' arguments and
+   * outputs by `eventValueRows`, as everywhere).
+   */
+  static async over(source: EventsSource): Promise<SqlJudge> {
+    const backend = await DuckDbBackend.over(source);
+    const judge = new SqlJudge(backend);
+    try {
+      for await (const row of backend.eventRows()) {
+        const event = eventOfRow(row);
+        judge.note(row.run, event);
+        if (backend.derivesValues) backend.appendValues(eventValueRows(row.run, event));
+      }
+    } catch (error) {
+      judge.close();
+      throw error;
+    }
+    return judge;
+  }
+
+  /** The runs judged, in the order first seen. */
+  get runNames(): readonly string[] {
+    return [...this.runs.keys()];
+  }
+
+  /** How many events a run has. */
+  eventCount(run: string): number {
+    return this.runs.get(run)?.lines.length ?? 0;
+  }
+
+  /** The file a run's events were read from, when they say. */
+  fileOf(run: string): string | undefined {
+    return this.runs.get(run)?.file;
+  }
+
   /** Appends one event of a run (runs may interleave; a run's events come in order). */
   append(run: string, event: TraceEvent, file?: string): void {
+    this.note(run, event);
+    this.backend.append(eventRow(run, event, file), eventValueRows(run, event));
+  }
+
+  /** Keeps what outside the database says of an event: its line, and its run's file. */
+  private note(run: string, event: TraceEvent): void {
     let info = this.runs.get(run);
     if (info === undefined) this.runs.set(run, (info = { lines: [] }));
     info.lines[event.position - 1] = event.source?.line ?? 0;
     if (info.file === undefined && event.source?.file !== undefined) info.file = event.source.file;
-    this.backend.append(eventRow(run, event, file), eventValueRows(run, event));
   }
 
   /** Forgets every run appended so far: the tables are emptied for the next runs. */

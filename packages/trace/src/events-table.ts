@@ -60,6 +60,24 @@ export function eventRow(run: string, event: TraceEvent, file: string | undefine
   };
 }
 
+/**
+ * The event a row of the events table holds, as the engines read it: the inverse of `eventRow`
+ * (an output the observation cap cut is its observed prefix, which holds no JSON object either way).
+ */
+export function eventOfRow(row: EventRow): TraceEvent {
+  const source = row.file !== null || row.line !== null ? { ...(row.file !== null ? { file: row.file } : {}), ...(row.line !== null ? { line: row.line } : {}) } : undefined;
+  return {
+    position: row.seq,
+    kind: row.kind,
+    action: row.action,
+    args: row.args,
+    ...(row.status !== null ? { status: row.status } : {}),
+    ...(row.output !== null ? { output: row.output } : {}),
+    ...(row.time !== null ? { time: row.time } : {}),
+    ...(source !== undefined ? { source } : {}),
+  };
+}
+
 /** A run's name in the table: its file, and the name of a run of a file holding several. */
 export function runName(file: string, run: string | undefined): string {
   return run === undefined ? file : `${file} · ${run}`;

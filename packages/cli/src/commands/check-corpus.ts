@@ -1,7 +1,7 @@
 import type { CompiledPolicy } from "@vigil/compiler";
 import type { ReadRunFileResult } from "@vigil/trace";
 import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusOptions, type CorpusRun } from "../corpus.js";
-import { failsOn } from "../outcome.js";
+import { failsOn, type RunOutcome } from "../outcome.js";
 import { printableLine } from "../render.js";
 import { noteMessagesOff, writeHtml, writeSarif, type CheckOptions } from "./check-shared.js";
 import type { CommandContext } from "./context.js";
@@ -66,6 +66,36 @@ async function checkRuns(context: CommandContext, source: string, policyFile: st
   // The SQL engine judges the whole corpus in one query, in one database; the others run by run, in worker threads.
   const outcomes = options.engine === "sql" ? await (await import("../corpus-sql.js")).checkCorpusSql(runs, compiled, corpusOptions) : await checkCorpus(runs, corpusOptions);
   if (io.progress === true) io.stderr("\n");
+  return reportCorpus(context, compiled, source, policyFile, outcomes, options);
+}
+
+/** `check --events FILE`: the runs of an events table (Parquet, JSON Lines, a DuckDB database's table), judged by the SQL engine. */
+export async function checkEvents(context: CommandContext, source: string, policyFile: string, options: CheckOptions): Promise<number> {
+  const compiled = await compilePolicy(context, source, policyFile, options);
+  const events = context.inputName(options.events!, "events table");
+  const { checkEventsSql } = await import("../corpus-sql.js");
+  let outcomes: RunOutcome[];
+  try {
+    outcomes = await checkEventsSql(compiled, {
+      events,
+      ...(options.table !== undefined ? { table: options.table } : {}),
+      ...(options.values !== undefined ? { values: options.values } : {}),
+      ...(options.valuesTable !== undefined ? { valuesTable: options.valuesTable } : {}),
+    });
+  } catch (error) {
+    context.io.stderr(`error: the events table \`${printableLine(events)}\` cannot be read: ${printableLine((error as Error).message)}\n`);
+    throw new InputError();
+  }
+  if (outcomes.length === 0) {
+    context.io.stderr(`error: the events table \`${printableLine(events)}\` holds no runs; no run was checked\n`);
+    throw new InputError();
+  }
+  return reportCorpus(context, compiled, source, policyFile, outcomes, options);
+}
+
+/** The summary (or JSON) of a corpus's outcomes, the SARIF and HTML reports, and the exit code. */
+async function reportCorpus(context: CommandContext, compiled: CompiledPolicy, source: string, policyFile: string, outcomes: RunOutcome[], options: CheckOptions): Promise<number> {
+  const { io } = context;
   const summary = summarize(outcomes);
   if (options.sarif !== undefined) await writeSarif(io, options.sarif, outcomes, policyFile);
   if (options.html !== undefined) await writeHtml(io, options.html, outcomes, policyFile, ruleTexts(compiled, source));

@@ -12,6 +12,11 @@ import { InputError, loadCompiler, loadTraceReader, type TraceReading } from "./
 export type CheckOptions = {
   trace?: string;
   schema?: string;
+  /** With `--engine sql`: an events table instead of a trace, its values table, and their names in a database file. */
+  events?: string;
+  values?: string;
+  table?: string;
+  valuesTable?: string;
   sarif?: string;
   html?: string;
   engine: EngineName;

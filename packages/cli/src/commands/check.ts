@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { isCorpus } from "../corpus.js";
-import { checkDirectory, checkRunFile } from "./check-corpus.js";
+import { checkDirectory, checkEvents, checkRunFile } from "./check-corpus.js";
 import type { CheckOptions } from "./check-shared.js";
 import { checkOneRun } from "./check-trace.js";
 import type { CommandContext } from "./context.js";
@@ -17,6 +17,10 @@ export function registerCheck(program: Command, context: CommandContext): void {
     .argument("<policy>", "a .vigil file")
     .option("-t, --trace <file>", "the trace: canonical JSON Lines or JSON array, a recording (see --trace-format), a directory or glob of runs, or - for standard input")
     .option("--schema <file>", "without --trace: check the policy against tool schemas (an MCP tools/list result or OpenAI function definitions)")
+    .option("--events <file>", "with --engine sql, instead of --trace: an events table of vigilc export (.parquet or .jsonl), or a DuckDB database file holding one")
+    .option("--values <file>", "with --events: its values table (vigilc export --values); without it, the values are made from the events")
+    .option("--table <name>", "with --events of a DuckDB database: the events table (default events)")
+    .option("--values-table <name>", "with --values of a DuckDB database: the values table (default event_values)")
     .addOption(traceFormatOption())
     .option("--ground", "ground shell calls into the events of their commands (the default for recordings)")
     .option("--no-ground", "do not ground shell calls")
@@ -48,8 +52,25 @@ export function registerCheck(program: Command, context: CommandContext): void {
 /** `check`: sends the policy to the mode its options choose, and returns the exit code. */
 async function check(context: CommandContext, policyFile: string, options: CheckOptions): Promise<number> {
   const { io } = context;
+  if (options.events !== undefined) {
+    if (options.trace !== undefined || options.schema !== undefined || options.engine !== "sql") {
+      io.stderr("error: --events is an events table for --engine sql, instead of --trace or --schema\n(run `vigilc --help` for usage)\n");
+      throw new InputError();
+    }
+    for (const [flag, name] of [["--table", options.table], ["--values-table", options.valuesTable]] as const) {
+      if (name !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+        io.stderr(`error: ${flag} \`${name}\` is not a table name: letters, digits and \`_\`\n`);
+        throw new InputError();
+      }
+    }
+    return checkEvents(context, await context.readText(policyFile, "policy"), policyFile, options);
+  }
+  if (options.values !== undefined || options.table !== undefined || options.valuesTable !== undefined) {
+    io.stderr("error: --values, --table and --values-table go with --events\n(run `vigilc --help` for usage)\n");
+    throw new InputError();
+  }
   if (options.trace === undefined && options.schema === undefined) {
-    io.stderr("error: `check` needs a trace (--trace FILE) or tool schemas (--schema FILE)\n(run `vigilc --help` for usage)\n");
+    io.stderr("error: `check` needs a trace (--trace FILE), tool schemas (--schema FILE) or, with --engine sql, an events table (--events FILE)\n(run `vigilc --help` for usage)\n");
     throw new InputError();
   }
   if (options.trace !== undefined && options.schema !== undefined) {
