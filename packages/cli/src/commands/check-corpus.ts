@@ -93,6 +93,22 @@ export async function checkEvents(context: CommandContext, source: string, polic
   return reportCorpus(context, compiled, source, policyFile, outcomes, options);
 }
 
+/**
+ * The JSON report of a corpus, `{ verdict, summary, runs }` indented by two, written run by run: the
+ * text of `JSON.stringify(report, null, 2)`, which a corpus of many runs would make longer than a
+ * JavaScript string can be.
+ */
+function writeJsonReport(write: (text: string) => void, head: { verdict: string; summary: unknown }, outcomes: readonly RunOutcome[]): void {
+  const indented = (value: unknown, by: string) => JSON.stringify(value, null, 2).replace(/\n/g, `\n${by}`);
+  write(`{\n  "verdict": ${JSON.stringify(head.verdict)},\n  "summary": ${indented(head.summary, "  ")},\n  "runs": [`);
+  if (outcomes.length === 0) {
+    write("]\n}\n");
+    return;
+  }
+  outcomes.forEach(({ timeline: _timeline, ...outcome }, index) => write(`${index === 0 ? "" : ","}\n    ${indented(outcome, "    ")}`));
+  write("\n  ]\n}\n");
+}
+
 /** The summary (or JSON) of a corpus's outcomes, the SARIF and HTML reports, and the exit code. */
 async function reportCorpus(context: CommandContext, compiled: CompiledPolicy, source: string, policyFile: string, outcomes: RunOutcome[], options: CheckOptions): Promise<number> {
   const { io } = context;
@@ -101,8 +117,7 @@ async function reportCorpus(context: CommandContext, compiled: CompiledPolicy, s
   if (options.html !== undefined) await writeHtml(io, options.html, outcomes, policyFile, ruleTexts(compiled, source));
   if (options.format === "json") {
     const verdict = summary.unsafe > 0 || summary.failed > 0 ? "unsafe" : "safe";
-    const runs = outcomes.map(({ timeline: _timeline, ...outcome }) => outcome);
-    io.stdout(JSON.stringify({ verdict, summary, runs }, null, 2) + "\n");
+    writeJsonReport(io.stdout, { verdict, summary }, outcomes);
   } else io.stdout(renderSummary(summary, outcomes));
   if (summary.failed > 0) return EXIT_INPUT_ERROR;
   const failing = outcomes.some((outcome) => failsOn(options.failOn, outcome.statements));
