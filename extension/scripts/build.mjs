@@ -53,7 +53,9 @@ await build({
   // packages bundled into it (the LSP library) require Node's built-in modules, which an ES module
   // does through a require of its own.
   format: "esm",
-  external: ["z3-solver", "mvdan-sh", "zod"],
+  // @vigil/sql (embedded DuckDB, a native module) is loaded only by the `sql` engine, which the
+  // editor never runs: it stays out of the bundle and the package.
+  external: ["z3-solver", "mvdan-sh", "zod", "@vigil/sql"],
   banner: { js: 'import { createRequire as __vigilCreateRequire } from "node:module"; const require = __vigilCreateRequire(import.meta.url);' },
 });
 
