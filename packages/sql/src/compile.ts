@@ -81,27 +81,25 @@ export function compileSql(program: CheckedProgram | readonly CheckedStatement[]
   const parts: { ctes: Cte[]; select: string }[] = [];
   const statements = "policies" in program ? program.policies.flatMap((policy) => policy.statements) : program;
   for (const [index, statement] of statements.entries()) {
-    {
-      const builder = new RuleBuilder(dialect, tables, index, `r${index}_`);
-      let sql: string | undefined;
-      const own: Diagnostic[] = [];
-      try {
-        const select = builder.rule(statement);
-        parts.push({ ctes: builder.ctes, select });
-        sql = render(builder.ctes, `${select}\nORDER BY run, seq`);
-      } catch (error) {
-        if (!(error instanceof Inexpressible)) throw error;
-        own.push(
-          diagnostic("S0001", `rule \`${statement.policy}.${statement.name}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
-            span: error.span,
-            ...(options.file !== undefined ? { file: options.file } : {}),
-            help: error.help,
-          }),
-        );
-      }
-      diagnostics.push(...own);
-      rules.push({ index, policy: statement.policy, name: statement.name, statement, sql, diagnostics: own });
+    const builder = new RuleBuilder(dialect, tables, index, `r${index}_`);
+    let sql: string | undefined;
+    const own: Diagnostic[] = [];
+    try {
+      const select = builder.rule(statement);
+      parts.push({ ctes: builder.ctes, select });
+      sql = render(builder.ctes, `${select}\nORDER BY run, seq`);
+    } catch (error) {
+      if (!(error instanceof Inexpressible)) throw error;
+      own.push(
+        diagnostic("S0001", `rule \`${statement.policy}.${statement.name}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
+          span: error.span,
+          ...(options.file !== undefined ? { file: options.file } : {}),
+          help: error.help,
+        }),
+      );
     }
+    diagnostics.push(...own);
+    rules.push({ index, policy: statement.policy, name: statement.name, statement, sql, diagnostics: own });
   }
   const sql = parts.length === 0 ? undefined : render(parts.flatMap((part) => part.ctes), `${parts.map((part) => part.select).join("\nUNION ALL\n")}\nORDER BY run, rule, seq`);
   return { dialect: dialect.name, rules, sql, diagnostics };
