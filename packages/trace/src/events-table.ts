@@ -138,9 +138,14 @@ export function eventValueRows(run: string, event: TraceEvent): ValueRow[] {
     const text = searchableText(value);
     const utext = text === undefined ? null : unitsAsCodePoints(text);
     let amount: string | null = null;
-    if (typeof value === "number") {
-      const decimal = decimalOf(value);
-      if (decimal !== undefined && decimal.units >= 0n) amount = formatDecimal(decimal);
+    if (typeof value === "number" && value >= 0) {
+      // JavaScript writes a number without an exponent as its shortest decimal, as `formatDecimal` would.
+      const shortest = String(value);
+      if (!shortest.includes("e")) amount = shortest;
+      else {
+        const decimal = decimalOf(value);
+        if (decimal !== undefined && decimal.units >= 0n) amount = formatDecimal(decimal);
+      }
     }
     rows.push({ run, seq, subject, names, chain, vkey, utext: utext === text ? null : utext, amount });
   };
@@ -167,8 +172,22 @@ export function eventValueRows(run: string, event: TraceEvent): ValueRow[] {
 
 /** A name as a step of `names` and `chain`: ASCII letters, digits and `_` as they are, every other character as `%` and its UTF-8 bytes in hex. */
 export function encodePathName(name: string): string {
+  if (PLAIN_NAME.test(name)) return name;
+  let encoded = encodedNames.get(name);
+  if (encoded === undefined) {
+    if (encodedNames.size > 10_000) encodedNames.clear();
+    encodedNames.set(name, (encoded = encodeBytes(name)));
+  }
+  return encoded;
+}
+
+const PLAIN_NAME = /^[A-Za-z0-9_]*$/;
+const encodedNames = new Map<string, string>();
+const utf8 = new TextEncoder();
+
+function encodeBytes(name: string): string {
   let out = "";
-  for (const byte of new TextEncoder().encode(name)) {
+  for (const byte of utf8.encode(name)) {
     const plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f;
     out += plain ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }
