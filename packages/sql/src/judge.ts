@@ -12,6 +12,9 @@ import { compileSql, type CompiledSql } from "./compile.js";
  */
 export class SqlJudge {
   private readonly runs = new Map<string, RunInfo>();
+  /** The short id of each run appended, and the run of each id. */
+  private readonly ids = new Map<string, string>();
+  private readonly names = new Map<string, string>();
   private closed = false;
 
   /** A judge over a database of the backend's engine (its tables made by the backend). */
@@ -67,7 +70,17 @@ export class SqlJudge {
   /** Appends one event of a run (runs may interleave; a run's events come in order). */
   append(run: string, event: TraceEvent, file?: string): void {
     this.note(run, event);
-    this.backend.append(eventRow(run, event, file), eventValueRows(run, event));
+    // In the judge's own database a run goes by a short id (DuckDB keeps a string of up to 12 bytes
+    // inline), and an event keeps only the columns the SQL reads: its arguments and output are in
+    // the values table, its file and line here.
+    let id = this.ids.get(run);
+    if (id === undefined) {
+      id = String(this.ids.size);
+      this.ids.set(run, id);
+      this.names.set(id, run);
+    }
+    const row = eventRow(id, event, file);
+    this.backend.append({ ...row, args: {}, output: null, file: null, line: null }, eventValueRows(id, event));
   }
 
   /** Keeps what outside the database says of an event: its line, and its run's file. */
@@ -82,6 +95,8 @@ export class SqlJudge {
   async reset(): Promise<void> {
     await this.backend.reset();
     this.runs.clear();
+    this.ids.clear();
+    this.names.clear();
   }
 
   /** Makes a run known even when it has no event (it is judged like any other). */
@@ -141,7 +156,8 @@ export class SqlJudge {
 
   private read(rows: readonly Record<string, unknown>[], found: Map<string, Found[]>): void {
     for (const row of rows) {
-      const perRule = found.get(String(row["run"]));
+      const run = String(row["run"]);
+      const perRule = found.get(this.names.get(run) ?? run);
       if (perRule === undefined) continue;
       const each = perRule[Number(row["rule"])]!;
       const seq = Number(row["seq"]);
