@@ -91,7 +91,7 @@ export const diagnosticCodes = {
   E0004: { severity: "error", summary: "a rule measures time (a window of time, a limit per a time) and an event of the run has no time, or one earlier than the event before it: the rule is undecided" },
 
   // SQL compilation (produced by @vigil/sql).
-  S0001: { severity: "error", summary: "a rule cannot be compiled exactly to the chosen SQL dialect (its regular expressions are not RE2, or it has no exact decimals); the rule is left out of that dialect's SQL" },
+  S0001: { severity: "error", summary: "a rule cannot be compiled exactly to the chosen SQL dialect (its regular expressions cannot keep a pattern's meaning, or it has no exact decimals for a sum); the rule is left out of that dialect's SQL" },
 } as const satisfies Record<string, DiagnosticCodeEntry>;
 
 export type DiagnosticCode = keyof typeof diagnosticCodes;
