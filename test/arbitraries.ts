@@ -1,5 +1,7 @@
+import { compile, type CheckedStatement } from "@vigil/compiler";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import fc from "fast-check";
+import { expect } from "vitest";
 
 /**
  * Random policies, written as text, and random traces over a small vocabulary, so that patterns
@@ -189,3 +191,12 @@ export const policyText: fc.Arbitrary<string> = fc.integer({ min: 0, max: 2 }).c
     .tuple(fc.tuple(...declarations), statementText(names), scopeText(names))
     .map(([patterns, statement, scope]) => `policy p {\n${patterns.join("")}  rule r: ${statement}${scope}\n}\n`);
 });
+
+/** The one statement of a generated policy text, which must check without errors. */
+export function onlyStatement(source: string): CheckedStatement {
+  const compiled = compile(source);
+  expect(compiled.diagnostics.filter((d) => d.severity === "error"), source).toEqual([]);
+  const statements = compiled.program.policies.flatMap((p) => p.statements);
+  expect(statements).toHaveLength(1);
+  return statements[0]!;
+}

@@ -1,7 +1,7 @@
 import { breakingEvents, compile, createEngine, createMonitor, evaluateStatement, SmtDecider, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { policyText, trace } from "./arbitraries.js";
+import { onlyStatement, policyText, trace } from "./arbitraries.js";
 import { figure5Stretches, figure5UntilBreakers, figure5Witnesses } from "./figure5.js";
 
 /**
@@ -13,13 +13,6 @@ import { figure5Stretches, figure5UntilBreakers, figure5Witnesses } from "./figu
  */
 const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000);
 
-function onlyStatement(source: string): CheckedStatement {
-  const compiled = compile(source);
-  expect(compiled.diagnostics.filter((d) => d.severity === "error"), source).toEqual([]);
-  const statements = compiled.program.policies.flatMap((p) => p.statements);
-  expect(statements).toHaveLength(1);
-  return statements[0]!;
-}
 
 const outcome = (witnesses: number[]) => ({ holds: witnesses.length === 0, witnesses });
 

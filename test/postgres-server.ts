@@ -1,9 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { freePort } from "./support/ports.js";
 
 /**
  * A throwaway PostgreSQL server for the tests: Debian's packages (installed here with apt-get when
@@ -45,17 +45,6 @@ function install(): string {
 /** Runs a command as the cluster's owner: as root, the `postgres` user. */
 function asOwner(command: string, args: readonly string[]): [string, string[]] {
   return isRoot ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, [...args]];
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 const USER = "vigil";

@@ -1,9 +1,9 @@
-import { compile, type CheckedStatement } from "@vigil/compiler";
+import { compile } from "@vigil/compiler";
 import { compileSql, PostgresBackend, SqliteBackend, SqlJudge } from "@vigil/sql";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { policyText, trace } from "./arbitraries.js";
+import { onlyStatement, policyText, trace } from "./arbitraries.js";
 import { figure5UntilBreakers, figure5Witnesses } from "./figure5.js";
 import { startPostgres, type PostgresServer } from "./postgres-server.js";
 
@@ -16,13 +16,6 @@ import { startPostgres, type PostgresServer } from "./postgres-server.js";
  */
 const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 4;
 
-function onlyStatement(source: string): CheckedStatement {
-  const compiled = compile(source);
-  expect(compiled.diagnostics.filter((d) => d.severity === "error"), source).toEqual([]);
-  const statements = compiled.program.policies.flatMap((p) => p.statements);
-  expect(statements).toHaveLength(1);
-  return statements[0]!;
-}
 
 /** Every case judged by `judge` must give the reference's witnesses (and breaking events). */
 function agreesWithFigure5(judge: () => SqlJudge) {

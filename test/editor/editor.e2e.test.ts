@@ -7,7 +7,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { format, tokenize } from "@vigil/syntax";
-import { codeServerFolders, freePort, installEditorTools, installExtension, startCodeServer, writeUserSettings, type RunningCodeServer } from "./support/code-server.js";
+import { codeServerFolders, installEditorTools, installExtension, startCodeServer, writeUserSettings, type RunningCodeServer } from "./support/code-server.js";
+import { freePort } from "../support/ports.js";
 import { launchChromium } from "../support/chromium.js";
 import { serverTimeout, uiTimeout, Workbench } from "./support/workbench.js";
 

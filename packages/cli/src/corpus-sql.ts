@@ -1,5 +1,5 @@
-import type { CompiledPolicy, TraceEvent } from "@vigil/compiler";
-import type { EventsSource } from "@vigil/sql";
+import type { CheckedStatement, CompiledPolicy, TraceEvent } from "@vigil/compiler";
+import type { EventsSource, RunVerdicts, SqlJudge } from "@vigil/sql";
 import type { CorpusOptions, CorpusRun } from "./corpus.js";
 import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
 
@@ -12,7 +12,7 @@ import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
  * event of each broken `until` interval, which the query gives.
  */
 export async function checkCorpusSql(runs: readonly CorpusRun[], policy: CompiledPolicy, options: CorpusOptions): Promise<RunOutcome[]> {
-  const { breakingObservations, checkAgainstSignature, readRunEvents, reportOf, runName, runSignatureBuilder } = await import("@vigil/compiler");
+  const { checkAgainstSignature, readRunEvents, runName, runSignatureBuilder } = await import("@vigil/compiler");
   const { SqlJudge } = await import("@vigil/sql");
   const statements = policy.program.policies.flatMap((each) => each.statements);
   const judge = await SqlJudge.create();
@@ -59,15 +59,10 @@ export async function checkCorpusSql(runs: readonly CorpusRun[], policy: Compile
     }
     const verdicts = await judge.judge(statements);
     for (const { index, id, run, format, eventCount, kept } of judged) {
-      const verdict = verdicts.get(id)!;
-      const report = reportOf(statements, verdict.outcomes, "sql", breakingObservations(verdict.brokenBy));
-      const witnessLines = new Map<number, number>();
-      for (const statement of verdict.outcomes) for (const position of statement.witnesses) witnessLines.set(position, judge.lineOf(id, position) ?? 1);
-      outcomes[index] = outcomeOf(run.file, format, kept ?? new Map(), report, {
+      outcomes[index] = await runOutcome(judge, statements, id, verdicts.get(id)!, run.file, format, kept ?? new Map(), {
         ...(run.run !== undefined ? { run: run.run } : {}),
         timeline: options.timeline === true,
         eventCount,
-        witnessLines,
       });
     }
     return outcomes.map((outcome) => outcome!);
@@ -83,23 +78,37 @@ export async function checkCorpusSql(runs: readonly CorpusRun[], policy: Compile
  * run is reported under the trace file its events came from, and its name in the table.
  */
 export async function checkEventsSql(policy: CompiledPolicy, source: EventsSource): Promise<RunOutcome[]> {
-  const { breakingObservations, reportOf } = await import("@vigil/compiler");
   const { SqlJudge } = await import("@vigil/sql");
   const statements = policy.program.policies.flatMap((each) => each.statements);
   const judge = await SqlJudge.over(source);
   try {
     const verdicts = await judge.judge(statements);
-    return judge.runNames.map((id) => {
+    return await Promise.all(judge.runNames.map((id) => {
       const verdict = verdicts.get(id)!;
       const file = judge.fileOf(id) ?? source.events;
       // A run of a file of several is named `file · name` in the table.
       const run = id === file ? undefined : id.startsWith(`${file} · `) ? id.slice(file.length + 3) : id;
-      const report = reportOf(statements, verdict.outcomes, "sql", breakingObservations(verdict.brokenBy));
-      const witnessLines = new Map<number, number>();
-      for (const statement of verdict.outcomes) for (const position of statement.witnesses) witnessLines.set(position, judge.lineOf(id, position) ?? 1);
-      return outcomeOf(file, "events table", new Map(), report, { ...(run !== undefined ? { run } : {}), eventCount: judge.eventCount(id), witnessLines });
-    });
+      return runOutcome(judge, statements, id, verdict, file, "events table", new Map(), { ...(run !== undefined ? { run } : {}), eventCount: judge.eventCount(id) });
+    }));
   } finally {
     judge.close();
   }
+}
+
+/** A run the SQL engine judged, as the outcome every report is written from: its witnesses located at their lines. */
+async function runOutcome(
+  judge: SqlJudge,
+  statements: readonly CheckedStatement[],
+  id: string,
+  verdict: RunVerdicts,
+  file: string,
+  format: string | undefined,
+  events: ReadonlyMap<number, TraceEvent> | readonly TraceEvent[],
+  options: { run?: string; timeline?: boolean; eventCount: number },
+): Promise<RunOutcome> {
+  const { breakingObservations, reportOf } = await import("@vigil/compiler");
+  const report = reportOf(statements, verdict.outcomes, "sql", breakingObservations(verdict.brokenBy));
+  const witnessLines = new Map<number, number>();
+  for (const statement of verdict.outcomes) for (const position of statement.witnesses) witnessLines.set(position, judge.lineOf(id, position) ?? 1);
+  return outcomeOf(file, format, events, report, { ...options, witnessLines });
 }

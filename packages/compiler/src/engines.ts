@@ -76,33 +76,41 @@ export function createEngine(name: EngineName, options: EngineOptions = {}): Dec
   }
 }
 
+/**
+ * A run of an engine that decides on the whole run once read (`smt`, `sql`): the events are kept,
+ * the forward run beside them gives the observations, and `decide` gives the outcomes at the end.
+ */
+function wholeRun(statements: readonly CheckedStatement[], options: EngineRunOptions, decide: (events: readonly TraceEvent[]) => Promise<StatementOutcome[]>): EngineRun {
+  const forward = new TraceRun(statements, options.budget ?? {}, options.observer);
+  const events: TraceEvent[] = [];
+  return {
+    step(event) {
+      forward.step(event);
+      events.push(event);
+    },
+    get exhausted() {
+      return false;
+    },
+    finish: () => decide(events),
+    observations: forward,
+  };
+}
+
 const sqlEngine: DecisionEngine = {
   name: "sql",
   start(statements, options = {}) {
-    const forward = new TraceRun(statements, options.budget ?? {}, options.observer);
-    const events: TraceEvent[] = [];
-    return {
-      step(event) {
-        forward.step(event);
-        events.push(event);
-      },
-      get exhausted() {
-        return false;
-      },
-      async finish() {
-        options.signal?.throwIfAborted();
-        const { SqlJudge } = await import("@vigil/sql");
-        const judge: SqlJudge = await SqlJudge.create();
-        try {
-          judge.addRun("run");
-          for (const event of events) judge.append("run", event);
-          return [...(await judge.judge(statements)).get("run")!.outcomes];
-        } finally {
-          judge.close();
-        }
-      },
-      observations: forward,
-    };
+    return wholeRun(statements, options, async (events) => {
+      options.signal?.throwIfAborted();
+      const { SqlJudge } = await import("@vigil/sql");
+      const judge = await SqlJudge.create();
+      try {
+        judge.addRun("run");
+        for (const event of events) judge.append("run", event);
+        return [...(await judge.judge(statements)).get("run")!.outcomes];
+      } finally {
+        judge.close();
+      }
+    });
   },
   dispose: async () => {},
 };
@@ -133,36 +141,24 @@ function smtEngine(options: EngineOptions): DecisionEngine {
   return {
     name: "smt",
     start(statements, runOptions = {}) {
-      const forward = new TraceRun(statements, runOptions.budget ?? {}, runOptions.observer);
-      const events: TraceEvent[] = [];
       const { signal } = runOptions;
-      return {
-        step(event) {
-          forward.step(event);
-          events.push(event);
-        },
-        get exhausted() {
-          return false;
-        },
-        async finish() {
-          const decider = await deciderOf();
-          const interrupt = () => decider.interrupt();
-          signal?.addEventListener("abort", interrupt);
-          const outcomes: StatementOutcome[] = [];
-          try {
-            for (const statement of statements) {
-              signal?.throwIfAborted();
-              outcomes.push(await decider.decide(statement, events));
-            }
-            // A decision the abort interrupted reads as undecided; the run as a whole was cancelled.
+      return wholeRun(statements, runOptions, async (events) => {
+        const decider = await deciderOf();
+        const interrupt = () => decider.interrupt();
+        signal?.addEventListener("abort", interrupt);
+        const outcomes: StatementOutcome[] = [];
+        try {
+          for (const statement of statements) {
             signal?.throwIfAborted();
-          } finally {
-            signal?.removeEventListener("abort", interrupt);
+            outcomes.push(await decider.decide(statement, events));
           }
-          return outcomes;
-        },
-        observations: forward,
-      };
+          // A decision the abort interrupted reads as undecided; the run as a whole was cancelled.
+          signal?.throwIfAborted();
+        } finally {
+          signal?.removeEventListener("abort", interrupt);
+        }
+        return outcomes;
+      });
     },
     async dispose() {
       await owned?.dispose();

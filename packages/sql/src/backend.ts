@@ -1,5 +1,6 @@
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
 import { compileRe2, eventColumns, valueColumns, type EventRow, type ValueRow } from "@vigil/trace";
+import { appendEventRow, appendValueRow, createTableSql } from "./duckdb-tables.js";
 import type { DialectName } from "./dialect.js";
 
 /**
@@ -19,9 +20,6 @@ export interface SqlBackend {
   close(): void;
 }
 
-function createTable(name: string, columns: readonly { name: string; type: string; nullable: boolean }[], types: (type: string) => string): string {
-  return `CREATE TABLE ${name} (${columns.map((column) => `"${column.name}" ${types(column.type)}${column.nullable ? "" : " NOT NULL"}`).join(", ")})`;
-}
 
 /** Embedded DuckDB, in memory: rows go through its appenders, in its columnar memory. */
 export class DuckDbBackend implements SqlBackend {
@@ -38,8 +36,8 @@ export class DuckDbBackend implements SqlBackend {
     const instance = await DuckDBInstance.create(":memory:");
     const connection = await instance.connect();
     const types = (type: string) => (type === "JSON" ? "VARCHAR" : type);
-    await connection.run(createTable("events", eventColumns, types));
-    await connection.run(createTable("event_values", valueColumns, types));
+    await connection.run(createTableSql("events", eventColumns, types));
+    await connection.run(createTableSql("event_values", valueColumns, types));
     return new DuckDbBackend(instance, connection, await connection.createAppender("events"), await connection.createAppender("event_values"));
   }
 
@@ -69,7 +67,7 @@ export class DuckDbBackend implements SqlBackend {
       if (source.values !== undefined) {
         await connection.run(`CREATE VIEW event_values AS SELECT ${list(valueColumns)} FROM ${await from(source.values, source.valuesTable ?? "event_values", valueColumns)}`);
       } else {
-        await connection.run(createTable("event_values", valueColumns, (type) => (type === "JSON" ? "VARCHAR" : type)));
+        await connection.run(createTableSql("event_values", valueColumns, (type) => (type === "JSON" ? "VARCHAR" : type)));
         values = await connection.createAppender("event_values");
       }
       return new DuckDbBackend(instance, connection, undefined, values);
@@ -110,35 +108,17 @@ export class DuckDbBackend implements SqlBackend {
   appendValues(values: readonly ValueRow[]): void {
     const v = this.values;
     if (v === undefined) throw new Error("internal error: this backend takes no values rows");
-    for (const value of values) {
-      v.appendVarchar(value.run);
-      v.appendInteger(value.seq);
-      v.appendVarchar(value.subject);
-      v.appendVarchar(value.names);
-      v.appendVarchar(value.chain);
-      v.appendVarchar(value.vkey);
-      nullable(v, value.utext, (text) => v.appendVarchar(text));
-      nullable(v, value.amount, (amount) => v.appendVarchar(amount));
-      v.endRow();
-    }
+    for (const value of values) appendValueRow(v, value);
   }
+
 
   append(row: EventRow, values: readonly ValueRow[]): void {
     const e = this.events;
     if (e === undefined) throw new Error("internal error: rows cannot be appended to tables read from files");
-    e.appendVarchar(row.run);
-    e.appendInteger(row.seq);
-    e.appendVarchar(row.kind);
-    e.appendVarchar(row.action);
-    nullable(e, row.status, (value) => e.appendVarchar(value));
-    e.appendVarchar(JSON.stringify(row.args));
-    nullable(e, row.output, (value) => e.appendVarchar(value));
-    nullable(e, row.time, (value) => e.appendBigInt(BigInt(value)));
-    nullable(e, row.file, (value) => e.appendVarchar(value));
-    nullable(e, row.line, (value) => e.appendInteger(value));
-    e.endRow();
+    appendEventRow(e, row);
     this.appendValues(values);
   }
+
 
   async query(sql: string): Promise<readonly Record<string, unknown>[]> {
     this.events?.flushSync();
@@ -178,10 +158,6 @@ export interface EventsSource {
 
 const quote = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
-function nullable<T>(appender: DuckDBAppender, value: T | null, append: (value: T) => void): void {
-  if (value === null) appender.appendNull();
-  else append(value);
-}
 
 /** The part of `better-sqlite3`'s database this backend uses. */
 export interface SqliteDatabase {
@@ -220,8 +196,8 @@ export class SqliteBackend implements SqlBackend {
 
   constructor(private readonly db: SqliteDatabase) {
     const types = (type: string) => (type === "VARCHAR" || type === "JSON" ? "TEXT" : "INTEGER");
-    db.exec(createTable("events", eventColumns, types));
-    db.exec(createTable("event_values", valueColumns, types));
+    db.exec(createTableSql("events", eventColumns, types));
+    db.exec(createTableSql("event_values", valueColumns, types));
     registerSqliteFunctions(db);
     this.insertEvent = db.prepare(`INSERT INTO events VALUES (${eventColumns.map(() => "?").join(", ")})`);
     this.insertValue = db.prepare(`INSERT INTO event_values VALUES (${valueColumns.map(() => "?").join(", ")})`);
@@ -276,8 +252,8 @@ export class PostgresBackend implements SqlBackend {
     // A query past its time is cancelled by the server: the rules it judged are undecided.
     await client.query(`SET statement_timeout = ${Math.max(1, Math.floor(options.statementTimeoutMs ?? 60_000))}`);
     const types = (type: string) => (type === "VARCHAR" ? "TEXT" : type === "JSON" ? "JSONB" : type);
-    await client.query(createTable("pg_temp.events", eventColumns, types));
-    await client.query(createTable("pg_temp.event_values", valueColumns, types));
+    await client.query(createTableSql("pg_temp.events", eventColumns, types));
+    await client.query(createTableSql("pg_temp.event_values", valueColumns, types));
     return new PostgresBackend(client, release);
   }
 

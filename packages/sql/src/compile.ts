@@ -66,15 +66,17 @@ export interface CompileSqlOptions {
   readonly file?: string;
 }
 
-/** The columns every query returns, in order. */
-export const resultColumns = ["rule", "run", "seq", "broken_by", "problem", "time", "prev_time"] as const;
+/** Whether a name can be written into the SQL as a table: letters, digits and `_`, qualified by up to two names (`schema.table`). */
+export function isTableName(name: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/.test(name);
+}
 
 /** The SQL of a program's statements (or of the statements given), in their order. */
 export function compileSql(program: CheckedProgram | readonly CheckedStatement[], options: CompileSqlOptions = {}): CompiledSql {
   const dialect = dialects[options.dialect ?? "duckdb"];
   const tables = { ...defaultTables, ...options.tables };
   for (const name of [tables.events, tables.values]) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/.test(name)) throw new Error(`\`${name}\` is not a table name (letters, digits and _, optionally qualified)`);
+    if (!isTableName(name)) throw new Error(`\`${name}\` is not a table name (letters, digits and _, optionally qualified)`);
   }
   const diagnostics: Diagnostic[] = [];
   const rules: CompiledRule[] = [];
@@ -147,6 +149,8 @@ class RuleBuilder {
   readonly ctes: Cte[] = [];
   private variables: readonly string[] = [];
   private counter = 0;
+  /** A limit's counted events, once its form is written. */
+  private counted: Rows | undefined;
 
   constructor(
     private readonly dialect: Dialect,
@@ -173,7 +177,7 @@ class RuleBuilder {
     const selects: string[] = [];
     const problems: string[] = [];
     if (needsTime(statement)) problems.push(this.timeProblems());
-    if (statement.form === "limit" && statement.measure.kind === "sum") problems.push(this.amountProblems(statement, events));
+    if (statement.form === "limit" && statement.measure.kind === "sum") problems.push(this.amountProblems(statement));
     const problem = problems.length === 0 ? undefined : this.add("problem", problems.length === 1 ? problems[0]! : problems.join("\nUNION ALL\n"));
     const firstProblem = problem === undefined ? undefined : this.add("first_problem", `SELECT run, min(seq) AS seq FROM ${problem} GROUP BY run`);
     const decided = firstProblem === undefined ? witnesses : this.add("decided", `SELECT w.* FROM ${witnesses} w WHERE NOT EXISTS (SELECT 1 FROM ${firstProblem} p WHERE p.run = w.run)`);
@@ -316,6 +320,7 @@ class RuleBuilder {
 
   private limit(statement: Extract<CheckedStatement, { form: "limit" }>, events: string): string {
     const counted = this.bindings(statement.pattern, events, "counted");
+    this.counted = counted;
     const partition = `PARTITION BY ${this.keys(counted).join(", ")}`;
     const sofar = `${partition} ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`;
     // A window of d: what fell out of it is every earlier row at least d before (times never go back).
@@ -368,10 +373,11 @@ class RuleBuilder {
   }
 
   /** The events on which a sum's amount is a number the engine cannot hold exactly: undecided. */
-  private amountProblems(statement: Extract<CheckedStatement, { form: "limit" }>, events: string): string {
+  private amountProblems(statement: Extract<CheckedStatement, { form: "limit" }>): string {
     if (statement.measure.kind !== "sum") throw new Error("internal error: not a sum");
     const fits = this.fitsDecimalSql("v.amount");
-    const counted = this.bindings(statement.pattern, events, "counted_any");
+    // The limit's own counted events (its form is written before its problems).
+    const counted = this.counted!;
     return (
       `SELECT DISTINCT c.run, c.seq, ${this.dialect.literal("amount")} AS problem, CAST(NULL AS BIGINT) AS time, CAST(NULL AS BIGINT) AS prev_time FROM ${counted.cte} c\n` +
       `WHERE EXISTS (SELECT 1 FROM ${this.tables.values} v WHERE v.run = c.run AND v.seq = c.seq AND ${this.place("v", statement.measure.subject, statement.measure.key)} AND v.amount IS NOT NULL AND NOT ${fits})`

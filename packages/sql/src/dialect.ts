@@ -52,82 +52,76 @@ const percent = (a: string, b: string): string => `((${a}) % ${b})`;
 
 const decimal38 = (text: string): string => `CAST(${text} AS DECIMAL(38, 18))`;
 
+/** What most engines share: standard strings, `strpos`, `substr`, `DECIMAL(38, 18)`, `%`. */
+const standard = {
+  literal: standardLiteral,
+  position: (haystack: string, needle: string) => `strpos(${haystack}, ${needle})`,
+  substringFrom: (text: string, start: number) => `substr(${text}, ${start})`,
+  decimal: decimal38,
+  mod: percent,
+  stringType: "VARCHAR",
+};
+
+/** An engine that runs RE2 through one function `name(text, pattern)`, for both kinds of pattern. */
+const re2Function = (name: string, literal: (text: string) => string) => ({
+  re2Search: (text: string, pattern: string) => `${name}(${text}, ${literal(pattern)})`,
+  chainMatch: (text: string, pattern: string) => `${name}(${text}, ${literal(pattern)})`,
+});
+
 export const dialects: Readonly<Record<DialectName, Dialect>> = {
-  duckdb: {
-    name: "duckdb",
-    literal: standardLiteral,
-    re2Search: (text, pattern) => `regexp_matches(${text}, ${standardLiteral(pattern)})`,
-    chainMatch: (text, pattern) => `regexp_matches(${text}, ${standardLiteral(pattern)})`,
-    position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
-    substringFrom: (text, start) => `substr(${text}, ${start})`,
-    decimal: decimal38,
-    stringType: "VARCHAR",
-    mod: percent,
-  },
+  duckdb: { ...standard, name: "duckdb", ...re2Function("regexp_matches", standardLiteral) },
   postgres: {
+    ...standard,
     name: "postgres",
-    literal: standardLiteral,
     // PostgreSQL's regular expressions are Spencer's ARE: each RE2 pattern is rewritten (`postgresPattern`).
     re2Search: (text, pattern) => {
       const written = postgresPattern(pattern);
       return typeof written === "string" ? `(${text} ~ ${standardLiteral(written)})` : written;
     },
     chainMatch: (text, pattern) => `(${text} ~ ${standardLiteral(pattern)})`,
-    position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
-    substringFrom: (text, start) => `substr(${text}, ${start})`,
     decimal: (text) => `CAST(${text} AS NUMERIC)`,
     stringType: "TEXT",
-    mod: percent,
   },
   sqlite: {
+    ...standard,
     name: "sqlite",
-    literal: standardLiteral,
     re2Search: (text, pattern) => `(vigil_regexp(${standardLiteral(pattern)}, ${text}) = 1)`,
     chainMatch: (text, pattern) => `(vigil_regexp(${standardLiteral(pattern)}, ${text}) = 1)`,
     position: (haystack, needle) => `instr(${haystack}, ${needle})`,
-    substringFrom: (text, start) => `substr(${text}, ${start})`,
     // SQLite's numbers are 64-bit integers and doubles: no exact decimal sum.
+    decimal: undefined,
     stringType: "TEXT",
-    mod: percent,
   },
   clickhouse: {
+    ...standard,
     name: "clickhouse",
     literal: backslashLiteral,
-    re2Search: (text, pattern) => `match(${text}, ${backslashLiteral(pattern)})`,
-    chainMatch: (text, pattern) => `match(${text}, ${backslashLiteral(pattern)})`,
+    ...re2Function("match", backslashLiteral),
     position: (haystack, needle) => `positionUTF8(${haystack}, ${needle})`,
     substringFrom: (text, start) => `substringUTF8(${text}, ${start})`,
     decimal: (text) => `toDecimal256(${text}, 18)`,
     stringType: "Nullable(String)",
-    mod: percent,
   },
   trino: {
+    ...standard,
     name: "trino",
-    literal: standardLiteral,
     // Trino runs Java's or Joni's regular expressions, not RE2: only the key-path patterns.
     chainMatch: (text, pattern) => `regexp_like(${text}, ${standardLiteral(pattern)})`,
-    position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
-    substringFrom: (text, start) => `substr(${text}, ${start})`,
-    decimal: decimal38,
-    stringType: "VARCHAR",
-    mod: percent,
   },
   spark: {
+    ...standard,
     name: "spark",
     literal: backslashLiteral,
     // Spark runs Java's regular expressions: only the key-path patterns.
     chainMatch: (text, pattern) => `(${text} RLIKE ${backslashLiteral(pattern)})`,
     position: (haystack, needle) => `instr(${haystack}, ${needle})`,
-    substringFrom: (text, start) => `substr(${text}, ${start})`,
-    decimal: decimal38,
     stringType: "STRING",
-    mod: percent,
   },
   bigquery: {
+    ...standard,
     name: "bigquery",
     literal: backslashLiteral,
-    re2Search: (text, pattern) => `REGEXP_CONTAINS(${text}, ${backslashLiteral(pattern)})`,
-    chainMatch: (text, pattern) => `REGEXP_CONTAINS(${text}, ${backslashLiteral(pattern)})`,
+    ...re2Function("REGEXP_CONTAINS", backslashLiteral),
     position: (haystack, needle) => `STRPOS(${haystack}, ${needle})`,
     substringFrom: (text, start) => `SUBSTR(${text}, ${start})`,
     decimal: (text) => `CAST(${text} AS BIGNUMERIC)`,
@@ -135,15 +129,13 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     mod: (a, b) => `MOD(${a}, ${b})`,
   },
   snowflake: {
+    ...standard,
     name: "snowflake",
     literal: backslashLiteral,
     // Snowflake's regular expressions are POSIX ERE: only the key-path patterns.
     chainMatch: (text, pattern) => `REGEXP_LIKE(${text}, ${backslashLiteral(pattern)})`,
     position: (haystack, needle) => `POSITION(${needle}, ${haystack})`,
     substringFrom: (text, start) => `SUBSTR(${text}, ${start})`,
-    decimal: decimal38,
-    stringType: "VARCHAR",
-    mod: percent,
   },
 };
 

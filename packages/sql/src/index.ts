@@ -1,5 +1,5 @@
 export type { CompiledRule, CompiledSql, CompileSqlOptions, SqlTables } from "./compile.js";
-export { compileSql, defaultTables, resultColumns } from "./compile.js";
+export { compileSql, defaultTables, isTableName } from "./compile.js";
 export type { Dialect, DialectName } from "./dialect.js";
 export { dialectNames, dialects } from "./dialect.js";
 export type { EventsSource, PostgresClient, SqlBackend, SqliteDatabase } from "./backend.js";

@@ -124,8 +124,8 @@ export class SqlJudge {
       try {
         this.read(await this.backend.query(compiled.sql), found);
       } catch {
-        // One query failed: judge rule by rule, so that only the rules whose query fails are undecided.
-        for (const run of found.values()) for (const each of run) ((each.witnesses = []), each.brokenBy.clear(), delete each.problem);
+        // The query failed (its rows are read only once it has them all): judge rule by rule, so that
+        // only the rules whose query fails are undecided.
         await this.byRule(compiled, found, failures);
       }
     } else await this.byRule(compiled, found, failures);

@@ -1,5 +1,6 @@
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
 import { eventColumns, valueColumns, type EventRow, type ValueRow } from "@vigil/trace";
+import { appendEventRow, appendValueRow, createTableSql } from "./duckdb-tables.js";
 
 /**
  * The canonical events table written as a Parquet file, through embedded DuckDB: rows are appended
@@ -24,10 +25,8 @@ export class ParquetEventsWriter {
   static async create(options: { readonly values?: boolean } = {}): Promise<ParquetEventsWriter> {
     const instance = await DuckDBInstance.create(":memory:");
     const connection = await instance.connect();
-    const table = (name: string, columns: typeof eventColumns | typeof valueColumns) =>
-      `CREATE TABLE ${name} (${columns.map((column) => `"${column.name}" ${column.type}${column.nullable ? "" : " NOT NULL"}`).join(", ")})`;
-    await connection.run(table("events", eventColumns));
-    if (options.values === true) await connection.run(table("event_values", valueColumns));
+    await connection.run(createTableSql("events", eventColumns));
+    if (options.values === true) await connection.run(createTableSql("event_values", valueColumns));
     return new ParquetEventsWriter(instance, connection, await connection.createAppender("events"), options.values === true ? await connection.createAppender("event_values") : undefined);
   }
 
@@ -35,40 +34,12 @@ export class ParquetEventsWriter {
   appendValues(rows: readonly ValueRow[]): void {
     const v = this.valuesAppender;
     if (v === undefined) throw new Error("internal error: this writer has no values table");
-    for (const row of rows) {
-      v.appendVarchar(row.run);
-      v.appendInteger(row.seq);
-      v.appendVarchar(row.subject);
-      v.appendVarchar(row.names);
-      v.appendVarchar(row.chain);
-      v.appendVarchar(row.vkey);
-      if (row.utext === null) v.appendNull();
-      else v.appendVarchar(row.utext);
-      if (row.amount === null) v.appendNull();
-      else v.appendVarchar(row.amount);
-      v.endRow();
-    }
+    for (const row of rows) appendValueRow(v, row);
   }
 
   /** Appends one row. */
   append(row: EventRow): void {
-    const appender = this.appender;
-    appender.appendVarchar(row.run);
-    appender.appendInteger(row.seq);
-    appender.appendVarchar(row.kind);
-    appender.appendVarchar(row.action);
-    if (row.status === null) appender.appendNull();
-    else appender.appendVarchar(row.status);
-    appender.appendVarchar(JSON.stringify(row.args));
-    if (row.output === null) appender.appendNull();
-    else appender.appendVarchar(row.output);
-    if (row.time === null) appender.appendNull();
-    else appender.appendBigInt(BigInt(row.time));
-    if (row.file === null) appender.appendNull();
-    else appender.appendVarchar(row.file);
-    if (row.line === null) appender.appendNull();
-    else appender.appendInteger(row.line);
-    appender.endRow();
+    appendEventRow(this.appender, row);
     this.rows++;
   }
 

@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, openSync, closeSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { ensureEditorTools, environmentWithNode24, type EditorTools } from "../../../scripts/editor-tools/install.mjs";
 
@@ -73,17 +72,6 @@ export function installExtension(tools: EditorTools, folders: CodeServerFolders,
   return output;
 }
 
-/** A port of 127.0.0.1 that nothing listens on now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 export interface RunningCodeServer {
   readonly url: string;

@@ -1,4 +1,5 @@
 import { closestName } from "@vigil/diagnostics";
+import type { DialectName } from "@vigil/sql";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { InputError, loadCompiler, plural } from "./shared.js";
@@ -14,7 +15,7 @@ export function registerSql(program: Command, context: CommandContext): void {
     .command("sql")
     .description("print the SQL that judges every run of the events table against the policy (one row per witness)")
     .argument("<policy>", "a .vigil file")
-    .addOption(new Option("-d, --dialect <dialect>", "the SQL engine").choices(["duckdb", "postgres", "sqlite", "clickhouse", "trino", "spark", "bigquery", "snowflake"]).default("duckdb"))
+    .addOption(new Option("-d, --dialect <dialect>", "the SQL engine").choices(dialects).default("duckdb"))
     .option("-r, --rule <name>", "only this rule's query (NAME or POLICY.NAME)")
     .option("--table <name>", "the events table", "events")
     .option("--values-table <name>", "the values table", "event_values")
@@ -23,14 +24,16 @@ export function registerSql(program: Command, context: CommandContext): void {
     });
 }
 
-type SqlOptions = { dialect: "duckdb" | "postgres" | "sqlite" | "clickhouse" | "trino" | "spark" | "bigquery" | "snowflake"; rule?: string; table: string; valuesTable: string };
+type SqlOptions = { dialect: DialectName; rule?: string; table: string; valuesTable: string };
 
-const tableName = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/;
+// Written out here so that registering the command does not load @vigil/sql (and embedded DuckDB); the type keeps it whole.
+const dialects = ["duckdb", "postgres", "sqlite", "clickhouse", "trino", "spark", "bigquery", "snowflake"] as const satisfies readonly DialectName[];
 
 async function printSql(context: CommandContext, policyFile: string, options: SqlOptions): Promise<number> {
   const { io, printDiagnostics, reportUnrendered } = context;
+  const { compileSql, isTableName } = await import("@vigil/sql");
   for (const [flag, name] of [["--table", options.table], ["--values-table", options.valuesTable]] as const) {
-    if (!tableName.test(name)) {
+    if (!isTableName(name)) {
       io.stderr(`error: ${flag} \`${name}\` is not a table name: letters, digits and \`_\`, optionally qualified (\`schema.table\`, \`catalog.schema.table\`)\n`);
       throw new InputError();
     }
@@ -55,7 +58,6 @@ async function printSql(context: CommandContext, policyFile: string, options: Sq
     }
     throw new InputError();
   }
-  const { compileSql } = await import("@vigil/sql");
   // Compiled whole, so that a rule's number (the `rule` column) is the same with --rule or without.
   const sql = compileSql(statements, { dialect: options.dialect, tables: { events: options.table, values: options.valuesTable }, file: policyFile });
   const rules = sql.rules.filter((rule) => chosen.includes(rule.statement));
