@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { Session } from "chdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
 
@@ -171,6 +172,30 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
       } finally {
         connection.closeSync();
         instance.closeSync();
+      }
+      // The runbook's ClickHouse steps, in embedded ClickHouse: the tables loaded from the Parquet
+      // files, then the SQL of `vigilc sql --dialect clickhouse`.
+      const clickhouseSql = await vigilc(["sql", policy, "--dialect", "clickhouse"], { cwd: scratch });
+      expect(clickhouseSql.code, clickhouseSql.stderr).toBe(0);
+      const session = new Session();
+      try {
+        session.query(
+          "CREATE TABLE events (run String, seq Int32, kind String, action String, status Nullable(String), args String, output Nullable(String), time Nullable(Int64), file Nullable(String), line Nullable(Int32)) ENGINE = MergeTree ORDER BY (run, seq)",
+        );
+        session.query(`INSERT INTO events SELECT * FROM file('${join(scratch, "events.parquet")}')`);
+        session.query(
+          "CREATE TABLE event_values (run String, seq Int32, subject String, names String, chain String, vkey String, utext Nullable(String), amount Nullable(String)) ENGINE = MergeTree ORDER BY (run, seq)",
+        );
+        session.query(`INSERT INTO event_values SELECT * FROM file('${join(scratch, "values.parquet")}')`);
+        const rows = session
+          .query(clickhouseSql.stdout, "JSONEachRow")
+          .split("\n")
+          .filter((line) => line !== "")
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        expect(rows.every((row) => row["problem"] === null)).toBe(true);
+        expect(rows.map((row) => `${String(row["run"])} ${String(row["rule"])} ${String(row["seq"])}`).sort()).toEqual(expected);
+      } finally {
+        session.cleanup();
       }
       // vigilc check --engine sql over the exported tables: the report of the check over the recording.
       const summary = (stdout: string) => {

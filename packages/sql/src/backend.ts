@@ -297,3 +297,69 @@ export class PostgresBackend implements SqlBackend {
     this.release();
   }
 }
+
+/** The part of a `chdb` session (embedded ClickHouse) this backend uses. */
+export interface ClickHouseSession {
+  queryAsync(sql: string, options: { readonly format: string }): Promise<{ text(): string }>;
+}
+
+/**
+ * A ClickHouse database: a `chdb` session (embedded ClickHouse) from the caller, the tables
+ * created in its current database by `create` (in memory). A query runs for at most the given
+ * time (`max_execution_time`); past it ClickHouse stops it and the rules it judged are undecided.
+ */
+export class ClickHouseBackend implements SqlBackend {
+  readonly dialect = "clickhouse";
+  private pending: { event: EventRow; values: readonly ValueRow[] }[] = [];
+
+  private constructor(private readonly session: ClickHouseSession, private readonly release: () => void) {}
+
+  static async create(session: ClickHouseSession, release: () => void = () => {}, options: { readonly timeoutMs?: number } = {}): Promise<ClickHouseBackend> {
+    const backend = new ClickHouseBackend(session, release);
+    await backend.run(`SET max_execution_time = ${Math.max(0.001, (options.timeoutMs ?? 60_000) / 1000)}`);
+    const types = (type: string) => ({ VARCHAR: "String", JSON: "String", INTEGER: "Int32", BIGINT: "Int64" })[type] ?? type;
+    for (const [name, columns] of [["events", eventColumns], ["event_values", valueColumns]] as const) {
+      const list = columns.map((column) => `"${column.name}" ${column.nullable ? `Nullable(${types(column.type)})` : types(column.type)}`);
+      await backend.run(`CREATE TABLE ${name} (${list.join(", ")}) ENGINE = Memory`);
+    }
+    return backend;
+  }
+
+  append(event: EventRow, values: readonly ValueRow[]): void {
+    this.pending.push({ event, values });
+  }
+
+  private run(sql: string): Promise<{ text(): string }> {
+    return this.session.queryAsync(sql, { format: "JSONEachRow" });
+  }
+
+  /** The rows appended since the last query, inserted as JSON lines (one statement per table). */
+  private async flush(): Promise<void> {
+    const pending = this.pending;
+    this.pending = [];
+    if (pending.length === 0) return;
+    const events = pending.map(({ event }) => JSON.stringify({ ...event, args: JSON.stringify(event.args) }));
+    const values = pending.flatMap(({ values }) => values.map((value) => JSON.stringify(value)));
+    await this.run(`INSERT INTO events FORMAT JSONEachRow\n${events.join("\n")}`);
+    if (values.length > 0) await this.run(`INSERT INTO event_values FORMAT JSONEachRow\n${values.join("\n")}`);
+  }
+
+  async query(sql: string): Promise<readonly Record<string, unknown>[]> {
+    await this.flush();
+    const text = (await this.run(sql)).text();
+    return text
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  async reset(): Promise<void> {
+    this.pending = [];
+    await this.run("TRUNCATE TABLE events");
+    await this.run("TRUNCATE TABLE event_values");
+  }
+
+  close(): void {
+    this.release();
+  }
+}

@@ -89,7 +89,7 @@ export function compileSql(program: CheckedProgram | readonly CheckedStatement[]
     try {
       const select = builder.rule(statement);
       parts.push({ ctes: builder.ctes, select });
-      sql = render(builder.ctes, `${select}\nORDER BY run, seq`);
+      sql = render(builder.ctes, dialect.ordered(select, "run, seq"));
     } catch (error) {
       if (!(error instanceof Inexpressible)) throw error;
       own.push(
@@ -103,13 +103,21 @@ export function compileSql(program: CheckedProgram | readonly CheckedStatement[]
     diagnostics.push(...own);
     rules.push({ index, policy: statement.policy, name: statement.name, statement, sql, diagnostics: own });
   }
-  const sql = parts.length === 0 ? undefined : render(parts.flatMap((part) => part.ctes), `${parts.map((part) => part.select).join("\nUNION ALL\n")}\nORDER BY run, rule, seq`);
+  const sql = parts.length === 0 ? undefined : render(parts.flatMap((part) => part.ctes), dialect.ordered(parts.map((part) => part.select).join("\nUNION ALL\n"), "run, rule, seq"));
   return { dialect: dialect.name, rules, sql, diagnostics };
 }
 
 interface Cte {
   readonly name: string;
   readonly sql: string;
+}
+
+/**
+ * Columns of one side of a join, each named: ClickHouse names a column of a query over three or
+ * more tables by its qualified text (`t.run`) unless it is given a name.
+ */
+function named(table: string, columns: readonly string[]): string {
+  return columns.map((column) => `${table}.${column} AS ${column}`).join(", ");
 }
 
 function render(ctes: readonly Cte[], select: string): string {
@@ -181,10 +189,10 @@ class RuleBuilder {
     const problem = problems.length === 0 ? undefined : this.add("problem", problems.length === 1 ? problems[0]! : problems.join("\nUNION ALL\n"));
     const firstProblem = problem === undefined ? undefined : this.add("first_problem", `SELECT run, min(seq) AS seq FROM ${problem} GROUP BY run`);
     const decided = firstProblem === undefined ? witnesses : this.add("decided", `SELECT w.* FROM ${witnesses} w WHERE NOT EXISTS (SELECT 1 FROM ${firstProblem} p WHERE p.run = w.run)`);
-    selects.push(`SELECT ${this.ruleIndex} AS rule, run, seq, broken_by, CAST(NULL AS ${this.dialect.stringType}) AS problem, CAST(NULL AS BIGINT) AS time, CAST(NULL AS BIGINT) AS prev_time FROM ${decided}`);
+    selects.push(`SELECT ${this.ruleIndex} AS rule, run, seq, broken_by, ${this.dialect.nullOf("string")} AS problem, ${this.dialect.nullOf("bigint")} AS time, ${this.dialect.nullOf("bigint")} AS prev_time FROM ${decided}`);
     if (firstProblem !== undefined) {
       selects.push(
-        `SELECT ${this.ruleIndex} AS rule, p.run, p.seq, CAST(NULL AS INTEGER) AS broken_by, p.problem, p.time, p.prev_time FROM ${problem} p JOIN ${firstProblem} f ON f.run = p.run AND f.seq = p.seq`,
+        `SELECT ${this.ruleIndex} AS rule, ${named("p", ["run", "seq"])}, ${this.dialect.nullOf("integer")} AS broken_by, ${named("p", ["problem", "time", "prev_time"])} FROM ${problem} p JOIN ${firstProblem} f ON f.run = p.run AND f.seq = p.seq`,
       );
     }
     return selects.join("\nUNION ALL\n");
@@ -242,7 +250,7 @@ class RuleBuilder {
   private form(statement: CheckedStatement, events: string): string {
     switch (statement.form) {
       case "abs":
-        return this.add("witness", `SELECT DISTINCT e.run, e.seq, CAST(NULL AS INTEGER) AS broken_by FROM ${events} e WHERE ${this.predicate(statement.pattern.formula, "e", undefined)}`);
+        return this.add("witness", `SELECT DISTINCT e.run, e.seq, ${this.dialect.nullOf("integer")} AS broken_by FROM ${events} e WHERE ${this.predicate(statement.pattern.formula, "e", undefined)}`);
       case "prec":
       case "resp": {
         const triggers = this.bindings(statement.first, events, "trigger");
@@ -252,7 +260,7 @@ class RuleBuilder {
         const firstOrLast = this.add("answer_at", `SELECT ${keys.join(", ")}, ${aggregate}(seq) AS at FROM ${answers.cte} GROUP BY ${keys.join(", ")}`);
         return this.add(
           "witness",
-          `SELECT DISTINCT t.run, t.seq, CAST(NULL AS INTEGER) AS broken_by FROM ${triggers.cte} t LEFT JOIN ${firstOrLast} a ON ${this.joinOn("a", "t", answers)}\nWHERE a.at IS NULL OR ${fails}`,
+          `SELECT DISTINCT ${named("t", ["run", "seq"])}, ${this.dialect.nullOf("integer")} AS broken_by FROM ${triggers.cte} t LEFT JOIN ${firstOrLast} a ON ${this.joinOn("a", "t", answers)}\nWHERE a.at IS NULL OR ${fails}`,
         );
       }
       case "rslv": {
@@ -264,7 +272,7 @@ class RuleBuilder {
         const lastAnswer = this.add("answer_last", `SELECT ${aKeys.join(", ")}, max(seq) AS at FROM ${answers.cte} GROUP BY ${aKeys.join(", ")}`);
         return this.add(
           "witness",
-          `SELECT DISTINCT t.run, t.seq, CAST(NULL AS INTEGER) AS broken_by FROM ${triggers.cte} t\n` +
+          `SELECT DISTINCT ${named("t", ["run", "seq"])}, ${this.dialect.nullOf("integer")} AS broken_by FROM ${triggers.cte} t\n` +
             `JOIN ${lastTrigger} l ON ${this.joinOn("l", "t", triggers)} AND l.at = t.seq\n` +
             `LEFT JOIN ${lastAnswer} a ON ${this.joinOn("a", "t", answers)}\nWHERE a.at IS NULL OR a.at < t.seq`,
         );
@@ -274,7 +282,7 @@ class RuleBuilder {
         const answers = this.related(statement.second, events, triggers, "answer");
         const next = this.nextAfter(triggers, answers, "answer_next");
         const late = statement.window.unit === "events" ? `n.next_seq - n.seq > ${statement.window.size}` : `n.next_time - n.time > ${statement.window.size}`;
-        return this.add("witness", `SELECT DISTINCT n.run, n.seq, CAST(NULL AS INTEGER) AS broken_by FROM ${next} n WHERE n.next_seq IS NULL OR ${late}`);
+        return this.add("witness", `SELECT DISTINCT n.run, n.seq, ${this.dialect.nullOf("integer")} AS broken_by FROM ${next} n WHERE n.next_seq IS NULL OR ${late}`);
       }
       case "until": {
         const triggers = this.bindings(statement.trigger, events, "trigger");
@@ -285,7 +293,7 @@ class RuleBuilder {
         const same = ["run", "part", "seq", ...this.variableColumns()].map((c) => `b.${c} = r.${c}`).join(" AND ");
         return this.add(
           "witness",
-          `SELECT b.run, b.seq, min(b.next_seq) AS broken_by FROM ${nextBad} b JOIN ${nextResolution} r ON ${same}\n` +
+          `SELECT ${named("b", ["run", "seq"])}, min(b.next_seq) AS broken_by FROM ${nextBad} b JOIN ${nextResolution} r ON ${same}\n` +
             `WHERE b.next_seq IS NOT NULL AND (r.next_seq IS NULL OR r.next_seq >= b.next_seq)\nGROUP BY b.run, b.seq`,
         );
       }
@@ -303,7 +311,7 @@ class RuleBuilder {
    */
   private nextAfter(triggers: Rows, answers: Rows, name: string): string {
     const variables = this.variableColumns();
-    const answerVariables = answers.bound ? variables : variables.map(() => `CAST(NULL AS ${this.dialect.stringType})`);
+    const answerVariables = answers.bound ? variables : variables.map(() => `${this.dialect.nullOf("string")}`);
     const columns = (xs: readonly string[]) => (xs.length === 0 ? "" : `, ${xs.join(", ")}`);
     const both = this.add(
       `${name}_rows`,
@@ -328,7 +336,7 @@ class RuleBuilder {
     if (statement.measure.kind === "count") {
       const inWindow = fallen === undefined ? `count(*) OVER (${sofar})` : `count(*) OVER (${sofar}) - count(*) OVER (${fallen})`;
       const measured = this.add("measured", `SELECT c.*, ${inWindow} AS total FROM ${counted.cte} c`);
-      return this.add("witness", `SELECT DISTINCT run, seq, CAST(NULL AS INTEGER) AS broken_by FROM ${measured} WHERE total > ${statement.measure.maximum}`);
+      return this.add("witness", `SELECT DISTINCT run, seq, ${this.dialect.nullOf("integer")} AS broken_by FROM ${measured} WHERE total > ${statement.measure.maximum}`);
     }
     const decimal = this.dialect.decimal;
     if (decimal === undefined) {
@@ -347,7 +355,7 @@ class RuleBuilder {
     const measured = this.add("measured", `SELECT m.*, ${inWindow} AS total FROM ${withAmount} m`);
     return this.add(
       "witness",
-      `SELECT DISTINCT run, seq, CAST(NULL AS INTEGER) AS broken_by FROM ${measured} WHERE amount IS NULL OR total > ${decimal(this.dialect.literal(maximumText))}`,
+      `SELECT DISTINCT run, seq, ${this.dialect.nullOf("integer")} AS broken_by FROM ${measured} WHERE amount IS NULL OR total > ${decimal(this.dialect.literal(maximumText))}`,
     );
   }
 
@@ -379,7 +387,7 @@ class RuleBuilder {
     // The limit's own counted events (its form is written before its problems).
     const counted = this.counted!;
     return (
-      `SELECT DISTINCT c.run, c.seq, ${this.dialect.literal("amount")} AS problem, CAST(NULL AS BIGINT) AS time, CAST(NULL AS BIGINT) AS prev_time FROM ${counted.cte} c\n` +
+      `SELECT DISTINCT c.run, c.seq, ${this.dialect.literal("amount")} AS problem, ${this.dialect.nullOf("bigint")} AS time, ${this.dialect.nullOf("bigint")} AS prev_time FROM ${counted.cte} c\n` +
       `WHERE EXISTS (SELECT 1 FROM ${this.tables.values} v WHERE v.run = c.run AND v.seq = c.seq AND ${this.place("v", statement.measure.subject, statement.measure.key)} AND v.amount IS NOT NULL AND NOT ${fits})`
     );
   }
@@ -447,7 +455,7 @@ class RuleBuilder {
       }
     };
     visit(body);
-    return this.add("witness", `SELECT p.run, p.seq, CAST(NULL AS INTEGER) AS broken_by FROM ${layer} p WHERE NOT ${expression(body)}`);
+    return this.add("witness", `SELECT p.run, p.seq, ${this.dialect.nullOf("integer")} AS broken_by FROM ${layer} p WHERE NOT ${expression(body)}`);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -487,13 +495,13 @@ class RuleBuilder {
   private generate(formula: Formula, events: string): string {
     const columns = this.variableColumns();
     if (!usesVariables(formula)) {
-      return `SELECT e.run, e.part, e.seq, e.time, ${columns.map((c) => `CAST(NULL AS ${this.dialect.stringType}) AS ${c}`).join(", ")} FROM ${events} e WHERE ${this.predicate(formula, "e", undefined)}`;
+      return `SELECT e.run, e.part, e.seq, e.time, ${columns.map((c) => `${this.dialect.nullOf("string")} AS ${c}`).join(", ")} FROM ${events} e WHERE ${this.predicate(formula, "e", undefined)}`;
     }
     switch (formula.kind) {
       case "keyBind": {
         const index = this.variables.indexOf(formula.variable);
-        const values = columns.map((c, i) => (i === index ? `v.vkey AS ${c}` : `CAST(NULL AS ${this.dialect.stringType}) AS ${c}`));
-        return `SELECT e.run, e.part, e.seq, e.time, ${values.join(", ")} FROM ${events} e JOIN ${this.tables.values} v ON v.run = e.run AND v.seq = e.seq AND ${this.place("v", formula.subject, formula.key)}`;
+        const values = columns.map((c, i) => (i === index ? `v.vkey AS ${c}` : `${this.dialect.nullOf("string")} AS ${c}`));
+        return `SELECT ${named("e", ["run", "part", "seq", "time"])}, ${values.join(", ")} FROM ${events} e JOIN ${this.tables.values} v ON v.run = e.run AND v.seq = e.seq AND ${this.place("v", formula.subject, formula.key)}`;
       }
       case "or":
         return formula.operands.map((operand) => this.generate(operand, events)).join("\nUNION ALL\n");
@@ -507,7 +515,7 @@ class RuleBuilder {
         const aliases = parts.map((_, i) => `g${i}`);
         const joins = parts.map((part, i) => (i === 0 ? `${part} g0` : `JOIN ${part} g${i} ON g${i}.run = g0.run AND g${i}.part = g0.part AND g${i}.seq = g0.seq`));
         const values = columns.map((c) => (aliases.length === 1 ? `g0.${c} AS ${c}` : `coalesce(${aliases.map((a) => `${a}.${c}`).join(", ")}) AS ${c}`));
-        return `SELECT g0.run, g0.part, g0.seq, g0.time, ${values.join(", ")}\nFROM ${joins.join("\n")}`;
+        return `SELECT ${named("g0", ["run", "part", "seq", "time"])}, ${values.join(", ")}\nFROM ${joins.join("\n")}`;
       }
       default:
         throw new Error(`internal error: a variable under \`${formula.kind}\` in a binding pattern`);
@@ -528,7 +536,7 @@ class RuleBuilder {
     return {
       cte: this.add(
         name,
-        `SELECT DISTINCT e.run, e.part, e.seq, e.time, ${columns.map((c) => `b.${c}`).join(", ")} FROM ${events} e JOIN ${candidates} b ON b.run = e.run AND b.part = e.part\n` +
+        `SELECT DISTINCT ${named("e", ["run", "part", "seq", "time"])}, ${named("b", columns)} FROM ${events} e JOIN ${candidates} b ON b.run = e.run AND b.part = e.part\n` +
           `WHERE ${this.predicate(pattern.formula, "e", binding)}`,
       ),
       bound: true,

@@ -18,6 +18,8 @@ export type DialectName = "duckdb" | "postgres" | "sqlite" | "clickhouse" | "tri
 
 export const dialectNames: readonly DialectName[] = ["duckdb", "postgres", "sqlite", "clickhouse", "trino", "spark", "bigquery", "snowflake"];
 
+export type NullType = "string" | "integer" | "bigint";
+
 export interface Dialect {
   readonly name: DialectName;
   /** A string literal. */
@@ -38,8 +40,10 @@ export interface Dialect {
   decimal?(text: string): string;
   /** The remainder of a whole number's division. */
   mod(a: string, b: string): string;
-  /** The SQL type of a string, for a NULL of that type. */
-  readonly stringType: string;
+  /** The final query: the `SELECT`s (joined by `UNION ALL`) ordered by the columns given. */
+  ordered(selects: string, by: string): string;
+  /** A NULL of a string, a 32-bit or a 64-bit whole number (a column of a union that is NULL in some of its parts). */
+  nullOf(type: NullType): string;
 }
 
 /** Standard SQL strings: quotes doubled, backslashes literal. */
@@ -50,6 +54,8 @@ const backslashLiteral = (text: string): string => `'${text.replace(/\\/g, "\\\\
 
 const percent = (a: string, b: string): string => `((${a}) % ${b})`;
 
+const typedNull = (types: Readonly<Record<NullType, string>>) => (type: NullType): string => `CAST(NULL AS ${types[type]})`;
+
 const decimal38 = (text: string): string => `CAST(${text} AS DECIMAL(38, 18))`;
 
 /** What most engines share: standard strings, `strpos`, `substr`, `DECIMAL(38, 18)`, `%`. */
@@ -59,7 +65,8 @@ const standard = {
   substringFrom: (text: string, start: number) => `substr(${text}, ${start})`,
   decimal: decimal38,
   mod: percent,
-  stringType: "VARCHAR",
+  nullOf: typedNull({ string: "VARCHAR", integer: "INTEGER", bigint: "BIGINT" }),
+  ordered: (selects: string, by: string) => `${selects}\nORDER BY ${by}`,
 };
 
 /** An engine that runs RE2 through one function `name(text, pattern)`, for both kinds of pattern. */
@@ -80,7 +87,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     },
     chainMatch: (text, pattern) => `(${text} ~ ${standardLiteral(pattern)})`,
     decimal: (text) => `CAST(${text} AS NUMERIC)`,
-    stringType: "TEXT",
+    nullOf: typedNull({ string: "TEXT", integer: "INTEGER", bigint: "BIGINT" }),
   },
   sqlite: {
     ...standard,
@@ -90,7 +97,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     position: (haystack, needle) => `instr(${haystack}, ${needle})`,
     // SQLite's numbers are 64-bit integers and doubles: no exact decimal sum.
     decimal: undefined,
-    stringType: "TEXT",
+    nullOf: typedNull({ string: "TEXT", integer: "INTEGER", bigint: "BIGINT" }),
   },
   clickhouse: {
     ...standard,
@@ -100,7 +107,11 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     position: (haystack, needle) => `positionUTF8(${haystack}, ${needle})`,
     substringFrom: (text, start) => `substringUTF8(${text}, ${start})`,
     decimal: (text) => `toDecimal256(${text}, 18)`,
-    stringType: "Nullable(String)",
+    // An ORDER BY after UNION ALL orders only the last SELECT; a LEFT JOIN fills a missing row with
+    // its columns' defaults unless `join_use_nulls` is set (the compiled SQL reads NULL there).
+    ordered: (selects, by) => `SELECT * FROM (\n${selects}\n)\nORDER BY ${by}\nSETTINGS join_use_nulls = 1`,
+    // A type is not nullable unless it says so.
+    nullOf: typedNull({ string: "Nullable(String)", integer: "Nullable(Int32)", bigint: "Nullable(Int64)" }),
   },
   trino: {
     ...standard,
@@ -115,7 +126,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     // Spark runs Java's regular expressions: only the key-path patterns.
     chainMatch: (text, pattern) => `(${text} RLIKE ${backslashLiteral(pattern)})`,
     position: (haystack, needle) => `instr(${haystack}, ${needle})`,
-    stringType: "STRING",
+    nullOf: typedNull({ string: "STRING", integer: "INTEGER", bigint: "BIGINT" }),
   },
   bigquery: {
     ...standard,
@@ -125,7 +136,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     position: (haystack, needle) => `STRPOS(${haystack}, ${needle})`,
     substringFrom: (text, start) => `SUBSTR(${text}, ${start})`,
     decimal: (text) => `CAST(${text} AS BIGNUMERIC)`,
-    stringType: "STRING",
+    nullOf: typedNull({ string: "STRING", integer: "INTEGER", bigint: "BIGINT" }),
     mod: (a, b) => `MOD(${a}, ${b})`,
   },
   snowflake: {
