@@ -1,12 +1,12 @@
 import { compile } from "@vigil/compiler";
 import { ClickHouseBackend, compileSql, PostgresBackend, SqliteBackend, SqlJudge } from "@vigil/sql";
 import Database from "better-sqlite3";
-import { Session } from "chdb";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onlyStatement, policyText, trace } from "./arbitraries.js";
 import { figure5UntilBreakers, figure5Witnesses } from "./figure5.js";
 import { startPostgres, type PostgresServer } from "./postgres-server.js";
+import { openChdb } from "./support/chdb.js";
 
 /**
  * The SQL engine against Figure 5 read literally (test/figure5.ts), as the other engines are
@@ -57,7 +57,7 @@ describe("the SQL engine agrees with Figure 5 read literally", () => {
     const client = await server.connect();
     postgres = new SqlJudge(await PostgresBackend.create(client, () => void client.end(), { statementTimeoutMs: 10_000 }));
     // Embedded ClickHouse (chdb), its data in a temporary directory removed on close.
-    const session = new Session();
+    const session = openChdb();
     // Tables of a few rows: one thread plans and runs each query sooner than several.
     session.query("SET max_threads = 1");
     clickhouse = new SqlJudge(await ClickHouseBackend.create(session, () => session.cleanup(), { timeoutMs: 10_000 }));

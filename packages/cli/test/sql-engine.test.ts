@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { Session } from "chdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
+import { openChdb } from "../../../test/support/chdb.js";
 
 /**
  * `vigilc check --engine sql`: the policy compiled to SQL and run in embedded DuckDB (over a corpus,
@@ -177,7 +177,7 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
       // files, then the SQL of `vigilc sql --dialect clickhouse`.
       const clickhouseSql = await vigilc(["sql", policy, "--dialect", "clickhouse"], { cwd: scratch });
       expect(clickhouseSql.code, clickhouseSql.stderr).toBe(0);
-      const session = new Session();
+      const session = openChdb();
       try {
         session.query(
           "CREATE TABLE events (run String, seq Int32, kind String, action String, status Nullable(String), args String, output Nullable(String), time Nullable(Int64), file Nullable(String), line Nullable(Int32)) ENGINE = MergeTree ORDER BY (run, seq)",

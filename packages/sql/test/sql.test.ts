@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { compile, createEngine, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
 import { ClickHouseBackend, compileSql, dialectNames, SqlJudge } from "@vigil/sql";
-import { Session } from "chdb";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { expectGolden, renderDiagnostics } from "../../../test/support/golden.js";
+import { openChdb } from "../../../test/support/chdb.js";
 
 const golden = join(import.meta.dirname, "golden");
 const policyFile = "every-form.vigil";
@@ -91,7 +91,7 @@ describe("the SQL engine fails closed as the forward engine does", () => {
   });
 
   it("leaves the rules of a query past its time undecided, saying why (ClickHouse's max_execution_time)", async () => {
-    const session = new Session();
+    const session = openChdb();
     const judge = new SqlJudge(await ClickHouseBackend.create(session, () => session.cleanup(), { timeoutMs: 1 }));
     try {
       for (let position = 1; position <= 50_000; position++) judge.append("run", ev(position, position % 2 === 0 ? "a" : "b", { n: position }));
