@@ -31,6 +31,11 @@ export interface SmtQuery {
 
 export interface LowerOptions {
   readonly encoding?: Encoding;
+  /**
+   * The longest query text to write, in characters: lowering stops with `QueryTooLarge` as soon as
+   * the text would be longer, before it is all built. Default: no limit.
+   */
+  readonly maxLength?: number;
   /** Shared encoding: the largest `bresp` bound whose window is spelled out (default 16). */
   readonly windowSpelledOutUpTo?: number;
 }
@@ -41,8 +46,12 @@ export interface LowerOptions {
  * core names the events whose conditions the facts refute (Section 5.3).
  */
 export function lowerStatement(statement: CheckedStatement, events: readonly TraceEvent[], options: LowerOptions = {}): SmtQuery {
+  const budget = new TextBudget(options.maxLength ?? Infinity);
+  // The text per event grows with the atoms, windows and bindings, and is never below the condition's four lines.
+  budget.charge(events.length * 80);
   const facts = buildFactBase(statement, events);
-  const lowering = new Lowering(statement, facts, options.encoding ?? "shared", options.windowSpelledOutUpTo ?? defaultWindowSpelledOutUpTo);
+  for (const line of facts.lines) budget.charge(line.length + 1);
+  const lowering = new Lowering(statement, facts, options.encoding ?? "shared", options.windowSpelledOutUpTo ?? defaultWindowSpelledOutUpTo, budget);
   const conditions = lowering.conditions();
   const lines = [...facts.lines];
   if (lowering.definitions.length > 0) {
@@ -61,6 +70,23 @@ export function lowerStatement(statement: CheckedStatement, events: readonly Tra
     lines.push(`(assert (=> ${literal} ${name}))`);
   }
   return { body: lines.join("\n") + "\n", conditions: tracked };
+}
+
+/** A query longer than `LowerOptions.maxLength`: how long it had grown when lowering stopped. */
+export class QueryTooLarge extends Error {
+  constructor(readonly length: number, readonly limit: number) {
+    super(`the SMT query is over ${limit} characters`);
+  }
+}
+
+/** The characters written so far, against the limit. */
+class TextBudget {
+  private used = 0;
+  constructor(private readonly limit: number) {}
+  charge(length: number): void {
+    this.used += length;
+    if (this.used > this.limit) throw new QueryTooLarge(this.used, this.limit);
+  }
 }
 
 /**
@@ -84,6 +110,7 @@ class Lowering {
     private readonly facts: FactBase,
     private readonly encoding: Encoding,
     private readonly windowSpelledOutUpTo: number,
+    private readonly budget: TextBudget,
   ) {
     this.events = facts.events;
     this.n = this.events.length;
@@ -95,10 +122,10 @@ class Lowering {
     switch (s.form) {
       case "abs":
         // (Abs) R_φ(e) = ¬ψ(e)
-        return positions.map((p, i) => ({ position: p, condition: not(this.pattern(s.pattern.formula, i)) }));
+        return positions.map((p, i) => this.charged(p, not(this.pattern(s.pattern.formula, i))));
       case "always":
         // (Fallback) R_φ(e) = Θ(e)
-        return positions.map((p, i) => ({ position: p, condition: this.body(s.body, i) }));
+        return positions.map((p, i) => this.charged(p, this.body(s.body, i)));
       case "prec":
         // (Prec) R_φ(e) = ψ(e) ⇒ ∨_{e' ≺ e} ψ'(e')
         return this.guarded(s.first, (i, binding) => this.somewhere(s.second, binding, i, "before"));
@@ -130,9 +157,9 @@ class Lowering {
    */
   private guarded(first: CheckedPattern, body: (i: number, binding: BindingTerm | undefined) => string) {
     return this.events.map((event, i) => {
-      if (first.variables.length === 0) return { position: event.position, condition: implies(this.pattern(first.formula, i), body(i, undefined)) };
+      if (first.variables.length === 0) return this.charged(event.position, implies(this.pattern(first.formula, i), body(i, undefined)));
       const conditions = this.candidates(first, i).map((b) => implies(and(b.guard, this.relation(first.formula, i, b)), body(i, b)));
-      return { position: event.position, condition: and(...conditions) };
+      return this.charged(event.position, and(...conditions));
     });
   }
 
@@ -201,6 +228,12 @@ class Lowering {
       const window = start === 0 ? sums[i]! : `(- ${sums[i]!} ${sums[start - 1]!})`;
       return `(<= ${window} ${maximum})`;
     }
+    if (this.encoding === "shared" && binding !== undefined) {
+      // Per binding: the window's sum is the difference of two running sums of the binding.
+      const sums = this.prefixSumsPerBinding(pattern, measure);
+      const upTo = `(select ${sums[i]!} ${binding.term})`;
+      return `(<= ${start === 0 ? upTo : `(- ${upTo} (select ${sums[start - 1]!} ${binding.term}))`} ${maximum})`;
+    }
     const terms = indices(start, i + 1).map((j) => this.counted(pattern, measure, binding, j));
     return `(<= ${terms.length === 1 ? terms[0]! : `(+ ${terms.join(" ")})`} ${maximum})`;
   }
@@ -247,6 +280,38 @@ class Lowering {
     return result;
   }
 
+  /**
+   * Q[i] abbreviates, per binding b, Σ_{j ≤ i} [ψ(e_j, b)]·a_j: an array from bindings to the
+   * running sum of a limit's measure. Each candidate binding of e_i that the pattern holds for is
+   * stored as Q[i−1][b] + a_i, read from Q[i−1]: a binding that two candidates of e_i give is
+   * counted once, as Figure 5's [ψ(e_i, ν)] counts it.
+   */
+  private prefixSumsPerBinding(pattern: CheckedPattern, measure: LimitMeasure): string[] {
+    const cacheKey = `q:${this.patternId(pattern)}`;
+    const cached = this.runningCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const name = this.fresh("Q");
+    const sort = `(Array ${this.bindingSort()} ${measure.kind === "count" ? "Int" : "Real"})`;
+    this.definitions.push(comment(`${name}_i abbreviates, per binding, the sum over e_j ≼ e_i of the measure of the events matching the pattern with it`));
+    const result = new Array<string>(this.n);
+    let previous = `((as const ${sort}) ${this.numeral(measure, { units: 0n, exponent: 0 })})`;
+    for (let i = 0; i < this.n; i++) {
+      const amount = this.amount(measure, i);
+      let term = previous;
+      if (amount !== undefined) {
+        let step = 0;
+        for (const b of this.candidates(pattern, i)) {
+          const stored = `(store ${term} ${b.term} (+ (select ${previous} ${b.term}) ${this.numeral(measure, amount)}))`;
+          term = this.define(`|${name}_${i + 1}.${step++}|`, sort, ite(and(b.guard, this.relation(pattern.formula, i, b)), stored, term));
+        }
+      }
+      previous = this.define(`|${name}_${i + 1}|`, sort, term);
+      result[i] = previous;
+    }
+    this.runningCache.set(cacheKey, result);
+    return result;
+  }
+
   /** ∨_{i < j ≤ i+ℓ} ψ'(e_j) [∧ binding]. */
   private within(pattern: CheckedPattern, binding: BindingTerm | undefined, i: number, bound: number): string {
     // A short window is cheapest spelled out (its size is the bound, not the trace); a long one uses
@@ -280,11 +345,18 @@ class Lowering {
 
   private readonly runningCache = new Map<string, string[]>();
 
+  /** R_φ(e) at a position, its text counted against the budget. */
+  private charged(position: number, condition: string): { position: number; condition: string } {
+    this.budget.charge(condition.length);
+    return { position, condition };
+  }
+
   private define(name: string, sort: string, term: string): string {
-    if (sort === "Bool") {
+    this.budget.charge(name.length + term.length + 40);
+    if (sort === "Bool" || sort === "Int" || sort === "Real") {
       // A Boolean abbreviation is a constant equal to its term, not a `define-fun`: Z3 expands
       // macros, and flattening the expansion of a running disjunction is quadratic in the trace.
-      this.definitions.push(`(declare-const ${name} Bool)`, `(assert (= ${name} ${term}))`);
+      this.definitions.push(`(declare-const ${name} ${sort})`, `(assert (= ${name} ${term}))`);
     } else {
       // Arrays and positions stay macros: expanded, `select` over a `store` chain simplifies away,
       // where a constant would leave the array theory to reason about equalities of arrays.

@@ -10,16 +10,24 @@ import type { Z3_ast, Z3_context, Z3_lbool, Z3_solver } from "z3-solver";
 const Z3_L_FALSE = -1 as Z3_lbool;
 const Z3_L_UNDEF = 0 as Z3_lbool;
 const Z3_L_TRUE = 1 as Z3_lbool;
-import { lowerStatement, type LowerOptions } from "./lower-smt.js";
+import { lowerStatement, QueryTooLarge, type LowerOptions, type SmtQuery } from "./lower-smt.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 
 type Z3LowLevel = Z3Api["Z3"];
 
 /**
- * The largest query the decider hands to Z3. Z3 runs in WebAssembly with a bounded heap, and a
- * query far beyond this exhausts it; such a statement is reported undecided (fail closed) instead.
+ * The largest query the decider hands to Z3, in characters. Z3 runs in WebAssembly with a heap of
+ * 2 GiB that cannot grow, and a Z3 out of memory aborts the whole runtime (its `memory_max_size`
+ * aborts too, it is no way out). Measured: an `abs` over 260,000 events (a 49 MiB query) was decided
+ * with 1.9 GB resident; over 330,000 (62 MiB) it had not finished after 15 minutes. A longer query
+ * than this limit is refused before it is written whole, and the statement is undecided (fail
+ * closed), the message naming the direct evaluator.
  */
 export const maximumQueryLength = 32 * 2 ** 20;
+
+function formatSize(characters: number): string {
+  return characters >= 2 ** 20 ? `${(characters / 2 ** 20).toFixed(0)} MiB` : `${characters.toLocaleString("en")} characters`;
+}
 
 /** How many witnesses are read off unsatisfiable cores one by one before the rest are found at once. */
 const defaultCoreRounds = 8;
@@ -32,7 +40,9 @@ interface TrackedCondition {
   readonly condition: Z3_ast;
 }
 
-export interface SmtDeciderOptions extends LowerOptions {
+export interface SmtDeciderOptions extends Omit<LowerOptions, "maxLength"> {
+  /** The longest query handed to Z3, in characters (default `maximumQueryLength`, 32 MiB). */
+  readonly maxQueryLength?: number;
   /** Per solver call, in milliseconds. A call that runs out is undecided (fail closed). Default 30 s. */
   readonly timeoutMs?: number;
   /**
@@ -83,11 +93,15 @@ export class SmtDecider {
       }
     }
     if (statement.scope !== undefined) return this.decideScoped(statement, statement.scope, events);
-    const query = lowerStatement(statement, events, this.options);
-    if (query.body.length > maximumQueryLength) {
-      const megabytes = (query.body.length / 2 ** 20).toFixed(1);
+    const limit = this.options.maxQueryLength ?? maximumQueryLength;
+    let query: SmtQuery;
+    try {
+      query = lowerStatement(statement, events, { ...this.options, maxLength: limit });
+    } catch (error) {
+      if (!(error instanceof QueryTooLarge)) throw error;
+      // Refused before it is built whole, let alone solved: Z3's memory is bounded.
       return undecided(
-        `the SMT query for this statement is ${megabytes} MiB of text, over the decider's limit of ${maximumQueryLength / 2 ** 20} MiB; the direct evaluator (--engine eval) decides it`,
+        `the SMT query for this statement over ${events.length.toLocaleString("en")} events is over the decider's limit of ${formatSize(limit)} of text; the direct evaluator (--engine eval) decides it`,
       );
     }
     const z3 = this.api.Z3;
@@ -140,7 +154,7 @@ export class SmtDecider {
   ): Promise<StatementOutcome> {
     const solver = session.solver();
     try {
-      session.run(() => session.z3.solver_from_string(session.context, solver, body));
+      session.load(solver, body);
     } catch (error) {
       return undecided(`the solver rejected the query: ${(error as Error).message}`);
     }
@@ -273,6 +287,30 @@ class Session {
     return solver;
   }
 
+  /**
+   * Parses the query and asserts it, a piece of whole commands at a time into one parser context
+   * (which keeps the declarations of the pieces before). z3-solver hands a string to Z3 on the
+   * WebAssembly stack (20 MiB), so one string of a large query would overrun it.
+   */
+  load(solver: Z3_solver, body: string): void {
+    const parser = this.run(() => this.z3.mk_parser_context(this.context));
+    this.z3.parser_context_inc_ref(this.context, parser);
+    try {
+      for (const piece of commandPieces(body, pieceLength)) {
+        const assertions = this.run(() => this.z3.parser_context_from_string(this.context, parser, piece));
+        this.z3.ast_vector_inc_ref(this.context, assertions);
+        try {
+          const size = this.z3.ast_vector_size(this.context, assertions);
+          for (let index = 0; index < size; index++) this.run(() => this.z3.solver_assert(this.context, solver, this.z3.ast_vector_get(this.context, assertions, index)));
+        } finally {
+          this.z3.ast_vector_dec_ref(this.context, assertions);
+        }
+      }
+    } finally {
+      this.z3.parser_context_dec_ref(this.context, parser);
+    }
+  }
+
   boolConstant(name: string): Z3_ast {
     const constant = this.run(() => this.z3.mk_const(this.context, this.z3.mk_string_symbol(this.context, name), this.z3.mk_bool_sort(this.context)));
     this.z3.inc_ref(this.context, constant);
@@ -342,6 +380,48 @@ class Session {
     for (const release of this.releases.reverse()) release();
     this.z3.del_context(this.context);
   }
+}
+
+/** The longest piece of a query handed to Z3's parser at once. */
+const pieceLength = 2 ** 20;
+
+/**
+ * SMT-LIB text cut into pieces of whole top-level commands, each about `length` characters (a
+ * single longer command is a piece of its own). Parentheses are counted outside `|symbols|`,
+ * `"strings"` and `; comments`.
+ */
+export function commandPieces(text: string, length: number): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7c /* | */) {
+      const end = text.indexOf("|", i + 1);
+      i = end < 0 ? text.length : end;
+    } else if (c === 0x22 /* " */) {
+      // A string ends at a quote not doubled.
+      let end = i + 1;
+      for (;;) {
+        end = text.indexOf('"', end);
+        if (end < 0 || text.charCodeAt(end + 1) !== 0x22) break;
+        end += 2;
+      }
+      i = end < 0 ? text.length : end;
+    } else if (c === 0x3b /* ; */) {
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end;
+    } else if (c === 0x28 /* ( */) depth++;
+    else if (c === 0x29 /* ) */) {
+      depth--;
+      if (depth === 0 && i + 1 - start >= length) {
+        pieces.push(text.slice(start, i + 1));
+        start = i + 1;
+      }
+    }
+  }
+  if (start < text.length) pieces.push(text.slice(start));
+  return pieces;
 }
 
 function undecided(reason: string): StatementOutcome {
