@@ -1,7 +1,7 @@
 import { compile, type CheckedStatement, type TraceEvent } from "@vigil/compiler";
 import { lowerStatement, maximumQueryLength, QueryTooLarge, SmtDecider } from "@vigil/smt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commandPieces } from "../src/solve.js";
+import { commandPieces } from "../src/z3-session.js";
 
 const statement = (rule: string): CheckedStatement => compile(`policy p { rule r: ${rule} }`).program.policies[0]!.statements[0]!;
 

@@ -8,6 +8,7 @@ export type { JsonValue, PathSegment } from "./value.js";
 export { displayValue, isJsonObject, keyPathDisplay, keyPathId, keyPathNames, stableStringify, valueKey, valuesAtPath } from "./value.js";
 export type { CompiledWildcard } from "./wildcard.js";
 export { compileWildcard, wildcardMatches } from "./wildcard.js";
+export { regexExamples, wildcardExamples } from "./examples.js";
 export { boundValueText, outputObject, searchableText, valuesAtSubject } from "./subject.js";
 export type { ReadAnyTraceOptions, ReadAnyTraceResult, TraceFormat } from "./formats/index.js";
 export { detectTraceFormat, readAnyTrace, traceFormatDescriptions, traceFormats } from "./formats/index.js";
