@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { registerCheck } from "./commands/check.js";
 import { createContext, type RegisterCommand } from "./commands/context.js";
 import { registerAudit, registerHook, registerMcpGateway, registerReplay, registerServe } from "./commands/enforcement.js";
+import { registerDiff } from "./commands/diff.js";
 import { registerExplain } from "./commands/explain.js";
 import { registerExport } from "./commands/export.js";
 import { registerFmt } from "./commands/fmt.js";
@@ -44,6 +45,7 @@ const commands: readonly RegisterCommand[] = [
   registerSignature,
   registerExport,
   registerSql,
+  registerDiff,
   registerHook,
   registerAudit,
   registerReplay,

@@ -50,9 +50,6 @@ export interface Place {
   readonly reaches: readonly (readonly number[])[];
 }
 
-/** A policy the symbolic runs cannot represent, and why. */
-export class UnsupportedPolicy extends Error {}
-
 /** The atoms of a formula, temporal operands included. */
 function atomsOf(formula: Formula, into: Atom[] = []): Atom[] {
   switch (formula.kind) {

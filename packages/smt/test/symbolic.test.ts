@@ -2,7 +2,7 @@ import { evaluateStatement } from "@vigil/engine";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onlyStatement, policyText } from "../../../test/arbitraries.js";
-import { eventOf, SymbolicRun, universeOf, UnsupportedPolicy, type EventChoice, type Universe } from "../src/symbolic.js";
+import { eventOf, SymbolicRun, universeOf, type EventChoice, type Universe } from "../src/symbolic.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "../src/z3-runtime.js";
 import { Session, Z3_L_TRUE } from "../src/z3-session.js";
 
@@ -45,18 +45,10 @@ describe("the symbolic semantics agrees with the forward engine", () => {
   });
 
   it(`on ${runs} random policies and runs: the same events break each statement`, async () => {
-    let judged = 0;
     await fc.assert(
       fc.asyncProperty(policyText, rawEvents, async (source, raw) => {
         const statement = onlyStatement(source);
-        let universe: Universe;
-        try {
-          universe = universeOf([statement]);
-        } catch (error) {
-          if (error instanceof UnsupportedPolicy) return;
-          throw error;
-        }
-        judged++;
+        const universe = universeOf([statement]);
         const choices = choicesOf(universe, raw);
         const events = choices.map((choice, index) => eventOf(universe, choice, index + 1));
         const expected = evaluateStatement(statement, events);
@@ -81,7 +73,5 @@ describe("the symbolic semantics agrees with the forward engine", () => {
       }),
       { numRuns: runs },
     );
-    // Most generated policies are within what symbolic runs hold.
-    expect(judged).toBeGreaterThan(runs / 2);
   }, 600_000);
 });

@@ -1,0 +1,157 @@
+import type { CheckedStatement } from "@vigil/checker";
+import { evaluateStatement } from "@vigil/engine";
+import type { TraceEvent } from "@vigil/trace";
+import { eventOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
+import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
+import { Session, Z3_L_FALSE, Z3_L_TRUE } from "./z3-session.js";
+
+/** What a bounded search found: the shortest run, none up to the bound, or no answer (and why). */
+export type SearchResult = { readonly found: TraceEvent[] } | { readonly none: true } | { readonly unknown: string };
+
+/**
+ * Bounded searches over symbolic runs: the shortest run of at most `depth` events (of a universe)
+ * on which a constraint holds, one Z3 call per length, from one event up.
+ */
+export class SymbolicSearch {
+  private disposed = false;
+
+  private constructor(
+    private readonly api: Z3Api,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static async create(options: { readonly timeoutMs?: number } = {}): Promise<SymbolicSearch> {
+    return new SymbolicSearch(await acquireZ3(), options.timeoutMs ?? 30_000);
+  }
+
+  async shortest(universe: Universe, depth: number, constraint: (run: SymbolicRun) => string): Promise<SearchResult> {
+    for (let length = 1; length <= depth; length++) {
+      const run = new SymbolicRun(universe, length);
+      const session = Session.open(this.api.Z3, this.timeoutMs);
+      try {
+        const solver = session.solver();
+        session.load(solver, [...run.declarations, `(assert ${constraint(run)})`].join("\n"));
+        const result = await session.check(solver, []);
+        if (result === Z3_L_TRUE) {
+          const values = session.modelValues(solver, run.constants()) as number[];
+          return { found: run.choicesOf(values).map((choice, index) => eventOf(universe, choice, index + 1)) };
+        }
+        if (result !== Z3_L_FALSE) return { unknown: `the solver could not decide runs of ${length} events: ${session.reasonUnknown(solver)}` };
+      } finally {
+        session.close();
+      }
+    }
+    return { none: true };
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await releaseZ3();
+  }
+}
+
+/** How a new version of a policy (or rule) relates to the old one, on the runs searched. */
+export type Relation = "equivalent" | "stricter" | "looser" | "incomparable";
+
+/** A run one version accepts and the other rejects, replayed through the forward engine. */
+export interface Counterexample {
+  /** Which version rejects the run. */
+  readonly rejectedBy: "old" | "new";
+  readonly events: readonly TraceEvent[];
+  /** The rules of the rejecting version the forward engine finds broken on it (`policy.rule`). */
+  readonly broken: readonly string[];
+  /** Whether the forward engine confirms it: the other version holds, and the rejecting one does not. */
+  readonly confirmed: boolean;
+}
+
+export interface Difference {
+  readonly relation: Relation;
+  /**
+   * `proof` when the relation is proven for all runs (identical statements, or a fragment with a
+   * small-model bound); otherwise `bounded`: no other difference in runs of up to `depth` events
+   * over the candidate values (docs/analysis.md).
+   */
+  readonly basis: "proof" | "bounded";
+  readonly depth: number;
+  readonly counterexamples: readonly Counterexample[];
+  /** Set when a search could not be decided (a solver time-out): the relation is then not known. */
+  readonly unknown?: string;
+}
+
+/** The statements' meaning with what does not change it left out: names, spans, documentation, responses. */
+export function meaningOf(statements: readonly CheckedStatement[]): string {
+  const ignored = new Set(["span", "doc", "remediation", "response", "name", "policy"]);
+  return JSON.stringify(statements, (key, value: unknown) => (ignored.has(key) ? undefined : value));
+}
+
+/**
+ * Compares two versions of a set of statements (a policy's rules, or one rule): a run each rejects
+ * that the other accepts, the shortest found up to `depth` events, each replayed through the
+ * forward engine. Identical meanings are equivalent by proof; so are two versions made only of
+ * one-event rules (`abs`, no scope) over exact values (no wildcard, regular expression or
+ * `contains`): one event decides them, and the candidates cover every value class.
+ */
+export async function compareStatements(search: SymbolicSearch, old: readonly CheckedStatement[], next: readonly CheckedStatement[], depth: number): Promise<Difference> {
+  if (meaningOf(old) === meaningOf(next)) return { relation: "equivalent", basis: "proof", depth, counterexamples: [] };
+  const universe = universeOf([...old, ...next]);
+  const holdsAll = (run: SymbolicRun, statements: readonly CheckedStatement[]) => `(and true ${statements.map((s) => run.holds(s)).join(" ")})`;
+  const counterexamples: Counterexample[] = [];
+  let unknown: string | undefined;
+  for (const [rejecting, accepting, rejectedBy] of [[next, old, "new"], [old, next, "old"]] as const) {
+    const result = await search.shortest(universe, depth, (run) => `(and ${holdsAll(run, accepting)} (not ${holdsAll(run, rejecting)}))`);
+    if ("unknown" in result) unknown ??= result.unknown;
+    if ("found" in result) counterexamples.push(simplified(replay(result.found, rejecting, accepting, rejectedBy), rejecting, accepting));
+  }
+  const newRejects = counterexamples.some((c) => c.rejectedBy === "new");
+  const oldRejects = counterexamples.some((c) => c.rejectedBy === "old");
+  const relation: Relation = newRejects && oldRejects ? "incomparable" : newRejects ? "stricter" : oldRejects ? "looser" : "equivalent";
+  const basis = relation === "equivalent" && unknown === undefined && singleEventFragment([...old, ...next]) ? "proof" : "bounded";
+  return { relation, basis, depth, counterexamples, ...(unknown !== undefined ? { unknown } : {}) };
+}
+
+/** The run judged by the forward engine, the one semantics: which rules it breaks, and whether that confirms the search. */
+function replay(events: readonly TraceEvent[], rejecting: readonly CheckedStatement[], accepting: readonly CheckedStatement[], rejectedBy: "old" | "new"): Counterexample {
+  const broken = rejecting.filter((statement) => !evaluateStatement(statement, events).holds).map((s) => `${s.policy}.${s.name}`);
+  const acceptedWhole = accepting.every((statement) => evaluateStatement(statement, events).holds);
+  return { rejectedBy, events, broken, confirmed: broken.length > 0 && acceptedWhole };
+}
+
+/**
+ * A confirmed run with what does not matter taken out: each argument, output and status the
+ * solver chose, removed one at a time, stays removed when the forward engine still confirms the
+ * run (so a counterexample shows only what makes the difference).
+ */
+function simplified(counterexample: Counterexample, rejecting: readonly CheckedStatement[], accepting: readonly CheckedStatement[]): Counterexample {
+  if (!counterexample.confirmed) return counterexample;
+  let best = counterexample;
+  const attempt = (events: TraceEvent[]) => {
+    const again = replay(events, rejecting, accepting, counterexample.rejectedBy);
+    if (again.confirmed) best = again;
+    return again.confirmed;
+  };
+  for (let index = 0; index < best.events.length; index++) {
+    for (const name of Object.keys(best.events[index]!.args)) {
+      const events = best.events.map((event, i) => (i === index ? { ...event, args: withoutKey(event.args, name) } : event));
+      attempt(events);
+    }
+    if (best.events[index]!.output !== undefined) {
+      const { output: _removed, ...rest } = best.events[index]!;
+      attempt(best.events.map((event, i) => (i === index ? (rest as TraceEvent) : event)));
+    }
+    // A status the run does not need is `ok`, what a call that returned has.
+    if (best.events[index]!.status !== "ok") attempt(best.events.map((event, i) => (i === index ? ({ ...event, status: "ok" } as TraceEvent) : event)));
+  }
+  return best;
+}
+
+function withoutKey<T extends Record<string, unknown>>(record: T, name: string): T {
+  const { [name]: _removed, ...rest } = record;
+  return rest as T;
+}
+
+/** Rules decided by one event each, over values the candidates cover exactly. */
+function singleEventFragment(statements: readonly CheckedStatement[]): boolean {
+  const exact = (text: string) => !/"kind":"(keyMatch|keyRegex|keyContains)"/.test(text);
+  return statements.every((s) => s.form === "abs" && s.scope === undefined && exact(JSON.stringify(s.pattern.formula)));
+}
