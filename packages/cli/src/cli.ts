@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { registerCheck } from "./commands/check.js";
 import { createContext, type RegisterCommand } from "./commands/context.js";
 import { registerAudit, registerHook, registerMcpGateway, registerReplay, registerServe } from "./commands/enforcement.js";
+import { registerAnalyze } from "./commands/analyze.js";
 import { registerDiff } from "./commands/diff.js";
 import { registerExplain } from "./commands/explain.js";
 import { registerExport } from "./commands/export.js";
@@ -45,6 +46,7 @@ const commands: readonly RegisterCommand[] = [
   registerSignature,
   registerExport,
   registerSql,
+  registerAnalyze,
   registerDiff,
   registerHook,
   registerAudit,

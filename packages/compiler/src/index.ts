@@ -37,6 +37,8 @@ export type { Counterexample, Difference, Encoding, Relation, SmtDeciderOptions 
 export { renderSmtLib, SmtDecider } from "@vigil/smt";
 export type { DiffOptions, PolicyDiff, RuleDiff } from "./diff-policies.js";
 export { defaultDiffDepth, diffPolicies } from "./diff-policies.js";
+export type { AnalyzeOptions } from "./analyze-policy.js";
+export { analyzePolicy, defaultAnalysisDepth } from "./analyze-policy.js";
 export { breakingEvents, evaluateStatement, TraceRun } from "@vigil/engine";
 export { format, parse, printExpr } from "@vigil/syntax";
 export type { SourceFile } from "@vigil/syntax";

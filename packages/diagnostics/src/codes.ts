@@ -92,6 +92,15 @@ export const diagnosticCodes = {
 
   // SQL compilation (produced by @vigil/sql).
   S0001: { severity: "error", summary: "a rule cannot be compiled exactly to the chosen SQL dialect (its regular expressions cannot keep a pattern's meaning, or it has no exact decimals for a sum); the rule is left out of that dialect's SQL" },
+
+  // Analysis of a policy's meaning over symbolic runs (vigilc analyze, produced by @vigil/compiler).
+  A0001: { severity: "warning", summary: "no event can match a pattern of a rule, so the pattern never holds" },
+  A0002: { severity: "warning", summary: "no run (of up to the depth searched) breaks a rule: it never fires" },
+  A0003: { severity: "warning", summary: "every run (of up to the depth searched) in which a rule's trigger holds breaks the rule" },
+  A0004: { severity: "warning", summary: "no run (of up to the depth searched) that keeps every rule calls an action successfully: the policy makes it impossible" },
+  A0005: { severity: "info", summary: "a rule is implied by the other rules (no run of up to the depth searched keeps them and breaks it)" },
+  A0006: { severity: "warning", summary: "once a rule's trigger holds, no run (of up to the depth searched) keeps every rule: the rules conflict" },
+  A0007: { severity: "warning", summary: "the analysis could not decide a question (a solver time-out): what it says of that rule is incomplete" },
 } as const satisfies Record<string, DiagnosticCodeEntry>;
 
 export type DiagnosticCode = keyof typeof diagnosticCodes;

@@ -1,4 +1,4 @@
-import type { CheckedStatement } from "@vigil/checker";
+import type { CheckedPattern, CheckedStatement } from "@vigil/checker";
 import { evaluateStatement } from "@vigil/engine";
 import type { TraceEvent } from "@vigil/trace";
 import { eventOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
@@ -154,4 +154,108 @@ function withoutKey<T extends Record<string, unknown>>(record: T, name: string):
 function singleEventFragment(statements: readonly CheckedStatement[]): boolean {
   const exact = (text: string) => !/"kind":"(keyMatch|keyRegex|keyContains)"/.test(text);
   return statements.every((s) => s.form === "abs" && s.scope === undefined && exact(JSON.stringify(s.pattern.formula)));
+}
+
+/** What `analyzeStatements` finds, each about a statement (or an action) and the pattern concerned. */
+export type Finding =
+  | { readonly kind: "unmatchable"; readonly statement: CheckedStatement; readonly pattern: CheckedPattern; readonly exact: boolean }
+  | { readonly kind: "vacuous"; readonly statement: CheckedStatement }
+  | { readonly kind: "alwaysBroken"; readonly statement: CheckedStatement; readonly trigger: CheckedPattern }
+  | { readonly kind: "impossibleAction"; readonly action: string; readonly statements: readonly CheckedStatement[] }
+  | { readonly kind: "redundant"; readonly statement: CheckedStatement }
+  | { readonly kind: "conflict"; readonly statement: CheckedStatement; readonly trigger: CheckedPattern }
+  | { readonly kind: "unknown"; readonly statement?: CheckedStatement; readonly reason: string };
+
+/** The pattern whose match opens a statement's obligation (none for `abs` and `always`). */
+export function triggerOf(statement: CheckedStatement): CheckedPattern | undefined {
+  switch (statement.form) {
+    case "prec":
+    case "resp":
+    case "bresp":
+    case "rslv":
+      return statement.first;
+    case "until":
+      return statement.trigger;
+    case "limit":
+      return statement.pattern;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * What a policy means, found over symbolic runs of up to `depth` events: patterns no event can match
+ * (`unmatchable`; `exact` when over exact values, where the candidates are every class of values),
+ * rules no run breaks (`vacuous`), rules every run reaching their trigger breaks (`alwaysBroken`),
+ * actions no run satisfying every rule calls successfully (`impossibleAction`), rules the others
+ * imply (`redundant`), and triggers after which no run satisfies every rule (`conflict`).
+ */
+export async function analyzeStatements(search: SymbolicSearch, statements: readonly CheckedStatement[], depth: number): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  if (statements.length === 0) return findings;
+  const universe = universeOf(statements);
+  const all = (run: SymbolicRun, list: readonly CheckedStatement[]) => `(and true ${list.map((s) => run.holds(s)).join(" ")})`;
+  const somewhere = (run: SymbolicRun, test: (i: number) => string) => `(or false ${Array.from({ length: run.length }, (_, k) => test(k + 1)).join(" ")})`;
+  const none = async (statement: CheckedStatement | undefined, length: number, constraint: (run: SymbolicRun) => string): Promise<boolean> => {
+    const result = await search.shortest(universe, length, constraint);
+    if ("unknown" in result) findings.push({ kind: "unknown", ...(statement !== undefined ? { statement } : {}), reason: result.unknown });
+    return "none" in result;
+  };
+  for (const statement of statements) {
+    const patterns = statement.form === "always" ? [] : patternsOf(statement);
+    const dead = new Set<CheckedPattern>();
+    for (const pattern of patterns) {
+      if (await none(statement, 1, (run) => run.matchesAt({ ...statement, scope: undefined } as CheckedStatement, pattern, 1))) {
+        dead.add(pattern);
+        findings.push({ kind: "unmatchable", statement, pattern, exact: !/"kind":"(keyMatch|keyRegex|keyContains)"/.test(JSON.stringify(pattern.formula)) });
+      }
+    }
+    if (await none(statement, depth, (run) => `(not ${run.holds(statement)})`)) {
+      findings.push({ kind: "vacuous", statement });
+      continue;
+    }
+    const trigger = triggerOf(statement);
+    if (trigger !== undefined && !dead.has(trigger) && statement.form !== "limit") {
+      if (await none(statement, depth, (run) => `(and ${run.holds(statement)} ${somewhere(run, (i) => run.matchesAt(statement, trigger, i))})`)) {
+        findings.push({ kind: "alwaysBroken", statement, trigger });
+        continue;
+      }
+      const others = statements.filter((s) => s !== statement);
+      if (others.length > 0 && (await none(statement, depth, (run) => `(and ${all(run, statements)} ${somewhere(run, (i) => run.matchesAt(statement, trigger, i))})`))) {
+        findings.push({ kind: "conflict", statement, trigger });
+      }
+    }
+    const others = statements.filter((s) => s !== statement);
+    if (others.length > 0 && (await none(statement, depth, (run) => `(and ${all(run, others)} (not ${run.holds(statement)}))`))) findings.push({ kind: "redundant", statement });
+  }
+  // Actions the rules together never let succeed.
+  const named = universe.actions.slice(0, -1);
+  for (const action of named) {
+    const index = universe.actions.indexOf(action);
+    if (await none(undefined, depth, (run) => `(and ${all(run, statements)} ${somewhere(run, (i) => `(and (= ${run.act(i)} ${index}) (= ${run.st(i)} 1))`)})`)) {
+      findings.push({ kind: "impossibleAction", action, statements: statements.filter((s) => mentions(s, action)) });
+    }
+  }
+  return findings;
+}
+
+function patternsOf(statement: Exclude<CheckedStatement, { form: "always" }>): CheckedPattern[] {
+  switch (statement.form) {
+    case "abs":
+    case "limit":
+      return [statement.pattern];
+    case "until":
+      return [statement.trigger, statement.resolve, statement.bad];
+    default:
+      return [statement.first, statement.second];
+  }
+}
+
+function mentions(statement: CheckedStatement, action: string): boolean {
+  let found = false;
+  JSON.stringify(statement, (key, value: unknown) => {
+    if (key === "actions" && Array.isArray(value) && value.includes(action)) found = true;
+    return value;
+  });
+  return found;
 }

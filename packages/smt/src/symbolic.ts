@@ -628,6 +628,14 @@ export class SymbolicRun {
     }
   }
 
+  /** The pattern holds on e_i for some binding, in a judged stretch: the statement is triggered there. */
+  matchesAt(statement: CheckedStatement, pattern: CheckedPattern, i: number): string {
+    const holds = pattern.variables.length === 0
+      ? this.pattern(pattern.formula, i)
+      : or(...this.candidates(pattern, statement.variables, i).map((c) => and(c.guard, this.relation(pattern.formula, statement.variables, i, c.terms))));
+    return and(this.judged(statement, i), holds);
+  }
+
   /** The statement holds on the whole run. */
   holds(statement: CheckedStatement): string {
     return not(or(...Array.from({ length: this.length }, (_, k) => this.violationAt(statement, k + 1))));

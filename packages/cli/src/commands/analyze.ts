@@ -1,0 +1,51 @@
+import type { Diagnostic } from "@vigil/compiler";
+import { Option, type Command } from "commander";
+import type { CommandContext } from "./context.js";
+import { InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
+
+/**
+ * `vigilc analyze POLICY…`: what each policy means before it runs, as diagnostics (A0001–A0007):
+ * patterns no event matches, rules that never fire or always break, actions the rules make
+ * impossible, redundant rules, conflicts; found over symbolic runs of up to `--depth` events.
+ * Exit: 0 nothing found, 1 a finding (a warning, or an info with --strict), 2 bad input.
+ */
+export function registerAnalyze(program: Command, context: CommandContext): void {
+  program
+    .command("analyze")
+    .description("find what a policy means before it runs: patterns that never match, rules that never fire or always break, impossible actions, redundant rules, conflicts")
+    .argument("<policy...>", ".vigil files")
+    .option("--depth <events>", "the longest run searched", parsePositiveInteger)
+    .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
+    .action(async (files: string[], options: { depth?: number; format: "human" | "json" }) => {
+      context.exitCode = await analyze(context, files, options);
+    });
+}
+
+async function analyze(context: CommandContext, files: readonly string[], options: { depth?: number; format: "human" | "json" }): Promise<number> {
+  const { io } = context;
+  const { analyzePolicy, compile, defaultAnalysisDepth } = await loadCompiler();
+  const depth = options.depth ?? defaultAnalysisDepth;
+  const results: { file: string; diagnostics: Diagnostic[] }[] = [];
+  for (const file of files) {
+    const compiled = compile(await context.readText(file, "policy"), { file });
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+    if (!compiled.ok) {
+      context.printDiagnostics(errors);
+      context.reportUnrendered();
+      io.stderr(`error: the policy \`${file}\` has ${plural(errors.length, "error")}; it was not analyzed\n`);
+      throw new InputError();
+    }
+    results.push({ file, diagnostics: await analyzePolicy(compiled.program, { depth, file }) });
+  }
+  const found = results.flatMap((result) => result.diagnostics);
+  if (options.format === "json") {
+    io.stdout(`${JSON.stringify({ depth, files: results }, null, 2)}\n`);
+  } else {
+    context.printDiagnostics(found);
+    context.reportUnrendered();
+    const warnings = found.filter((d) => d.severity !== "info").length;
+    const notes = found.length - warnings;
+    io.stderr(`analyzed ${plural(files.length, "policy file")} over runs of up to ${depth} events: ${found.length === 0 ? "nothing found" : [warnings > 0 ? plural(warnings, "warning") : "", notes > 0 ? plural(notes, "note") : ""].filter(Boolean).join(", ")}\n`);
+  }
+  return found.some((d) => d.severity !== "info") ? 1 : 0;
+}

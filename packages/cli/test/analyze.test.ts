@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { fixtures, vigilc } from "./support/run-vigilc.js";
+
+/**
+ * `vigilc analyze`: each kind of finding on a policy written to have them all
+ * (fixtures/analysis/release.vigil, the example of docs/analysis.md), a clean policy, bad input.
+ */
+type Report = { depth: number; files: { file: string; diagnostics: { code: string; severity: string; message: string; span: { line: number } }[] }[] };
+
+describe("vigilc analyze", () => {
+  it("finds every kind: an unmatchable pattern, a rule that never fires, one that always breaks, impossible actions, redundant rules, a conflict", async () => {
+    const result = await vigilc(["analyze", "analysis/release.vigil", "--format", "json"]);
+    expect(result.code, result.stderr).toBe(1);
+    const report = JSON.parse(result.stdout) as Report;
+    expect(report.depth).toBe(5);
+    expect(report.files[0]!.diagnostics.map((d) => `${d.code} ${d.severity} ${d.span.line}: ${d.message}`)).toEqual([
+      "A0005 info 3: rule `release.tested` is implied by the other rules: no run of up to 5 events keeps them and breaks it",
+      "A0001 warning 7: no event can match this pattern of rule `release.never`",
+      "A0002 warning 7: no run of up to 5 events breaks rule `release.never`: it never fires",
+      "A0005 info 9: rule `release.tested_again` is implied by the other rules: no run of up to 5 events keeps them and breaks it",
+      "A0006 warning 11: once this trigger of rule `release.announce` holds, no run of up to 5 events keeps every rule",
+      "A0001 warning 14: no event can match this pattern of rule `release.approved`",
+      "A0003 warning 14: every one of the runs of up to 5 events in which this trigger holds breaks rule `release.approved`",
+      "A0004 warning 3: no run of up to 5 events that keeps every rule calls `deploy` successfully: the policy makes it impossible",
+      "A0004 warning 3: no run of up to 5 events that keeps every rule calls `run_tests` successfully: the policy makes it impossible",
+      "A0004 warning 11: no run of up to 5 events that keeps every rule calls `notify` successfully: the policy makes it impossible",
+      "A0004 warning 14: no run of up to 5 events that keeps every rule calls `merge` successfully: the policy makes it impossible",
+    ]);
+  });
+
+  it("prints the findings at their rules, with a summary", async () => {
+    const result = await vigilc(["analyze", "analysis/release.vigil", "--depth", "3"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("warning[A0006]: once this trigger of rule `release.announce` holds, no run of up to 3 events keeps every rule\n  --> analysis/release.vigil:11:");
+    expect(result.stderr).toContain("note: `release.deployed_first` names `deploy` too at analysis/release.vigil:5:3");
+    expect(result.stderr.trimEnd().split("\n").at(-1)).toBe("analyzed 1 policy file over runs of up to 3 events: 9 warnings, 2 notes");
+  });
+
+  it("finds nothing in a sound policy, and refuses one with errors", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
+    try {
+      writeFileSync(join(scratch, "ok.vigil"), `policy p {\n  rule checked: prec(action in {deploy}, action in {version_check} and status = ok)\n  rule no_secrets: abs(action in {read_file} and path ~ "/etc/*")\n}\n`);
+      const clean = await vigilc(["analyze", "ok.vigil"], { cwd: scratch });
+      expect(clean.code, clean.stderr).toBe(0);
+      expect(clean.stderr).toBe("analyzed 1 policy file over runs of up to 5 events: nothing found\n");
+      writeFileSync(join(scratch, "bad.vigil"), "policy p { rule r: prec(action in {a}) }\n");
+      const bad = await vigilc(["analyze", "bad.vigil"], { cwd: scratch });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("error: the policy `bad.vigil` has 1 error; it was not analyzed");
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});
