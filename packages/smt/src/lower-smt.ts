@@ -172,8 +172,8 @@ class Lowering {
   /** ∨_{e_j ≺ e_i} (or ≻) of ψ'(e_j) [∧ binding], for one pattern or the disjunction of several. */
   private somewhere(patterns: CheckedPattern | CheckedPattern[], binding: BindingTerm | undefined, i: number, direction: "before" | "after"): string {
     const list = Array.isArray(patterns) ? patterns : [patterns];
-    const range = direction === "before" ? indices(0, i) : indices(i + 1, this.n);
     if (this.encoding === "literal") {
+      const range = direction === "before" ? indices(0, i) : indices(i + 1, this.n);
       return orAll(range.map((j) => or(...list.map((p) => this.matchAt(p, binding, j)))));
     }
     if (binding === undefined || list.every((p) => p.variables.length === 0)) {
