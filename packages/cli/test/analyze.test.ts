@@ -42,7 +42,15 @@ describe("vigilc analyze", () => {
   it("finds nothing in a sound policy, and refuses one with errors", async () => {
     const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
     try {
-      writeFileSync(join(scratch, "ok.vigil"), `policy p {\n  rule checked: prec(action in {deploy}, action in {version_check} and status = ok)\n  rule no_secrets: abs(action in {read_file} and path ~ "/etc/*")\n}\n`);
+      // A count limit is searched as far as it takes to break it (one event more than its maximum);
+      // a pattern that only tests a variable takes its value from the trigger; `action in {}` is
+      // written to match nothing.
+      writeFileSync(
+        join(scratch, "ok.vigil"),
+        `policy p {\n  rule checked: prec(action in {deploy}, action in {version_check} and status = ok)\n  rule no_secrets: abs(action in {read_file} and path ~ "/etc/*")\n` +
+          `  rule rate: limit[8](action in {call})\n  rule quoted: prec(action in {send} and to = $x, action in {read} and output contains $x)\n` +
+          `  rule once_only: until(action in {pay} and to = $x, action in {}, action in {pay} and to = $x)\n}\n`,
+      );
       const clean = await vigilc(["analyze", "ok.vigil"], { cwd: scratch });
       expect(clean.code, clean.stderr).toBe(0);
       expect(clean.stderr).toBe("analyzed 1 policy file over runs of up to 5 events: nothing found\n");

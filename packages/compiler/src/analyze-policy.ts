@@ -51,7 +51,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       }
       case "vacuous":
         diagnostics.push(
-          diagnostic("A0002", `no run of up to ${depth} events breaks rule \`${finding.statement.policy}.${finding.statement.name}\`: it never fires`, {
+          diagnostic("A0002", `no run of up to ${finding.depth} events breaks rule \`${finding.statement.policy}.${finding.statement.name}\`: it never fires`, {
             span: finding.statement.span,
             ...file,
             help: "a rule that cannot be broken enforces nothing; check its patterns and scope",
@@ -81,7 +81,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       }
       case "redundant":
         diagnostics.push(
-          diagnostic("A0005", `rule \`${finding.statement.policy}.${finding.statement.name}\` is implied by the other rules: no run of up to ${depth} events keeps them and breaks it`, {
+          diagnostic("A0005", `rule \`${finding.statement.policy}.${finding.statement.name}\` is implied by the other rules: no run of up to ${finding.depth} events keeps them and breaks it`, {
             span: finding.statement.span,
             ...file,
           }),

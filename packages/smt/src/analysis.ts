@@ -159,12 +159,15 @@ function singleEventFragment(statements: readonly CheckedStatement[]): boolean {
 /** What `analyzeStatements` finds, each about a statement (or an action) and the pattern concerned. */
 export type Finding =
   | { readonly kind: "unmatchable"; readonly statement: CheckedStatement; readonly pattern: CheckedPattern; readonly exact: boolean }
-  | { readonly kind: "vacuous"; readonly statement: CheckedStatement }
+  | { readonly kind: "vacuous"; readonly statement: CheckedStatement; readonly depth: number }
   | { readonly kind: "alwaysBroken"; readonly statement: CheckedStatement; readonly trigger: CheckedPattern }
   | { readonly kind: "impossibleAction"; readonly action: string; readonly statements: readonly CheckedStatement[] }
-  | { readonly kind: "redundant"; readonly statement: CheckedStatement }
+  | { readonly kind: "redundant"; readonly statement: CheckedStatement; readonly depth: number }
   | { readonly kind: "conflict"; readonly statement: CheckedStatement; readonly trigger: CheckedPattern }
   | { readonly kind: "unknown"; readonly statement?: CheckedStatement; readonly reason: string };
+
+/** The longest run searched to break a count limit (one more event than its maximum). */
+const LONGEST_LIMIT_SEARCH = 12;
 
 /** The pattern whose match opens a statement's obligation (none for `abs` and `always`). */
 export function triggerOf(statement: CheckedStatement): CheckedPattern | undefined {
@@ -205,13 +208,19 @@ export async function analyzeStatements(search: SymbolicSearch, statements: read
     const patterns = statement.form === "always" ? [] : patternsOf(statement);
     const dead = new Set<CheckedPattern>();
     for (const pattern of patterns) {
+      // `action in {}` is written to match nothing (an `until` with no resolution).
+      if (pattern.formula.kind === "action" && pattern.formula.actions.length === 0) continue;
       if (await none(statement, 1, (run) => run.matchesAt({ ...statement, scope: undefined } as CheckedStatement, pattern, 1))) {
         dead.add(pattern);
         findings.push({ kind: "unmatchable", statement, pattern, exact: !/"kind":"(keyMatch|keyRegex|keyContains)"/.test(JSON.stringify(pattern.formula)) });
       }
     }
-    if (await none(statement, depth, (run) => `(not ${run.holds(statement)})`)) {
-      findings.push({ kind: "vacuous", statement });
+    // A count of M is broken by M + 1 events: the search goes that far for it (up to a point).
+    const needed = statement.form === "limit" && statement.measure.kind === "count" ? statement.measure.maximum + 1 : 1;
+    // Too long a run to search: nothing is said of whether it fires, or whether others imply it.
+    const reach = needed > Math.max(depth, LONGEST_LIMIT_SEARCH) ? undefined : Math.max(depth, needed);
+    if (reach !== undefined && (await none(statement, reach, (run) => `(not ${run.holds(statement)})`))) {
+      findings.push({ kind: "vacuous", statement, depth: reach });
       continue;
     }
     const trigger = triggerOf(statement);
@@ -226,7 +235,9 @@ export async function analyzeStatements(search: SymbolicSearch, statements: read
       }
     }
     const others = statements.filter((s) => s !== statement);
-    if (others.length > 0 && (await none(statement, depth, (run) => `(and ${all(run, others)} (not ${run.holds(statement)}))`))) findings.push({ kind: "redundant", statement });
+    if (reach !== undefined && others.length > 0 && (await none(statement, reach, (run) => `(and ${all(run, others)} (not ${run.holds(statement)}))`))) {
+      findings.push({ kind: "redundant", statement, depth: reach });
+    }
   }
   // Actions the rules together never let succeed.
   const named = universe.actions.slice(0, -1);

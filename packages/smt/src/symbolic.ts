@@ -630,15 +630,43 @@ export class SymbolicRun {
 
   /** The pattern holds on e_i for some binding, in a judged stretch: the statement is triggered there. */
   matchesAt(statement: CheckedStatement, pattern: CheckedPattern, i: number): string {
-    const holds = pattern.variables.length === 0
-      ? this.pattern(pattern.formula, i)
-      : or(...this.candidates(pattern, statement.variables, i).map((c) => and(c.guard, this.relation(pattern.formula, statement.variables, i, c.terms))));
-    return and(this.judged(statement, i), holds);
+    if (pattern.variables.length === 0) return and(this.judged(statement, i), this.pattern(pattern.formula, i));
+    // A variable the pattern only tests (`contains $x`) takes its value elsewhere: any bound value.
+    const tested = statement.variables.filter((variable) => pattern.variables.includes(variable) && !bindsIn(pattern.formula, variable));
+    const free = tested.reduce<Map<string, string>[]>(
+      (partial, variable) => partial.flatMap((assignment) => this.universe.bound.map((_, index) => new Map([...assignment, [variable, String(index + 1)]]))),
+      [new Map()],
+    );
+    const generated = this.candidates({ ...pattern, formula: pattern.formula }, statement.variables.filter((variable) => !tested.includes(variable)), i);
+    const cases: string[] = [];
+    for (const assignment of free) {
+      for (const c of generated) {
+        const given = statement.variables.filter((variable) => !tested.includes(variable));
+        const terms = statement.variables.map((variable) => assignment.get(variable) ?? c.terms[given.indexOf(variable)] ?? "0");
+        cases.push(and(c.guard, this.relation(pattern.formula, statement.variables, i, terms)));
+      }
+    }
+    return and(this.judged(statement, i), or(...cases));
   }
 
   /** The statement holds on the whole run. */
   holds(statement: CheckedStatement): string {
     return not(or(...Array.from({ length: this.length }, (_, k) => this.violationAt(statement, k + 1))));
+  }
+}
+
+/** Whether a formula binds a variable (`k = $x`) somewhere. */
+function bindsIn(formula: Formula, variable: string): boolean {
+  switch (formula.kind) {
+    case "keyBind":
+      return formula.variable === variable;
+    case "and":
+    case "or":
+      return formula.operands.some((operand) => bindsIn(operand, variable));
+    case "not":
+      return bindsIn(formula.operand, variable);
+    default:
+      return false;
   }
 }
 
