@@ -637,11 +637,11 @@ export class SymbolicRun {
       (partial, variable) => partial.flatMap((assignment) => this.universe.bound.map((_, index) => new Map([...assignment, [variable, String(index + 1)]]))),
       [new Map()],
     );
-    const generated = this.candidates({ ...pattern, formula: pattern.formula }, statement.variables.filter((variable) => !tested.includes(variable)), i);
+    const given = statement.variables.filter((variable) => !tested.includes(variable));
+    const generated = this.candidates(pattern, given, i);
     const cases: string[] = [];
     for (const assignment of free) {
       for (const c of generated) {
-        const given = statement.variables.filter((variable) => !tested.includes(variable));
         const terms = statement.variables.map((variable) => assignment.get(variable) ?? c.terms[given.indexOf(variable)] ?? "0");
         cases.push(and(c.guard, this.relation(pattern.formula, statement.variables, i, terms)));
       }
