@@ -1,5 +1,6 @@
 import { relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { diagnosticCodes, type Diagnostic } from "@vigil/diagnostics";
 import type * as Sarif from "sarif";
 import { neverTriggered, type RunOutcome } from "./outcome.js";
 
@@ -93,4 +94,38 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
 /** A violation that blocks the call is an error; one that lets it through or asks a person is a warning. */
 function levelOf(response: RunOutcome["statements"][number]["response"]): Sarif.ReportingConfiguration["level"] & Sarif.Result["level"] {
   return response === "block" ? "error" : "warning";
+}
+
+/**
+ * SARIF 2.1.0 of diagnostics about policy files (`vigilc analyze`): one `rule` per diagnostic code
+ * (its summary as the description), one `result` per diagnostic at its place in the policy file.
+ */
+export function diagnosticsToSarif(files: readonly { readonly file: string; readonly diagnostics: readonly Diagnostic[] }[], options: { cwd: string; version: string }): Sarif.Log {
+  const rules = new Map<string, Sarif.ReportingDescriptor>();
+  const results: Sarif.Result[] = [];
+  for (const { file, diagnostics } of files) {
+    for (const d of diagnostics) {
+      if (!rules.has(d.code)) rules.set(d.code, { id: d.code, shortDescription: { text: diagnosticCodes[d.code].summary } });
+      const path = relative(options.cwd, resolve(options.cwd, d.file ?? file));
+      const uri = path.startsWith("..") ? pathToFileURL(resolve(options.cwd, d.file ?? file)).href : path.split("\\").join("/");
+      results.push({
+        ruleId: d.code,
+        level: d.severity === "info" ? "note" : d.severity,
+        message: { text: d.help !== undefined ? `${d.message}. ${d.help}.` : d.message },
+        locations: [
+          {
+            physicalLocation: {
+              artifactLocation: { uri },
+              ...(d.span !== undefined ? { region: { startLine: d.span.line, startColumn: d.span.column, endLine: d.span.endLine, endColumn: d.span.endColumn } } : {}),
+            },
+          },
+        ],
+      });
+    }
+  }
+  return {
+    $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+    version: "2.1.0",
+    runs: [{ tool: { driver: { name: "vigilc", version: options.version, rules: [...rules.values()] } }, results }],
+  };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -37,6 +37,28 @@ describe("vigilc analyze", () => {
     expect(result.stderr).toContain("warning[A0006]: once this trigger of rule `release.announce` holds, no run of up to 3 events keeps every rule\n  --> analysis/release.vigil:11:");
     expect(result.stderr).toContain("note: `release.deployed_first` names `deploy` too at analysis/release.vigil:5:3");
     expect(result.stderr.trimEnd().split("\n").at(-1)).toBe("analyzed 1 policy file over runs of up to 3 events: 9 warnings, 2 notes");
+  });
+
+  it("writes the findings as SARIF at their places in the policy file", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
+    try {
+      const sarifFile = join(scratch, "analysis.sarif");
+      const result = await vigilc(["analyze", "analysis/release.vigil", "--sarif", sarifFile]);
+      expect(result.code).toBe(1);
+      const log = JSON.parse(readFileSync(sarifFile, "utf8")) as {
+        version: string;
+        runs: { tool: { driver: { rules: { id: string }[] } }; results: { ruleId: string; level: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[] }[] }[];
+      };
+      expect(log.version).toBe("2.1.0");
+      const run = log.runs[0]!;
+      expect(run.tool.driver.rules.map((rule) => rule.id).sort()).toEqual(["A0001", "A0002", "A0003", "A0004", "A0005", "A0006"]);
+      expect(run.results.map((r) => `${r.ruleId} ${r.level} ${r.locations[0]!.physicalLocation.artifactLocation.uri}:${r.locations[0]!.physicalLocation.region.startLine}`)).toContain(
+        "A0006 warning analysis/release.vigil:11",
+      );
+      expect(run.results.filter((r) => r.level === "note").map((r) => r.ruleId)).toEqual(["A0005", "A0005"]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 
   it("finds nothing in a sound policy, and refuses one with errors", async () => {

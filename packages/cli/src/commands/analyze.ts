@@ -1,3 +1,5 @@
+import { writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { Diagnostic } from "@vigil/compiler";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
@@ -16,12 +18,15 @@ export function registerAnalyze(program: Command, context: CommandContext): void
     .argument("<policy...>", ".vigil files")
     .option("--depth <events>", "the longest run searched", parsePositiveInteger)
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
-    .action(async (files: string[], options: { depth?: number; format: "human" | "json" }) => {
+    .option("--sarif <file>", "also write the findings as SARIF 2.1.0 (for code-scanning interfaces)")
+    .action(async (files: string[], options: AnalyzeOptions) => {
       context.exitCode = await analyze(context, files, options);
     });
 }
 
-async function analyze(context: CommandContext, files: readonly string[], options: { depth?: number; format: "human" | "json" }): Promise<number> {
+type AnalyzeOptions = { depth?: number; format: "human" | "json"; sarif?: string };
+
+async function analyze(context: CommandContext, files: readonly string[], options: AnalyzeOptions): Promise<number> {
   const { io } = context;
   const { analyzePolicy, compile, defaultAnalysisDepth } = await loadCompiler();
   const depth = options.depth ?? defaultAnalysisDepth;
@@ -38,6 +43,10 @@ async function analyze(context: CommandContext, files: readonly string[], option
     results.push({ file, diagnostics: await analyzePolicy(compiled.program, { depth, file }) });
   }
   const found = results.flatMap((result) => result.diagnostics);
+  if (options.sarif !== undefined) {
+    const { diagnosticsToSarif } = await import("../sarif.js");
+    await writeFile(resolve(io.cwd, options.sarif), `${JSON.stringify(diagnosticsToSarif(results, { cwd: io.cwd, version: "0.1.0" }), null, 2)}\n`);
+  }
   if (options.format === "json") {
     io.stdout(`${JSON.stringify({ depth, files: results }, null, 2)}\n`);
   } else {
