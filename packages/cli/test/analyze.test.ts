@@ -61,6 +61,33 @@ describe("vigilc analyze", () => {
     }
   });
 
+  it("analyzes under a trace's signature: the closed world of its actions, arguments and values", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
+    try {
+      writeFileSync(
+        join(scratch, "p.vigil"),
+        `policy p {\n  rule prod: abs(action in {deploy} and env in {"prod"})\n  rule typo: prec(action in {deploi}, action in {check})\n  rule checked: prec(action in {deploy}, action in {check})\n}\n`,
+      );
+      writeFileSync(join(scratch, "run.jsonl"), '{"action": "check"}\n{"action": "deploy", "args": {"env": "staging"}}\n');
+      const under = await vigilc(["analyze", "p.vigil", "--trace", "run.jsonl", "--format", "json"], { cwd: scratch });
+      expect(under.code, under.stderr).toBe(1);
+      expect((JSON.parse(under.stdout) as Report).files[0]!.diagnostics.map((d) => `${d.code} ${d.span.line}: ${d.message}`)).toEqual([
+        'A0001 2: no event under the signature can match this pattern of rule `p.prod`',
+        "A0002 2: no run under the signature of up to 5 events breaks rule `p.prod`: it never fires",
+        "A0001 3: no event under the signature can match this pattern of rule `p.typo`",
+        "A0002 3: no run under the signature of up to 5 events breaks rule `p.typo`: it never fires",
+      ]);
+      // Without the signature, every action and value may occur.
+      const open = await vigilc(["analyze", "p.vigil"], { cwd: scratch });
+      expect(open.code, open.stderr).toBe(0);
+      const both = await vigilc(["analyze", "p.vigil", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: scratch });
+      expect(both.code).toBe(2);
+      expect(both.stderr).toBe("error: give --trace or --schema, not both\n");
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   it("finds nothing in a sound policy, and refuses one with errors", async () => {
     const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
     try {

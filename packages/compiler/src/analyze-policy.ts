@@ -1,6 +1,7 @@
 import type { CheckedProgram } from "@vigil/checker";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { analyzeStatements, SymbolicSearch, type Finding } from "@vigil/smt";
+import type { Signature } from "@vigil/trace";
 
 export interface AnalyzeOptions {
   /** The longest run searched (default 5 events). */
@@ -9,6 +10,8 @@ export interface AnalyzeOptions {
   readonly file?: string;
   /** Per solver call (default 30 s). */
   readonly timeoutMs?: number;
+  /** Runs under this signature only (a trace's, or tool schemas'): the closed world. */
+  readonly signature?: Signature;
 }
 
 export const defaultAnalysisDepth = 5;
@@ -25,12 +28,13 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
   const search = await SymbolicSearch.create({ ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) });
   let findings: Finding[];
   try {
-    findings = await analyzeStatements(search, statements, depth);
+    findings = await analyzeStatements(search, statements, depth, options.signature);
   } finally {
     await search.dispose();
   }
   const file = options.file !== undefined ? { file: options.file } : {};
   const runs = `runs of up to ${depth} events`;
+  const under = options.signature !== undefined ? " under the signature" : "";
   const impossible = new Set(findings.flatMap((f) => (f.kind === "impossibleAction" ? [f.action] : [])));
   const diagnostics: Diagnostic[] = [];
   for (const finding of findings) {
@@ -39,7 +43,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
         const name = `${finding.statement.policy}.${finding.statement.name}`;
         diagnostics.push(
           finding.exact
-            ? diagnostic("A0001", `no event can match this pattern of rule \`${name}\``, { span: finding.pattern.span, ...file, help: "its conditions contradict each other, so the rule never sees it hold" })
+            ? diagnostic("A0001", `no event${under} can match this pattern of rule \`${name}\``, { span: finding.pattern.span, ...file, help: "its conditions contradict each other, so the rule never sees it hold" })
             : diagnostic("A0001", `no event among the values searched matches this pattern of rule \`${name}\``, {
                 span: finding.pattern.span,
                 ...file,
@@ -51,7 +55,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       }
       case "vacuous":
         diagnostics.push(
-          diagnostic("A0002", `no run of up to ${finding.depth} events breaks rule \`${finding.statement.policy}.${finding.statement.name}\`: it never fires`, {
+          diagnostic("A0002", `no run${under} of up to ${finding.depth} events breaks rule \`${finding.statement.policy}.${finding.statement.name}\`: it never fires`, {
             span: finding.statement.span,
             ...file,
             help: "a rule that cannot be broken enforces nothing; check its patterns and scope",
@@ -70,7 +74,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       case "impossibleAction": {
         const [first, ...rest] = finding.statements;
         diagnostics.push(
-          diagnostic("A0004", `no run of up to ${depth} events that keeps every rule calls \`${finding.action}\` successfully: the policy makes it impossible`, {
+          diagnostic("A0004", `no run${under} of up to ${depth} events that keeps every rule calls \`${finding.action}\` successfully: the policy makes it impossible`, {
             ...(first !== undefined ? { span: first.span } : {}),
             ...file,
             help: `the rules that name it: ${finding.statements.map((s) => `\`${s.policy}.${s.name}\``).join(", ") || "none"}`,

@@ -1,6 +1,6 @@
 import type { CheckedPattern, CheckedStatement } from "@vigil/checker";
 import { evaluateStatement } from "@vigil/engine";
-import type { TraceEvent } from "@vigil/trace";
+import type { Signature, TraceEvent } from "@vigil/trace";
 import { eventOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 import { Session, Z3_L_FALSE, Z3_L_TRUE } from "./z3-session.js";
@@ -191,12 +191,13 @@ export function triggerOf(statement: CheckedStatement): CheckedPattern | undefin
  * (`unmatchable`; `exact` when over exact values, where the candidates are every class of values),
  * rules no run breaks (`vacuous`), rules every run reaching their trigger breaks (`alwaysBroken`),
  * actions no run satisfying every rule calls successfully (`impossibleAction`), rules the others
- * imply (`redundant`), and triggers after which no run satisfies every rule (`conflict`).
+ * imply (`redundant`), and triggers after which no run satisfies every rule (`conflict`). Under a
+ * signature, over the runs it allows (`universeOf`).
  */
-export async function analyzeStatements(search: SymbolicSearch, statements: readonly CheckedStatement[], depth: number): Promise<Finding[]> {
+export async function analyzeStatements(search: SymbolicSearch, statements: readonly CheckedStatement[], depth: number, signature?: Signature): Promise<Finding[]> {
   const findings: Finding[] = [];
   if (statements.length === 0) return findings;
-  const universe = universeOf(statements);
+  const universe = universeOf(statements, signature !== undefined ? { signature } : {});
   const all = (run: SymbolicRun, list: readonly CheckedStatement[]) => `(and true ${list.map((s) => run.holds(s)).join(" ")})`;
   const somewhere = (run: SymbolicRun, test: (i: number) => string) => `(or false ${Array.from({ length: run.length }, (_, k) => test(k + 1)).join(" ")})`;
   const none = async (statement: CheckedStatement | undefined, length: number, constraint: (run: SymbolicRun) => string): Promise<boolean> => {
@@ -240,8 +241,7 @@ export async function analyzeStatements(search: SymbolicSearch, statements: read
     }
   }
   // Actions the rules together never let succeed.
-  const named = universe.actions.slice(0, -1);
-  for (const action of named) {
+  for (const action of universe.named) {
     const index = universe.actions.indexOf(action);
     if (await none(undefined, depth, (run) => `(and ${all(run, statements)} ${somewhere(run, (i) => `(and (= ${run.act(i)} ${index}) (= ${run.st(i)} 1))`)})`)) {
       findings.push({ kind: "impossibleAction", action, statements: statements.filter((s) => mentions(s, action)) });

@@ -1,7 +1,7 @@
 import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, LimitMeasure, Subject } from "@vigil/checker";
 import { needsTime, statementPatterns } from "@vigil/checker";
 import { boundValueKeys, compileAtom, eventAmount, formatDecimal, PatternBinder, type Atom, type Decimal } from "@vigil/engine";
-import { decimalOf, keyPathId, regexExamples, valuesAtSubject, valueKey, wildcardExamples, type JsonValue, type PathSegment, type TraceEvent } from "@vigil/trace";
+import { decimalOf, keyPathId, regexExamples, valuesAtSubject, valueKey, wildcardExamples, type JsonValue, type PathSegment, type Signature, type TraceEvent } from "@vigil/trace";
 import { and, eq, implies, ite, not, or } from "./smt-terms.js";
 
 /**
@@ -22,8 +22,13 @@ import { and, eq, implies, ite, not, or } from "./smt-terms.js";
  * outside the candidates is not found: analyses say what they searched.
  */
 export interface Universe {
-  /** The actions an event can have; the last is one no policy names. */
+  /**
+   * The actions an event can have: the policies' and one they do not name; under a signature, the
+   * signature's only (the closed world).
+   */
   readonly actions: readonly string[];
+  /** The actions of `actions` the policies name. */
+  readonly named: readonly string[];
   readonly roots: readonly Root[];
   readonly places: readonly Place[];
   /** Every value a place can hold under some candidate, by index (from 1): what variables bind to. */
@@ -79,9 +84,14 @@ const PAIRED = 3;
 
 /**
  * The universe of the symbolic runs of some statements (of one policy or of two being compared),
- * with any further values and actions to include (a signature's, a trace's).
+ * with any further values and actions to include. Under a signature Σ (a trace's, or tool schemas')
+ * the world is closed: events have Σ's actions only, an argument Σ lacks is never there, and one
+ * whose values Σ knows all of holds only those.
  */
-export function universeOf(statements: readonly CheckedStatement[], extra: { readonly values?: readonly JsonValue[]; readonly actions?: readonly string[]; readonly fresh?: number } = {}): Universe {
+export function universeOf(
+  statements: readonly CheckedStatement[],
+  extra: { readonly values?: readonly JsonValue[]; readonly actions?: readonly string[]; readonly fresh?: number; readonly signature?: Signature } = {},
+): Universe {
   const actions = new Set<string>(extra.actions ?? []);
   const places = new Map<string, { subject: Subject; key: readonly PathSegment[] }>();
   const pool = new Map<string, JsonValue>();
@@ -125,6 +135,10 @@ export function universeOf(statements: readonly CheckedStatement[], extra: { rea
   }
   let other = "other";
   for (let n = 2; actions.has(other); n++) other = `other_${n}`;
+  const signature = extra.signature;
+  // Under Σ: its actions, and the values it knows.
+  const eventActions = signature === undefined ? [...actions, other] : signature.actions.size > 0 ? [...signature.actions] : [other];
+  for (const info of signature?.keys.values() ?? []) [...info.values.values()].slice(0, 20).forEach(addValue);
 
   // Roots: each top-level argument read, and the output; each with the paths read inside it.
   const scalars = [...pool.values()].filter((value) => typeof value !== "object" || value === null);
@@ -139,6 +153,13 @@ export function universeOf(statements: readonly CheckedStatement[], extra: { rea
     const candidates = new Map<string, JsonValue>();
     const add = (value: JsonValue) => candidates.set(valueKey(value), value);
     const deep = paths.filter((path) => path.length > 0);
+    if (signature !== undefined && subject === "args") {
+      // An argument Σ lacks is never there; one whose values Σ knows all of (and read only at its name) holds those.
+      const info = signature.keys.get(keyPathId([name!]));
+      const known = [...signature.keys.values()].some((key) => key.segments[0] === name);
+      if (!known) return { subject, name: name!, candidates: [] };
+      if (info !== undefined && info.openValues !== true && deep.length === 0) return { subject, name: name!, candidates: [...info.values.values()] };
+    }
     if (subject === "args") {
       // The pool's values themselves, and any object or list constant.
       for (const value of pool.values()) add(value);
@@ -163,7 +184,7 @@ export function universeOf(statements: readonly CheckedStatement[], extra: { rea
     if (!bound.has(key)) bound.set(key, value);
     return [...bound.keys()].indexOf(key) + 1;
   };
-  const universeWithoutPlaces = { actions: [...actions, other], roots, places: [], bound: [], timed };
+  const universeWithoutPlaces = { actions: eventActions, roots };
   const placeList: Place[] = [...places.values()].map(({ subject, key }) => {
     const root = roots.findIndex((r) => r.subject === subject && (subject === "output" || r.name === String(key[0])));
     const reaches = [0, ...roots[root]!.candidates.map((_, c) => c + 1)].map((candidate) => {
@@ -172,7 +193,7 @@ export function universeOf(statements: readonly CheckedStatement[], extra: { rea
     });
     return { subject, key, id: `${subject}:${keyPathId(key)}`, root, reaches };
   });
-  return { actions: [...actions, other], roots, places: placeList, bound: [...bound.values()], timed };
+  return { actions: eventActions, named: eventActions.filter((action) => actions.has(action)), roots, places: placeList, bound: [...bound.values()], timed };
 }
 
 /** The value under a path whose value key is `key` (one of `boundValueKeys`). */

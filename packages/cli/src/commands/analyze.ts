@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { Diagnostic } from "@vigil/compiler";
+import type { Diagnostic, Signature } from "@vigil/compiler";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
@@ -19,17 +19,20 @@ export function registerAnalyze(program: Command, context: CommandContext): void
     .option("--depth <events>", "the longest run searched", parsePositiveInteger)
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--sarif <file>", "also write the findings as SARIF 2.1.0 (for code-scanning interfaces)")
+    .option("-t, --trace <file>", "analyze under the signature of this trace (its actions, arguments and values)")
+    .option("--schema <file>", "analyze under the signature of tool schemas (an MCP tools/list result or OpenAI function definitions)")
     .action(async (files: string[], options: AnalyzeOptions) => {
       context.exitCode = await analyze(context, files, options);
     });
 }
 
-type AnalyzeOptions = { depth?: number; format: "human" | "json"; sarif?: string };
+type AnalyzeOptions = { depth?: number; format: "human" | "json"; sarif?: string; trace?: string; schema?: string };
 
 async function analyze(context: CommandContext, files: readonly string[], options: AnalyzeOptions): Promise<number> {
   const { io } = context;
   const { analyzePolicy, compile, defaultAnalysisDepth } = await loadCompiler();
   const depth = options.depth ?? defaultAnalysisDepth;
+  const signature = await signatureOption(context, options);
   const results: { file: string; diagnostics: Diagnostic[] }[] = [];
   for (const file of files) {
     const compiled = compile(await context.readText(file, "policy"), { file });
@@ -40,7 +43,7 @@ async function analyze(context: CommandContext, files: readonly string[], option
       io.stderr(`error: the policy \`${file}\` has ${plural(errors.length, "error")}; it was not analyzed\n`);
       throw new InputError();
     }
-    results.push({ file, diagnostics: await analyzePolicy(compiled.program, { depth, file }) });
+    results.push({ file, diagnostics: await analyzePolicy(compiled.program, { depth, file, ...(signature !== undefined ? { signature } : {}) }) });
   }
   const found = results.flatMap((result) => result.diagnostics);
   if (options.sarif !== undefined) {
@@ -57,4 +60,31 @@ async function analyze(context: CommandContext, files: readonly string[], option
     io.stderr(`analyzed ${plural(files.length, "policy file")} over runs of up to ${depth} events: ${found.length === 0 ? "nothing found" : [warnings > 0 ? plural(warnings, "warning") : "", notes > 0 ? plural(notes, "note") : ""].filter(Boolean).join(", ")}\n`);
   }
   return found.some((d) => d.severity !== "info") ? 1 : 0;
+}
+
+/** The signature Σ of `--trace` or `--schema`, when one is given; its reading errors stop the command. */
+async function signatureOption(context: CommandContext, options: AnalyzeOptions): Promise<Signature | undefined> {
+  if (options.trace !== undefined && options.schema !== undefined) {
+    context.io.stderr("error: give --trace or --schema, not both\n");
+    throw new InputError();
+  }
+  const { readRunSignature, signatureFromToolSchemas } = await loadCompiler();
+  if (options.schema !== undefined) {
+    const read = signatureFromToolSchemas(await context.readText(options.schema, "schema"), { file: options.schema });
+    return stopOnErrors(context, read.diagnostics, options.schema) ?? read.signature;
+  }
+  if (options.trace !== undefined) {
+    const read = await readRunSignature({ file: options.trace });
+    return stopOnErrors(context, read.traceDiagnostics, options.trace) ?? read.signature;
+  }
+  return undefined;
+}
+
+function stopOnErrors(context: CommandContext, diagnostics: readonly Diagnostic[], file: string): undefined {
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  if (errors.length === 0) return undefined;
+  context.printDiagnostics(errors);
+  context.reportUnrendered();
+  context.io.stderr(`error: \`${file}\` has ${plural(errors.length, "error")}; nothing was analyzed\n`);
+  throw new InputError();
 }
