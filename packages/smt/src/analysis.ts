@@ -224,18 +224,17 @@ export async function analyzeStatements(search: SymbolicSearch, statements: read
       findings.push({ kind: "vacuous", statement, depth: reach });
       continue;
     }
+    const others = statements.filter((s) => s !== statement);
     const trigger = triggerOf(statement);
     if (trigger !== undefined && !dead.has(trigger) && statement.form !== "limit") {
       if (await none(statement, depth, (run) => `(and ${run.holds(statement)} ${somewhere(run, (i) => run.matchesAt(statement, trigger, i))})`)) {
         findings.push({ kind: "alwaysBroken", statement, trigger });
         continue;
       }
-      const others = statements.filter((s) => s !== statement);
       if (others.length > 0 && (await none(statement, depth, (run) => `(and ${all(run, statements)} ${somewhere(run, (i) => run.matchesAt(statement, trigger, i))})`))) {
         findings.push({ kind: "conflict", statement, trigger });
       }
     }
-    const others = statements.filter((s) => s !== statement);
     if (reach !== undefined && others.length > 0 && (await none(statement, reach, (run) => `(and ${all(run, others)} (not ${run.holds(statement)}))`))) {
       findings.push({ kind: "redundant", statement, depth: reach });
     }
