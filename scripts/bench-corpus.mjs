@@ -1,5 +1,19 @@
 // The generated workload the scale benchmarks share: twenty rules of every form over ten actions,
-// and a deterministic run of events for them (bench-sql.mjs, bench-smt.mjs).
+// a deterministic run of events for them, and how a command is run and measured (bench-sql.mjs,
+// bench-smt.mjs).
+import { spawnSync } from "node:child_process";
+
+const reportRss = `data:text/javascript,process.on("exit",()=>process.stderr.write("\\n@maxrss "+process.resourceUsage().maxRSS+"\\n"))`;
+
+/** Runs `node ARGS…` to the end: its wall time, peak resident memory (MB) and output; throws when it fails. */
+export function run(args) {
+  const start = performance.now();
+  const child = spawnSync(process.execPath, ["--import", reportRss, ...args], { encoding: "utf8", maxBuffer: 2 ** 31 - 1, stdio: ["ignore", "pipe", "pipe"] });
+  const seconds = (performance.now() - start) / 1000;
+  const rss = Number(/@maxrss (\d+)/.exec(child.stderr)?.[1] ?? NaN) / 1024;
+  if (child.status !== 0) throw new Error(`${args.join(" ")} exited ${child.status}:\n${child.stderr.slice(0, 2000)}`);
+  return { seconds, rss, stdout: child.stdout };
+}
 
 /** Twenty rules of every form, over ten actions with an id, a path and an amount. */
 export const policy = `policy bench {

@@ -10,25 +10,15 @@
 //
 // A benchmark, not a test: it prints Markdown and fails only when the engines disagree on a rule
 // both decided, or a command does not finish as it should.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { corpusEvents, policy } from "./bench-corpus.mjs";
+import { corpusEvents, policy, run } from "./bench-corpus.mjs";
 
 const root = join(import.meta.dirname, "..");
 const vigilc = join(root, "packages/cli/dist/main.js");
 const events = Number(process.env["VIGIL_BENCH_SMT_EVENTS"] ?? 100_000);
-const reportRss = `data:text/javascript,process.on("exit",()=>process.stderr.write("\\n@maxrss "+process.resourceUsage().maxRSS+"\\n"))`;
 
-function run(args) {
-  const start = performance.now();
-  const child = spawnSync(process.execPath, ["--import", reportRss, ...args], { encoding: "utf8", maxBuffer: 2 ** 31 - 1, stdio: ["ignore", "pipe", "pipe"] });
-  const seconds = (performance.now() - start) / 1000;
-  const rss = Number(/@maxrss (\d+)/.exec(child.stderr)?.[1] ?? NaN) / 1024;
-  if (child.status !== 0) throw new Error(`${args.join(" ")} exited ${child.status}:\n${child.stderr.slice(0, 2000)}`);
-  return { seconds, rss, stdout: child.stdout };
-}
 
 const directory = mkdtempSync(join(tmpdir(), "vigil-bench-smt-"));
 try {

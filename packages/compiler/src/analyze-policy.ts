@@ -1,4 +1,4 @@
-import type { CheckedProgram } from "@vigil/checker";
+import { walkFormula, type CheckedProgram } from "@vigil/checker";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { analyzeStatements, SymbolicSearch, type Finding } from "@vigil/smt";
 import type { Signature } from "@vigil/trace";
@@ -93,7 +93,10 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
         break;
       case "conflict": {
         // A trigger that is an action the policy already makes impossible says nothing more.
-        const actions = JSON.stringify(finding.trigger.formula).match(/"actions":\[([^\]]*)\]/g)?.flatMap((m) => JSON.parse(m.slice(10)) as string[]) ?? [];
+        const actions: string[] = [];
+        walkFormula(finding.trigger.formula, (node) => {
+          if (node.kind === "action") actions.push(...node.actions);
+        });
         if (actions.length > 0 && actions.every((action) => impossible.has(action))) break;
         diagnostics.push(
           diagnostic("A0006", `once this trigger of rule \`${finding.statement.policy}.${finding.statement.name}\` holds, no run of up to ${depth} events keeps every rule`, {

@@ -1,7 +1,7 @@
-import type { CheckedPattern, CheckedStatement } from "@vigil/checker";
+import { statementPatterns, type CheckedPattern, type CheckedStatement, type Formula } from "@vigil/checker";
 import { evaluateStatement } from "@vigil/engine";
 import type { Signature, TraceEvent } from "@vigil/trace";
-import { eventOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
+import { atomsOf, eventOf, formulasOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 import { Session, Z3_L_FALSE, Z3_L_TRUE } from "./z3-session.js";
 
@@ -152,8 +152,7 @@ function withoutKey<T extends Record<string, unknown>>(record: T, name: string):
 
 /** Rules decided by one event each, over values the candidates cover exactly. */
 function singleEventFragment(statements: readonly CheckedStatement[]): boolean {
-  const exact = (text: string) => !/"kind":"(keyMatch|keyRegex|keyContains)"/.test(text);
-  return statements.every((s) => s.form === "abs" && s.scope === undefined && exact(JSON.stringify(s.pattern.formula)));
+  return statements.every((s) => s.form === "abs" && s.scope === undefined && overExactValues(s.pattern.formula));
 }
 
 /** What `analyzeStatements` finds, each about a statement (or an action) and the pattern concerned. */
@@ -206,14 +205,14 @@ export async function analyzeStatements(search: SymbolicSearch, statements: read
     return "none" in result;
   };
   for (const statement of statements) {
-    const patterns = statement.form === "always" ? [] : patternsOf(statement);
+    const patterns = statementPatterns(statement);
     const dead = new Set<CheckedPattern>();
     for (const pattern of patterns) {
       // `action in {}` is written to match nothing (an `until` with no resolution).
       if (pattern.formula.kind === "action" && pattern.formula.actions.length === 0) continue;
       if (await none(statement, 1, (run) => run.matchesAt({ ...statement, scope: undefined } as CheckedStatement, pattern, 1))) {
         dead.add(pattern);
-        findings.push({ kind: "unmatchable", statement, pattern, exact: !/"kind":"(keyMatch|keyRegex|keyContains)"/.test(JSON.stringify(pattern.formula)) });
+        findings.push({ kind: "unmatchable", statement, pattern, exact: overExactValues(pattern.formula) });
       }
     }
     // A count of M is broken by M + 1 events: the search goes that far for it (up to a point).
@@ -249,23 +248,11 @@ export async function analyzeStatements(search: SymbolicSearch, statements: read
   return findings;
 }
 
-function patternsOf(statement: Exclude<CheckedStatement, { form: "always" }>): CheckedPattern[] {
-  switch (statement.form) {
-    case "abs":
-    case "limit":
-      return [statement.pattern];
-    case "until":
-      return [statement.trigger, statement.resolve, statement.bad];
-    default:
-      return [statement.first, statement.second];
-  }
+function mentions(statement: CheckedStatement, action: string): boolean {
+  return formulasOf(statement).some((formula) => atomsOf(formula).some((atom) => atom.kind === "action" && atom.actions.includes(action)));
 }
 
-function mentions(statement: CheckedStatement, action: string): boolean {
-  let found = false;
-  JSON.stringify(statement, (key, value: unknown) => {
-    if (key === "actions" && Array.isArray(value) && value.includes(action)) found = true;
-    return value;
-  });
-  return found;
+/** Whether a formula's atoms compare values exactly (no wildcard, regular expression or `contains`): the candidates then cover every class of values. */
+function overExactValues(formula: Formula): boolean {
+  return atomsOf(formula).every((atom) => atom.kind !== "keyMatch" && atom.kind !== "keyRegex" && atom.kind !== "keyContains");
 }

@@ -1,6 +1,6 @@
 import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, LimitMeasure, Subject } from "@vigil/checker";
-import { needsTime, statementPatterns } from "@vigil/checker";
-import { boundValueKeys, compileAtom, eventAmount, formatDecimal, PatternBinder, type Atom, type Decimal } from "@vigil/engine";
+import { needsTime, statementPatterns, variableAtoms, walkFormula } from "@vigil/checker";
+import { boundValueKeys, compileAtom, eventAmount, formatDecimal, isAtom, PatternBinder, type Atom, type Decimal } from "@vigil/engine";
 import { decimalOf, keyPathId, regexExamples, valuesAtSubject, valueKey, wildcardExamples, type JsonValue, type PathSegment, type Signature, type TraceEvent } from "@vigil/trace";
 import { and, eq, implies, ite, not, or } from "./smt-terms.js";
 
@@ -56,24 +56,16 @@ export interface Place {
 }
 
 /** The atoms of a formula, temporal operands included. */
-function atomsOf(formula: Formula, into: Atom[] = []): Atom[] {
-  switch (formula.kind) {
-    case "and":
-    case "or":
-      for (const operand of formula.operands) atomsOf(operand, into);
-      return into;
-    case "not":
-    case "once":
-    case "eventually":
-      return atomsOf(formula.operand, into);
-    default:
-      into.push(formula);
-      return into;
-  }
+export function atomsOf(formula: Formula): Atom[] {
+  const atoms: Atom[] = [];
+  walkFormula(formula, (node) => {
+    if (isAtom(node)) atoms.push(node);
+  });
+  return atoms;
 }
 
 /** Every formula a statement reads: its patterns (or body) and its scope's. */
-function formulasOf(statement: CheckedStatement): Formula[] {
+export function formulasOf(statement: CheckedStatement): Formula[] {
   const own = statement.form === "always" ? [statement.body] : statementPatterns(statement).map((pattern) => pattern.formula);
   const scope = statement.scope === undefined ? [] : [statement.scope.open, ...(statement.scope.close === undefined ? [] : [statement.scope.close])];
   return [...own, ...scope];
@@ -178,11 +170,13 @@ export function universeOf(
   });
 
   // What each place reaches on each candidate of its root, read by the engine.
-  const bound = new Map<string, JsonValue>();
+  // Each value a place reaches, by value key, with its index (from 1).
+  const bound = new Map<string, { value: JsonValue; index: number }>();
   const boundIndex = (value: JsonValue): number => {
     const key = valueKey(value);
-    if (!bound.has(key)) bound.set(key, value);
-    return [...bound.keys()].indexOf(key) + 1;
+    let known = bound.get(key);
+    if (known === undefined) bound.set(key, (known = { value, index: bound.size + 1 }));
+    return known.index;
   };
   const universeWithoutPlaces = { actions: eventActions, roots };
   const placeList: Place[] = [...places.values()].map(({ subject, key }) => {
@@ -193,7 +187,7 @@ export function universeOf(
     });
     return { subject, key, id: `${subject}:${keyPathId(key)}`, root, reaches };
   });
-  return { actions: eventActions, named: eventActions.filter((action) => actions.has(action)), roots, places: placeList, bound: [...bound.values()], timed };
+  return { actions: eventActions, named: eventActions.filter((action) => actions.has(action)), roots, places: placeList, bound: [...bound.values()].map((entry) => entry.value), timed };
 }
 
 /** The value under a path whose value key is `key` (one of `boundValueKeys`). */
@@ -678,17 +672,7 @@ export class SymbolicRun {
 
 /** Whether a formula binds a variable (`k = $x`) somewhere. */
 function bindsIn(formula: Formula, variable: string): boolean {
-  switch (formula.kind) {
-    case "keyBind":
-      return formula.variable === variable;
-    case "and":
-    case "or":
-      return formula.operands.some((operand) => bindsIn(operand, variable));
-    case "not":
-      return bindsIn(formula.operand, variable);
-    default:
-      return false;
-  }
+  return variableAtoms(formula).some((atom) => atom.kind === "keyBind" && atom.variable === variable);
 }
 
 /** An exact decimal as an SMT real. */
