@@ -37,6 +37,9 @@ export type { Counterexample, Difference, Encoding, Relation, SmtDeciderOptions 
 export { renderSmtLib, SmtDecider } from "@vigil/smt";
 export type { DiffOptions, PolicyDiff, RuleDiff } from "./diff-policies.js";
 export { defaultDiffDepth, diffPolicies } from "./diff-policies.js";
+export type { FileAtRevision } from "./revision.js";
+export { readFileAtRevision } from "./revision.js";
+export { canonicalEvent, noDifferenceFound, policyDiffMarkdown, policyDiffText, policyDiffToJson, relationText, unconfirmedRuns } from "./diff-report.js";
 export type { AnalyzeOptions } from "./analyze-policy.js";
 export { analyzePolicy, defaultAnalysisDepth } from "./analyze-policy.js";
 export { breakingEvents, evaluateStatement, TraceRun } from "@vigil/engine";

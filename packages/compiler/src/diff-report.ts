@@ -1,0 +1,104 @@
+import type { Counterexample, Difference } from "@vigil/smt";
+import type { TraceEvent } from "@vigil/trace";
+import type { PolicyDiff } from "./diff-policies.js";
+
+/**
+ * A policy diff (`diffPolicies`) as people and programs read it: text for a terminal, markdown for
+ * a pull request or an editor, and JSON. Every runner of a diff (the CLI, the language server)
+ * renders it here, so that each says the same thing, with the same honesty about what was proven.
+ * `oldName` and `newName` say which versions were compared (a file, `FILE@REF`).
+ */
+
+/** An event as a line of the canonical trace format (what `vigilc check` reads). */
+export function canonicalEvent(event: TraceEvent): Record<string, unknown> {
+  return {
+    action: event.action,
+    ...(Object.keys(event.args).length > 0 ? { args: event.args } : {}),
+    // An absent status is `ok` in the canonical format; `null` is a call with no result.
+    ...(event.status === "ok" ? {} : { status: event.status ?? null }),
+    ...(event.output !== undefined ? { output: event.output } : {}),
+    ...(event.time !== undefined ? { time: event.time } : {}),
+  };
+}
+
+/** What a difference says, in words: the relation, and whether it was proven or searched for up to a depth. */
+export function relationText(difference: Difference): string {
+  const basis = difference.basis === "proof" ? "proven" : `no other difference in runs of up to ${difference.depth} events`;
+  switch (difference.relation) {
+    case "equivalent":
+      return difference.basis === "proof" ? "equivalent (proven)" : `no difference found in runs of up to ${difference.depth} events (not proven equivalent)`;
+    case "stricter":
+      return `stricter: the new version rejects runs the old accepts (${basis} the other way)`;
+    case "looser":
+      return `looser: the new version accepts runs the old rejects (${basis} the other way)`;
+    case "incomparable":
+      return "incomparable: each version rejects runs the other accepts";
+  }
+}
+
+function counterexampleText(c: Counterexample, indent: string): string {
+  const who = c.rejectedBy === "new" ? "the new version rejects and the old accepts" : "the old version rejects and the new accepts";
+  const lines = c.events.map((event) => `${indent}  ${JSON.stringify(canonicalEvent(event))}`);
+  return `${indent}a run ${who} (${plural(c.events.length, "event")}; breaks ${c.broken.join(", ") || "nothing"}${c.confirmed ? "" : "; NOT confirmed by the forward engine"}):\n${lines.join("\n")}\n`;
+}
+
+/** The diff as text for a terminal: the whole policy, then each rule, each difference with its run. */
+export function policyDiffText(result: PolicyDiff, oldName: string, newName: string): string {
+  let out = `${oldName} → ${newName}\nwhole policy: ${relationText(result.whole)}\n`;
+  for (const c of result.whole.counterexamples) out += counterexampleText(c, "  ");
+  for (const rule of result.rules) {
+    if (rule.change === "unchanged") {
+      out += `rule ${rule.rule}: unchanged\n`;
+      continue;
+    }
+    out += `rule ${rule.rule}: ${rule.change === "changed" ? "" : `${rule.change}; `}${relationText(rule.difference)}\n`;
+    for (const c of rule.difference.counterexamples) out += counterexampleText(c, "  ");
+  }
+  return out;
+}
+
+/** The diff as markdown: a table of the rules, then the runs on which the whole policies differ. */
+export function policyDiffMarkdown(result: PolicyDiff, oldName: string, newName: string): string {
+  const rows = result.rules.map((rule) => `| \`${rule.rule}\` | ${rule.change} | ${rule.change === "unchanged" ? "equivalent (proven)" : relationText(rule.difference)} |`);
+  let out = `### Policy change: \`${oldName}\` → \`${newName}\`\n\n**Whole policy:** ${relationText(result.whole)}\n\n| rule | change | relation |\n|---|---|---|\n${rows.join("\n")}\n`;
+  for (const c of result.whole.counterexamples) {
+    const who = c.rejectedBy === "new" ? "Rejected by the new version, accepted by the old" : "Rejected by the old version, accepted by the new";
+    out += `\n<details><summary>${who} (${plural(c.events.length, "event")}; breaks ${c.broken.map((b) => `\`${b}\``).join(", ")})</summary>\n\n\`\`\`jsonl\n${c.events.map((e) => JSON.stringify(canonicalEvent(e))).join("\n")}\n\`\`\`\n</details>\n`;
+  }
+  return out;
+}
+
+function differenceToJson(difference: Difference) {
+  return {
+    relation: difference.relation,
+    basis: difference.basis,
+    depth: difference.depth,
+    ...(difference.unknown !== undefined ? { unknown: difference.unknown } : {}),
+    counterexamples: difference.counterexamples.map((c) => ({ rejectedBy: c.rejectedBy, broken: c.broken, confirmed: c.confirmed, events: c.events.map(canonicalEvent) })),
+  };
+}
+
+/** The diff as JSON (`vigilc diff --format json`'s shape). */
+export function policyDiffToJson(result: PolicyDiff, oldName: string, newName: string) {
+  return {
+    old: oldName,
+    new: newName,
+    depth: result.depth,
+    whole: differenceToJson(result.whole),
+    rules: result.rules.map((rule) => ({ rule: rule.rule, change: rule.change, ...differenceToJson(rule.difference) })),
+  };
+}
+
+/** Whether no difference was found (every rule unchanged or equivalent, and the whole too). */
+export function noDifferenceFound(result: PolicyDiff): boolean {
+  return result.whole.relation === "equivalent" && result.rules.every((rule) => rule.change === "unchanged" || rule.difference.relation === "equivalent");
+}
+
+/** The runs that the forward engine did not confirm (a bug, when there are any). */
+export function unconfirmedRuns(result: PolicyDiff): Counterexample[] {
+  return [result.whole, ...result.rules.map((rule) => rule.difference)].flatMap((d) => d.counterexamples).filter((c) => !c.confirmed);
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
