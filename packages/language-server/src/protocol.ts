@@ -114,3 +114,38 @@ export interface RunTestResult {
   /** Why no test ran (the file's errors or its policy's), as `line L:C: CODE: message`; empty when they ran. */
   readonly errors: readonly string[];
 }
+
+/**
+ * Request `vigil/diffCommitted`: what the policy document's current text (saved or not) changes
+ * against the file's version at a git revision (`vigilc diff FILE --base REVISION`): the relation
+ * of the whole policy and of each rule, with the runs that show each difference.
+ */
+export const diffCommittedMethod = "vigil/diffCommitted";
+
+export interface DiffCommittedParams {
+  /** The policy document: an open document, or a `file:` URI on disk. */
+  readonly uri: string;
+  /** The git revision to compare with; `HEAD` (the last commit) when absent. */
+  readonly revision?: string;
+  /** The longest run searched for a difference; `vigil.analysis.depth` when absent. */
+  readonly depth?: number;
+}
+
+export interface DiffCommittedResult {
+  readonly uri: string;
+  /** The document version compared (absent for a file that is not open). */
+  readonly version?: number;
+  readonly revision: string;
+  /** The names the report uses: `NAME@REVISION` and `NAME`. */
+  readonly old: string;
+  readonly new: string;
+  /** The whole policy's relation; `equivalent` with `basis: "bounded"` is "no difference found up to the depth", not a proof. */
+  readonly relation: "equivalent" | "stricter" | "looser" | "incomparable";
+  readonly basis: "proof" | "bounded";
+  /** Whether no difference was found in any rule or in the whole. */
+  readonly same: boolean;
+  /** The report, as `vigilc diff --format markdown` writes it. */
+  readonly markdown: string;
+  /** `vigilc diff --format json`'s shape. */
+  readonly json: object;
+}

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { compile, CompileCache } from "@vigil/compiler";
+import { compile, CompileCache, readFileAtRevision, type CompiledPolicy, type Diagnostic } from "@vigil/compiler";
+import { diagnostic } from "@vigil/diagnostics";
 import {
   CodeActionKind,
   CodeLensRefreshRequest,
@@ -28,6 +29,8 @@ import {
 } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { analyze, type Analysis } from "../analysis.js";
+import { carryFindings, type HeldFindings } from "../findings/carry.js";
+import { AnalysisFailed, AnalysisWorker } from "../findings/runner.js";
 import { quickFixes } from "../features/code-actions.js";
 import { verdictLenses } from "../features/code-lens.js";
 import { completions } from "../features/completion.js";
@@ -44,11 +47,14 @@ import { judgeSamples, type VerdictTable } from "../features/verdicts.js";
 import { TextPositions } from "../positions.js";
 import {
   checkTraceMethod,
+  diffCommittedMethod,
   runTestCommand,
   signatureMethod,
   statusMethod,
   type CheckTraceParams,
   type CheckTraceResult,
+  type DiffCommittedParams,
+  type DiffCommittedResult,
   type RunTestArguments,
   type RunTestResult,
   type SignatureParams,
@@ -98,6 +104,11 @@ interface DocumentState {
   /** The check in flight and the verdicts that follow it; aborted by a newer change. */
   work?: AbortController;
   verdicts?: { readonly analysis: Analysis; started?: Promise<VerdictTable | undefined>; timer?: NodeJS.Timeout };
+  /** The analysis findings (A0001–A0007) of the latest version analysed, carried across edits (`carryFindings`). */
+  findings?: HeldFindings;
+  /** The pause after which the current version is analysed, and the analysis in flight (aborted by a change). */
+  findingsTimer?: NodeJS.Timeout;
+  findingsWork?: AbortController;
   /** The current text's positions and tokens, made once per version (completion reads them on every keystroke). */
   tokens?: { readonly version: number; readonly positions: TextPositions; readonly tokens: readonly Token[] };
 }
@@ -106,6 +117,8 @@ interface DocumentState {
 const samplesPatienceMs = 500;
 /** How long a document must stay unchanged before its verdict lenses are computed unasked. */
 const verdictsIdleMs = 250;
+/** How long one solver call of the editor's analysis may take (`vigilc analyze` allows 30 s). */
+const analysisSolverCallMs = 10_000;
 /** At most this many diagnostics of a sample trace or schema are shown on it. */
 const foreignDiagnosticsShown = 100;
 
@@ -129,6 +142,8 @@ class VigilServer {
   private readonly announcedSamples = new WeakSet<SampleSet>();
   private readonly foreignDiagnosticUris = new Set<string>();
   private readonly tests: TestDocuments;
+  /** Runs the analysis and the diff (Z3) off the thread that answers the editor. */
+  private readonly analysisWorker = new AnalysisWorker();
 
   constructor(
     private readonly connection: Connection,
@@ -273,6 +288,8 @@ class VigilServer {
 
     connection.onRequest(checkTraceMethod, this.guard("vigil/checkTrace", (params: CheckTraceParams, token) => this.checkTrace(params, token)));
     connection.onRequest(signatureMethod, this.guard("vigil/signature", (params: SignatureParams) => this.signature(params)));
+    connection.onRequest(diffCommittedMethod, this.guard("vigil/diffCommitted", (params: DiffCommittedParams, token) => this.diffCommitted(params, token)));
+    connection.onShutdown(() => this.analysisWorker.dispose());
     connection.onExecuteCommand(this.guard(ExecuteCommandRequest.method, (params: { command?: unknown; arguments?: unknown[] }) => this.executeCommand(params)));
 
     documents.listen(connection);
@@ -336,6 +353,8 @@ class VigilServer {
     if (state === undefined) return;
     // Work on an older version is stale from now on.
     state.work?.abort();
+    state.findingsWork?.abort();
+    clearTimeout(state.findingsTimer);
     const quiet = state.timer === undefined && performance.now() - (state.lastCheck ?? -Infinity) >= delayMs;
     clearTimeout(state.timer);
     state.timer = setTimeout(() => void this.check(uri).catch((error: unknown) => this.logError(`checking ${uri}`, error)), quiet ? 0 : delayMs);
@@ -378,6 +397,7 @@ class VigilServer {
     state.analysis = analysis;
     this.publish(analysis);
     this.prepareVerdicts(state, analysis, work.signal);
+    this.prepareFindings(state, analysis);
     if (generation !== -1) {
       this.announce(analysis.context);
       this.updateWatchers();
@@ -400,9 +420,12 @@ class VigilServer {
     throw new ResponseError(LSPErrorCodes.ContentModified, "the document kept changing while it was checked");
   }
 
+  /** Publishes a version's diagnostics: the compiler's, and the analysis findings that still apply to it. */
   private publish(analysis: Analysis): void {
     const codeLink = this.codeLink();
-    const diagnostics = analysis.diagnostics.map((diagnostic) =>
+    const held = this.states.get(analysis.uri)?.findings;
+    const findings = held !== undefined ? carryFindings(held, analysis.text, analysis.compiled.syntax) : [];
+    const diagnostics = [...analysis.diagnostics, ...findings].map((diagnostic) =>
       renderDiagnostic(diagnostic, { uri: analysis.uri, version: analysis.version, positions: analysis.positions, ...(codeLink !== undefined ? { codeLink } : {}) }),
     );
     void this.connection.sendDiagnostics({ uri: analysis.uri, version: analysis.version, diagnostics });
@@ -411,7 +434,43 @@ class VigilServer {
   private forget(state: DocumentState): void {
     clearTimeout(state.timer);
     clearTimeout(state.verdicts?.timer);
+    clearTimeout(state.findingsTimer);
     state.work?.abort();
+    state.findingsWork?.abort();
+  }
+
+  // Analysis findings (`vigilc analyze`): computed in the worker once a document has been still for
+  // `vigil.analysis.delay`, for a version that compiles; a change stops the analysis in flight.
+
+  private prepareFindings(state: DocumentState, analysis: Analysis): void {
+    clearTimeout(state.findingsTimer);
+    const settings = this.workspace.currentSettings.analysis;
+    if (!settings.enabled || !analysis.compiled.ok || state.findings?.text === analysis.text) return;
+    state.findingsTimer = setTimeout(() => void this.analyzeNow(state, analysis).catch((error: unknown) => this.logError(`analysing ${analysis.uri}`, error)), settings.delayMs);
+  }
+
+  private async analyzeNow(state: DocumentState, analysis: Analysis): Promise<void> {
+    state.findingsWork?.abort();
+    const work = new AbortController();
+    state.findingsWork = work;
+    const file = uriToPath(analysis.uri);
+    let diagnostics: readonly Diagnostic[] | undefined;
+    try {
+      diagnostics = await this.analysisWorker.analyze(
+        { text: analysis.text, ...(file !== undefined ? { file } : {}), depth: this.workspace.currentSettings.analysis.depth, timeoutMs: analysisSolverCallMs },
+        work.signal,
+      );
+    } catch (error) {
+      if (work.signal.aborted) return;
+      if (!(error instanceof AnalysisFailed)) this.logError(`analysing ${analysis.uri}`, error);
+      // The analysis said nothing: shown, not silently missing.
+      diagnostics = [undecidedFinding(analysis.compiled, error instanceof Error ? error.message : String(error), file)];
+    }
+    // A newer version (or a closed document) has no use for it; the same text checked again does.
+    const current = this.states.get(analysis.uri) === state ? state.analysis : undefined;
+    if (diagnostics === undefined || work.signal.aborted || current?.text !== analysis.text) return;
+    state.findings = { text: analysis.text, syntax: analysis.compiled.syntax, diagnostics };
+    this.publish(current);
   }
 
   // Verdict lenses: computed once per analysis, when the document has been still for a moment or a
@@ -466,8 +525,17 @@ class VigilServer {
     }
     if (section === undefined) return;
     const before = this.workspace.generation;
+    const analysisBefore = JSON.stringify(this.workspace.currentSettings.analysis);
     this.workspace.setSettings(settingsFrom(section));
-    if (this.workspace.generation !== before) await this.recheckAll();
+    const analysisChanged = JSON.stringify(this.workspace.currentSettings.analysis) !== analysisBefore;
+    if (analysisChanged) {
+      // Findings of other settings (or of an analysis now turned off) are dropped, and sought again.
+      for (const state of this.states.values()) {
+        state.findingsWork?.abort();
+        delete state.findings;
+      }
+    }
+    if (this.workspace.generation !== before || analysisChanged) await this.recheckAll();
   }
 
   private async refreshFolders(): Promise<void> {
@@ -601,6 +669,56 @@ class VigilServer {
     }
   }
 
+  /** `vigil/diffCommitted`: the document's current text against the file at a git revision, diffed in the worker. */
+  private async diffCommitted(params: DiffCommittedParams, token: CancellationToken): Promise<DiffCommittedResult> {
+    const usage = "vigil/diffCommitted needs { uri: the policy document, revision?: a git revision, depth?: 1–12 }";
+    if (typeof params?.uri !== "string") throw new ResponseError(ErrorCodes.InvalidParams, usage);
+    const revision = params.revision ?? "HEAD";
+    // A revision is never an option of git's.
+    if (typeof revision !== "string" || revision.length === 0 || revision.startsWith("-")) throw new ResponseError(ErrorCodes.InvalidParams, `${usage}; \`${String(revision)}\` is not a revision`);
+    const depth = params.depth ?? this.workspace.currentSettings.analysis.depth;
+    if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1 || depth > 12) throw new ResponseError(ErrorCodes.InvalidParams, `${usage}; the depth is ${String(depth)}`);
+    const file = uriToPath(params.uri);
+    if (file === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `${params.uri} is not a file, so it has no committed version`);
+    const open = this.documents.get(params.uri) !== undefined ? await this.currentAnalysis({ textDocument: { uri: params.uri } }) : undefined;
+    const text = open?.text ?? (await readFile(file, "utf8").catch(() => undefined));
+    if (text === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `unknown document ${params.uri}: it is not open and cannot be read`);
+    const name = basename(file);
+    const errors = (compiled: CompiledPolicy) => compiled.diagnostics.filter((d) => d.severity === "error").length;
+    const now = open?.compiled ?? compile(text, { file });
+    if (!now.ok) throw new ResponseError(LSPErrorCodes.RequestFailed, `\`${name}\` has ${plural(errors(now), "error")}: fix ${errors(now) === 1 ? "it" : "them"} to compare it with ${revision}`);
+    const before = await readFileAtRevision(file, revision);
+    if (!before.ok) throw new ResponseError(LSPErrorCodes.RequestFailed, `no version of \`${name}\` at ${revision} to compare with: ${before.reason}`);
+    const old = `${name}@${revision}`;
+    const then = compile(before.text, { file: old });
+    if (!then.ok) throw new ResponseError(LSPErrorCodes.RequestFailed, `\`${old}\` has ${plural(errors(then), "error")}, so it cannot be compared`);
+    const cancelled = new AbortController();
+    const subscription = token.onCancellationRequested(() => cancelled.abort());
+    try {
+      const answer = await this.analysisWorker.diff({ oldText: before.text, oldName: old, newText: text, newName: name, depth, timeoutMs: analysisSolverCallMs }, cancelled.signal);
+      if (answer === undefined) throw new ResponseError(LSPErrorCodes.RequestCancelled, "vigil/diffCommitted was cancelled");
+      // A run the forward engine does not confirm is a bug, said where the report is read.
+      const warning = answer.unconfirmed > 0 ? `> **Internal error:** ${plural(answer.unconfirmed, "run")} found by the search ${answer.unconfirmed === 1 ? "is" : "are"} not confirmed by the forward engine; this is a bug in Vigil.\n\n` : "";
+      return {
+        uri: params.uri,
+        ...(open !== undefined ? { version: open.version } : {}),
+        revision,
+        old,
+        new: name,
+        relation: answer.relation,
+        basis: answer.basis,
+        same: answer.same,
+        markdown: `${warning}${answer.markdown}`,
+        json: answer.json,
+      };
+    } catch (error) {
+      if (error instanceof AnalysisFailed) throw new ResponseError(LSPErrorCodes.RequestFailed, error.message);
+      throw error;
+    } finally {
+      subscription.dispose();
+    }
+  }
+
   /** `workspace/executeCommand`: the server's one command, `vigil.runTest` (the test lenses'). */
   private async executeCommand(params: { command?: unknown; arguments?: unknown[] }): Promise<RunTestResult> {
     if (params?.command !== runTestCommand) throw new ResponseError(ErrorCodes.InvalidParams, `unknown command \`${String(params?.command)}\`: the server has only ${runTestCommand}`);
@@ -713,6 +831,20 @@ class VigilServer {
 /** A file name as a glob that matches only it. */
 function globEscaped(name: string): string {
   return name.replace(/[*?[\]{}!]/g, (character) => `[${character}]`);
+}
+
+/** An A0007 finding at the first policy's name: the analysis ran and could not say anything (why is in the message). */
+function undecidedFinding(compiled: CompiledPolicy, reason: string, file: string | undefined): Diagnostic {
+  const first = compiled.syntax.policies[0];
+  return diagnostic("A0007", `the analysis could not decide: ${reason}`, {
+    ...(first !== undefined ? { span: first.name.span } : {}),
+    ...(file !== undefined ? { file } : {}),
+    help: "the other diagnostics are unaffected; the analysis runs again after the next edit (vigil.analysis.*)",
+  });
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function delay(ms: number): Promise<undefined> {

@@ -1,5 +1,5 @@
 import { dirname, relative, resolve, sep } from "node:path";
-import type { EngineName } from "@vigil/compiler";
+import { defaultAnalysisDepth, type EngineName } from "@vigil/compiler";
 import { configFileName, findConfigFile, readConfig, sectionFor, type VigilConfig } from "./config.js";
 import { loadSampleSet, type SampleSet } from "./samples.js";
 
@@ -9,9 +9,20 @@ export interface Settings {
   readonly sampleTraces: readonly string[];
   /** `vigil.engine`: the engine `vigil/checkTrace` uses when the request names none. */
   readonly engine: EngineName;
+  /** `vigil.analysis.*`: the findings of `vigilc analyze`, computed after a pause in typing. */
+  readonly analysis: AnalysisSettings;
 }
 
-export const defaultSettings: Settings = { sampleTraces: [], engine: "eval" };
+export interface AnalysisSettings {
+  /** `vigil.analysis.enabled`. */
+  readonly enabled: boolean;
+  /** `vigil.analysis.delay`: milliseconds without a change before a document is analysed. */
+  readonly delayMs: number;
+  /** `vigil.analysis.depth`: the longest run searched (`vigilc analyze --depth`). */
+  readonly depth: number;
+}
+
+export const defaultSettings: Settings = { sampleTraces: [], engine: "eval", analysis: { enabled: true, delayMs: 1000, depth: defaultAnalysisDepth } };
 
 /** Reads the `vigil` section of the settings, keeping the defaults for anything malformed. */
 export function settingsFrom(section: unknown): Settings {
@@ -19,9 +30,17 @@ export function settingsFrom(section: unknown): Settings {
   const fields = section as Record<string, unknown>;
   const traces = fields["sampleTraces"];
   const engine = fields["engine"];
+  const analysis = typeof fields["analysis"] === "object" && fields["analysis"] !== null ? (fields["analysis"] as Record<string, unknown>) : {};
+  const { enabled, delay, depth } = analysis;
+  const defaults = defaultSettings.analysis;
   return {
     sampleTraces: Array.isArray(traces) ? traces.filter((t): t is string => typeof t === "string" && t.length > 0) : [],
     engine: engine === "smt" ? "smt" : "eval",
+    analysis: {
+      enabled: typeof enabled === "boolean" ? enabled : defaults.enabled,
+      delayMs: typeof delay === "number" && Number.isFinite(delay) && delay >= 0 ? delay : defaults.delayMs,
+      depth: typeof depth === "number" && Number.isInteger(depth) && depth >= 1 && depth <= 12 ? depth : defaults.depth,
+    },
   };
 }
 
@@ -67,9 +86,12 @@ export class Workspace {
     this.forgetAll();
   }
 
+  /** Takes new settings; what the policies are checked against changes (a new generation) only when the samples or the engine do. */
   setSettings(settings: Settings): void {
-    if (JSON.stringify(settings) === JSON.stringify(this.settings)) return;
+    const checkedAgainst = (s: Settings) => JSON.stringify([s.sampleTraces, s.engine]);
+    const changed = checkedAgainst(settings) !== checkedAgainst(this.settings);
     this.settings = settings;
+    if (!changed) return;
     this.sampleSets.clear();
     this.generationCounter++;
   }

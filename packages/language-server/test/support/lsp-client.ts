@@ -51,6 +51,14 @@ export const editorCapabilities = {
   },
 };
 
+/**
+ * The settings a test gives, with the analysis off unless the test sets `analysis` itself: its
+ * findings arrive after a pause, and would race the expectations of tests about other features.
+ */
+function withQuietAnalysis(settings: Record<string, unknown>): Record<string, unknown> {
+  return { analysis: { enabled: false }, ...settings };
+}
+
 export class TestServer {
   readonly notifications: Notification[] = [];
   /** Requests the server sent to the client (method and params). */
@@ -70,7 +78,7 @@ export class TestServer {
   static async start(options: StartOptions = {}): Promise<TestServer> {
     const child = spawn(process.execPath, [serverMain, "--stdio", ...(options.args ?? [])], { cwd: root, stdio: ["pipe", "pipe", "pipe"], detached: true });
     const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-    const server = new TestServer(child, connection, options.settings ?? {});
+    const server = new TestServer(child, connection, withQuietAnalysis(options.settings ?? {}));
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (server.stderr += chunk));
     connection.onNotification((method, params) => server.record({ method, params }));
     connection.onRequest((method, params) => {
@@ -112,8 +120,8 @@ export class TestServer {
 
   /** Changes what `workspace/configuration` answers and tells the server. */
   async changeSettings(settings: Record<string, unknown>): Promise<void> {
-    this.settings = settings;
-    await this.connection.sendNotification("workspace/didChangeConfiguration", { settings: { vigil: settings } });
+    this.settings = withQuietAnalysis(settings);
+    await this.connection.sendNotification("workspace/didChangeConfiguration", { settings: { vigil: this.settings } });
   }
 
   /** The next notification (from now on, or already received when `since` is given) that passes the test. */
