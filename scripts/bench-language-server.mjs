@@ -1,7 +1,10 @@
 // The language server's latency on a large policy, over the real server process and JSON-RPC:
 // from a didChange to the publishDiagnostics of that version, a completion request, and the code
 // lenses (each rule's verdict on the sample traces). The policy has 2,000 rules and is checked
-// against the sample traces of examples/coding-agent. Prints p50 and p95 of each.
+// against the sample traces of examples/coding-agent. Prints p50 and p95 of each. Then, on a second
+// server with the analysis on: completions and hovers asked while the analysis (Z3, in the server's
+// worker thread) runs on the analysis example (packages/cli/test/fixtures/analysis/release.vigil),
+// against the same once it is done.
 //
 //   npx tsc -b && node scripts/bench-language-server.mjs [--edits 60]
 //
@@ -90,6 +93,8 @@ try {
     rootUri: pathToFileURL(workspace).href,
     workspaceFolders: [{ uri: pathToFileURL(workspace).href, name: "bench" }],
     capabilities: { textDocument: { completion: { completionItem: { snippetSupport: true } } }, workspace: { workspaceEdit: { documentChanges: true } } },
+    // The analysis is measured on its own below.
+    initializationOptions: { settings: { analysis: { enabled: false } } },
   });
   await connection.sendNotification("initialized", {});
 
@@ -162,6 +167,7 @@ try {
 
   await connection.sendRequest("shutdown");
   await connection.sendNotification("exit");
+  await duringAnalysis();
 } finally {
   connection.dispose();
   try {
@@ -170,4 +176,72 @@ try {
     // Already gone.
   }
   rmSync(workspace, { recursive: true, force: true });
+}
+
+/**
+ * Completion and hover latency on a server whose analysis worker is busy: the analysis example is
+ * opened with the analysis on and no pause, and requests are sent one after another until its
+ * findings are published; then as many again, with the worker idle. Its analysis takes seconds;
+ * the requests must not wait for it.
+ */
+async function duringAnalysis() {
+  const policyFile = join(root, "packages/cli/test/fixtures/analysis/release.vigil");
+  const policy = (await import("node:fs")).readFileSync(policyFile, "utf8");
+  const policyUri = pathToFileURL(policyFile).href;
+  const busy = spawn(process.execPath, [server, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], detached: true });
+  const rpc = createMessageConnection(new StreamMessageReader(busy.stdout), new StreamMessageWriter(busy.stdin));
+  let analysed = false;
+  let analysisStarted = 0;
+  let analysisTook = 0;
+  rpc.onNotification("textDocument/publishDiagnostics", (params) => {
+    if (!analysed && params.diagnostics.some((d) => String(d.code).startsWith("A"))) {
+      analysed = true;
+      analysisTook = performance.now() - analysisStarted;
+    }
+  });
+  rpc.onRequest(() => null);
+  rpc.listen();
+  try {
+    await rpc.sendRequest("initialize", {
+      processId: process.pid,
+      rootUri: null,
+      capabilities: { textDocument: { completion: { completionItem: { snippetSupport: true } } } },
+      initializationOptions: { settings: { analysis: { enabled: true, delay: 0 } } },
+    });
+    await rpc.sendNotification("initialized", {});
+    analysisStarted = performance.now();
+    await rpc.sendNotification("textDocument/didOpen", { textDocument: { uri: policyUri, languageId: "vigil", version: 1, text: policy } });
+    const lines = policy.split("\n");
+    const ruleLine = lines.findIndex((line) => line.includes("rule tested:"));
+    const braceLine = lines.findIndex((line) => line.includes("action in {"));
+    const ask = async () => {
+      let started = performance.now();
+      await rpc.sendRequest("textDocument/completion", { textDocument: { uri: policyUri }, position: { line: braceLine, character: lines[braceLine].indexOf("{") + 1 } });
+      const completion = performance.now() - started;
+      started = performance.now();
+      await rpc.sendRequest("textDocument/hover", { textDocument: { uri: policyUri }, position: { line: ruleLine, character: lines[ruleLine].indexOf("tested") + 2 } });
+      return { completion, hover: performance.now() - started };
+    };
+    const busyTimes = [];
+    const deadline = performance.now() + 120_000;
+    while (!analysed && performance.now() < deadline) busyTimes.push(await ask());
+    if (!analysed) throw new Error("the analysis did not publish its findings within 120 s");
+    const idleTimes = [];
+    for (let index = 0; index < Math.max(20, busyTimes.length); index++) idleTimes.push(await ask());
+    console.log("");
+    console.log(`analysis of release.vigil (the analysis example): findings published after ${analysisTook.toFixed(0)} ms; meanwhile ${busyTimes.length} completions and hovers were answered`);
+    report("completion, analysis running", busyTimes.map((t) => t.completion), 50);
+    report("completion, analysis done", idleTimes.map((t) => t.completion), 50);
+    report("hover, analysis running", busyTimes.map((t) => t.hover), 50);
+    report("hover, analysis done", idleTimes.map((t) => t.hover), 50);
+    await rpc.sendRequest("shutdown");
+    await rpc.sendNotification("exit");
+  } finally {
+    rpc.dispose();
+    try {
+      process.kill(-busy.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
 }

@@ -4,6 +4,8 @@
 //   dist/extension.js   the client (src/extension.ts), CommonJS for VS Code's extension host
 //   dist/server.mjs     the language server (packages/language-server/src/main.ts) with every
 //                       dependency bundled, an ES module run by the client with VS Code's Node
+//   dist/analysis-worker.mjs  the server's analysis worker (findings/worker.ts), bundled alike: the
+//                       thread in which the server runs Z3 for the analysis and the diff
 //   dist/node_modules/  z3-solver and its dependencies, copied as published: the solver is a
 //                       WebAssembly module with threads that loads its files from its own folder,
 //                       so it cannot be bundled; the SMT engine of "Check against trace…" uses it.
@@ -55,6 +57,18 @@ await build({
   format: "esm",
   // @vigil/sql (embedded DuckDB, a native module) is loaded only by the `sql` engine, which the
   // editor never runs: it stays out of the bundle and the package.
+  external: ["z3-solver", "mvdan-sh", "zod", "@vigil/sql"],
+  // The server starts its analysis worker from this file, beside it (findings/runner.ts).
+  define: { VIGIL_ANALYSIS_WORKER: JSON.stringify("./analysis-worker.mjs") },
+  banner: { js: 'import { createRequire as __vigilCreateRequire } from "node:module"; const require = __vigilCreateRequire(import.meta.url);' },
+});
+
+// The analysis worker (Z3 off the server's thread), bundled the same way as the server.
+await build({
+  ...common,
+  entryPoints: [join(root, "packages", "language-server", "src", "findings", "worker.ts")],
+  outfile: join(dist, "analysis-worker.mjs"),
+  format: "esm",
   external: ["z3-solver", "mvdan-sh", "zod", "@vigil/sql"],
   banner: { js: 'import { createRequire as __vigilCreateRequire } from "node:module"; const require = __vigilCreateRequire(import.meta.url);' },
 });

@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { registerCheckAgainstTrace } from "./check-trace.js";
+import { registerDiffWithCommitted } from "./diff-committed.js";
 import { trackActivePolicy } from "./policy-document.js";
 import { ServerStatusItem } from "./status.js";
 import { registerShowSignature } from "./signature.js";
@@ -13,8 +14,8 @@ import { statusNotification, type StatusParams } from "./protocol.js";
  * The Vigil extension: a language client for the Vigil language server (bundled in the
  * extension as dist/server.mjs and run with VS Code's own Node) for policies (`vigil`) and their
  * test files (`vigil-test`), plus the commands that show the server's answers the LSP has no place
- * for: a policy's verdicts on one trace, the signature it is checked against, and a witness event
- * in its trace file. The test lenses' command, `vigil.runTest`, is the server's.
+ * for: a policy's verdicts on one trace, the signature it is checked against, a witness event in
+ * its trace file, and what an edit changes against the last commit. The test lenses' command, `vigil.runTest`, is the server's.
  */
 
 /** The client of the running server; replaced when the server is restarted. */
@@ -41,6 +42,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   trackActivePolicy(context);
   registerCheckAgainstTrace(context, clientOf, reports);
   registerShowSignature(context, clientOf);
+  registerDiffWithCommitted(context, clientOf);
   registerOpenWitness(context);
 
   const start = async () => {

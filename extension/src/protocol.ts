@@ -9,6 +9,7 @@ import type { CheckTraceParams } from "@vigil/language-server/protocol";
 
 export {
   checkTraceMethod as checkTraceRequest,
+  diffCommittedMethod as diffCommittedRequest,
   runTestCommand,
   signatureMethod as signatureRequest,
   statusMethod as statusNotification,
@@ -18,6 +19,8 @@ export type {
   CheckTraceResult,
   CheckTraceStatement as StatementVerdict,
   CheckTraceWitness as WitnessEvent,
+  DiffCommittedParams,
+  DiffCommittedResult,
   OpenWitnessArguments as WitnessLocation,
   RunTestArguments,
   RunTestResult,

@@ -1,4 +1,4 @@
-import type { CheckTraceResult, RunTestResult, StatementVerdict, WitnessEvent } from "./protocol.js";
+import type { CheckTraceResult, DiffCommittedResult, RunTestResult, StatementVerdict, WitnessEvent } from "./protocol.js";
 
 /**
  * The words of a trace check, for the Problems panel and the "Vigil" output channel, and of a run
@@ -76,4 +76,20 @@ export function testRunSummary(result: RunTestResult): string {
   const count = (outcome: string) => result.tests.filter((test) => test.outcome === outcome).length;
   const parts = [`${count("passed")} passed`, ...(count("failed") > 0 ? [`${count("failed")} failed`] : []), ...(count("error") > 0 ? [`${count("error")} could not run`] : [])];
   return `${file}: ${result.tests.length} ${result.tests.length === 1 ? "test" : "tests"}, ${parts.join(", ")}`;
+}
+
+/** One line on what an edit changed: the whole policy's relation against the revision it was compared with. */
+export function diffSummary(result: DiffCommittedResult): string {
+  const against = `${result.new} against ${result.revision}`;
+  if (result.same) return result.basis === "proof" ? `${against}: no change in meaning (proven)` : `${against}: no difference found in short runs (not proven equivalent)`;
+  switch (result.relation) {
+    case "stricter":
+      return `${against}: stricter — it rejects runs the committed version accepts`;
+    case "looser":
+      return `${against}: looser — it accepts runs the committed version rejects`;
+    case "incomparable":
+      return `${against}: each version rejects runs the other accepts`;
+    case "equivalent":
+      return `${against}: the whole policy is unchanged, some rules differ (see the report)`;
+  }
 }

@@ -17,7 +17,8 @@ import { serverTimeout, uiTimeout, Workbench } from "./support/workbench.js";
  * (VS Code in the browser), which opens a copy of examples/ in Chromium; the test then does what a
  * person does and checks what a person sees: highlighting, squiggles and Problems rows, hovers,
  * completion from the sample traces, formatting, rename, a quick fix, the verdict lenses, the
- * trace check, and a test file's lenses and failing expectation. Node 24 and code-server are installed on first use into a cache folder
+ * trace check, a test file's lenses and failing expectation, the analysis findings after a pause,
+ * and the comparison of an edit with the last commit. Node 24 and code-server are installed on first use into a cache folder
  * (scripts/editor-tools/install.mjs); screenshots of each step go to the artifacts folder.
  */
 
@@ -105,6 +106,15 @@ beforeAll(async () => {
   if (!existsSync(join(workspace, "vigil.config.json"))) {
     writeFileSync(join(workspace, "vigil.config.json"), `${JSON.stringify({ traces: ["coding-agent/*.jsonl"] }, null, 2)}\n`);
   }
+  // The workspace is a git repository with everything committed: "Compare with last commit" reads
+  // the policy's committed version from it.
+  const git = (...args: string[]) => {
+    const ran = spawnSync("git", ["-c", "user.email=e2e@vigil.invalid", "-c", "user.name=e2e", "-c", "commit.gpgsign=false", ...args], { cwd: workspace, encoding: "utf8" });
+    if (ran.status !== 0) throw new Error(`git ${args.join(" ")} failed: ${ran.stderr}`);
+  };
+  git("init", "-q");
+  git("add", ".");
+  git("commit", "-q", "-m", "the examples");
   // A policy written without indentation, for Format Document.
   mkdirSync(join(workspace, "scratch"));
   const policy = readFileSync(join(workspace, policyPath), "utf8");
@@ -202,7 +212,7 @@ describe("the packaged extension, as VS Code installed it", () => {
 
   it("ships the bundles, the grammars and z3-solver, and no node_modules of its own", () => {
     const files = readdirSync(installedExtension(), { recursive: true, encoding: "utf8" }).map((file) => file.replace(/\\/g, "/"));
-    expect(files).toEqual(expect.arrayContaining(["package.json", "language-configuration.json", "syntaxes/vigil.tmLanguage.json", "syntaxes/vigil-test.tmLanguage.json", "dist/docs/testing.md", "dist/extension.js", "dist/server.mjs", "dist/node_modules/z3-solver/build/z3-built.wasm"]));
+    expect(files).toEqual(expect.arrayContaining(["package.json", "language-configuration.json", "syntaxes/vigil.tmLanguage.json", "syntaxes/vigil-test.tmLanguage.json", "dist/docs/testing.md", "dist/extension.js", "dist/server.mjs", "dist/analysis-worker.mjs", "dist/node_modules/z3-solver/build/z3-built.wasm"]));
     expect(files.filter((file) => file.startsWith("node_modules/") || file.startsWith("src/") || file.endsWith(".ts"))).toEqual([]);
   });
 
@@ -441,6 +451,70 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
       await page.keyboard.type("xyz");
       await page.waitForTimeout(300);
       expect(await workbench.visibleText()).toBe(before);
+    });
+  });
+
+  it("shows the analysis findings once typing stops, and drops them with the rule", async () => {
+    await step("analysis-findings", async () => {
+      await workbench.openFile(policyPath);
+      await workbench.goTo(blankLineAfter(original, "pattern egress"), 1);
+      // A rule whose pattern cannot match: an edit ok and failed at once. It never fires.
+      await page.keyboard.type("  rule never_fires: abs(action in {Edit} and status = ok and status = error)");
+      // Go to Next Problem (F8) from the start of the new rule's line shows, in the editor, the first
+      // problem after it: the analysis's, once it has run (until then, one further down).
+      const line = blankLineAfter(original, "pattern egress");
+      const problemAt = async () => {
+        await workbench.goTo(line, 1);
+        await page.keyboard.press("F8");
+        const widget = page.locator(".marker-widget").first();
+        const text = await widget.waitFor({ state: "visible", timeout: 3_000 }).then(() => widget.textContent(), () => "");
+        await workbench.dismissWidgets();
+        return text ?? "";
+      };
+      await expect.poll(problemAt, { timeout: serverTimeout, intervals: [1_000] }).toContain("no run of up to 5 events breaks rule `coding_agent.never_fires`: it never fires");
+      expect(await problemAt()).toContain("A0002");
+      await workbench.goTo(line, 1);
+      await page.keyboard.press("F8");
+      await page.locator(".marker-widget").first().waitFor({ state: "visible", timeout: uiTimeout });
+      await screenshot("analysis-findings-peek");
+      // The next one is the pattern's: it cannot match.
+      await page.keyboard.press("F8");
+      await expect.poll(() => page.locator(".marker-widget").first().textContent(), { timeout: uiTimeout }).toContain("A0001");
+      await workbench.dismissWidgets();
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => workbench.visibleText()).not.toContain("never_fires");
+      // And no problem left names it: the next one after its line is another's.
+      await expect.poll(problemAt, { timeout: serverTimeout, intervals: [1_000] }).not.toContain("never_fires");
+    });
+  });
+
+  it("compares the edited policy with its last commit, with a run that tells them apart", async () => {
+    await step("diff-with-commit", async () => {
+      await workbench.openFile(policyPath);
+      await workbench.goTo(blankLineAfter(original, "pattern egress"), 1);
+      // Unsaved: the comparison is of the text in the editor.
+      await page.keyboard.type("  rule no_curl: abs(action in {curl})");
+      await workbench.runCommand("Vigil: Compare with last commit");
+      await expect.poll(() => workbench.activeTabName(), { timeout: serverTimeout }).toBe("coding-agent.vigil.diff.md");
+      await expect.poll(() => page.locator("#status\\.editor\\.mode").textContent(), { timeout: uiTimeout }).toContain("Markdown");
+      // The notification first (Escape, which closes Find, hides it too).
+      const toast = page.locator(".notifications-toasts .notification-list-item-message", { hasText: "coding-agent.vigil against HEAD: stricter" });
+      await toast.first().waitFor({ state: "visible", timeout: uiTimeout });
+      // Found with the editor's Find, which searches the whole report, wrapped or scrolled away.
+      for (const line of [
+        "### Policy change: `coding-agent.vigil@HEAD` → `coding-agent.vigil`",
+        "**Whole policy:** stricter: the new version rejects runs the old accepts",
+        "| `coding_agent.no_curl` | added | stricter",
+        "| `coding_agent.no_force_push` | unchanged | equivalent (proven) |",
+        '{"action":"curl"}',
+      ]) {
+        expect(await workbench.findCount(line), line).toMatch(/ of [1-9]\d*$/);
+      }
+      await screenshot("diff-with-commit-report");
+      await workbench.runCommand("View: Close Editor");
+      await workbench.openFile(policyPath);
+      await workbench.runCommand("File: Revert File");
+      await expect.poll(() => workbench.visibleText()).not.toContain("no_curl");
     });
   });
 

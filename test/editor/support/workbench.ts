@@ -109,6 +109,20 @@ export class Workbench {
     await this.runCommand("View: Focus Problems (Errors, Warnings, Infos)");
     return this.page.locator(".markers-panel .monaco-list-row");
   }
+
+  /** How many times the active editor's text (the whole document, not only the lines in view) holds `text`: Find's count, "1 of 3", or "No results". */
+  async findCount(text: string): Promise<string> {
+    await this.focusEditor();
+    await this.page.keyboard.press("Control+F");
+    const input = this.page.locator(".find-widget textarea, .find-widget input").first();
+    await input.waitFor({ state: "visible", timeout: uiTimeout });
+    await input.fill(text);
+    const count = this.page.locator(".find-widget .matchesCount");
+    await expect.poll(() => count.textContent(), { timeout: uiTimeout }).toMatch(/^(\d+ of \d+|\?\s*of \d+|No results)$/);
+    const found = (await count.textContent()) ?? "";
+    await this.dismissWidgets();
+    return found;
+  }
 }
 
 /** A regular expression that matches exactly the text. */

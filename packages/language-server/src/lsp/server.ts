@@ -108,7 +108,7 @@ interface DocumentState {
   findings?: HeldFindings;
   /** The pause after which the current version is analysed, and the analysis in flight (aborted by a change). */
   findingsTimer?: NodeJS.Timeout;
-  findingsWork?: AbortController;
+  findingsWork?: { readonly text: string; readonly controller: AbortController };
   /** The current text's positions and tokens, made once per version (completion reads them on every keystroke). */
   tokens?: { readonly version: number; readonly positions: TextPositions; readonly tokens: readonly Token[] };
 }
@@ -353,7 +353,7 @@ class VigilServer {
     if (state === undefined) return;
     // Work on an older version is stale from now on.
     state.work?.abort();
-    state.findingsWork?.abort();
+    state.findingsWork?.controller.abort();
     clearTimeout(state.findingsTimer);
     const quiet = state.timer === undefined && performance.now() - (state.lastCheck ?? -Infinity) >= delayMs;
     clearTimeout(state.timer);
@@ -436,7 +436,7 @@ class VigilServer {
     clearTimeout(state.verdicts?.timer);
     clearTimeout(state.findingsTimer);
     state.work?.abort();
-    state.findingsWork?.abort();
+    state.findingsWork?.controller.abort();
   }
 
   // Analysis findings (`vigilc analyze`): computed in the worker once a document has been still for
@@ -446,13 +446,15 @@ class VigilServer {
     clearTimeout(state.findingsTimer);
     const settings = this.workspace.currentSettings.analysis;
     if (!settings.enabled || !analysis.compiled.ok || state.findings?.text === analysis.text) return;
+    // The same text checked again (new samples, a request) is already being analysed.
+    if (state.findingsWork?.text === analysis.text && !state.findingsWork.controller.signal.aborted) return;
     state.findingsTimer = setTimeout(() => void this.analyzeNow(state, analysis).catch((error: unknown) => this.logError(`analysing ${analysis.uri}`, error)), settings.delayMs);
   }
 
   private async analyzeNow(state: DocumentState, analysis: Analysis): Promise<void> {
-    state.findingsWork?.abort();
+    state.findingsWork?.controller.abort();
     const work = new AbortController();
-    state.findingsWork = work;
+    state.findingsWork = { text: analysis.text, controller: work };
     const file = uriToPath(analysis.uri);
     let diagnostics: readonly Diagnostic[] | undefined;
     try {
@@ -531,7 +533,7 @@ class VigilServer {
     if (analysisChanged) {
       // Findings of other settings (or of an analysis now turned off) are dropped, and sought again.
       for (const state of this.states.values()) {
-        state.findingsWork?.abort();
+        state.findingsWork?.controller.abort();
         delete state.findings;
       }
     }
