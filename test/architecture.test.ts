@@ -19,8 +19,9 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   sql: ["@vigil/diagnostics", "@vigil/checker", "@vigil/trace", "@duckdb/node-api"],
   compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt", "@vigil/sql"],
   "language-server": ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "vscode-languageserver", "vscode-languageserver-textdocument", "tinyglobby"],
+  draft: ["@vigil/compiler", "@anthropic-ai/sdk", "openai"],
   runtime: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/engine", "@vigil/trace", "better-sqlite3", "@modelcontextprotocol/sdk"],
-  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/runtime", "@vigil/sql", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
+  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/draft", "@vigil/runtime", "@vigil/sql", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
 };
 
 function sources(directory: string): string[] {

@@ -185,6 +185,12 @@ afterAll(async () => {
   if (home !== undefined) rmSync(home, { recursive: true, force: true });
 }, 60_000);
 
+/**
+ * How long to wait for what Z3 computes in the server's worker (analysis findings, the comparison
+ * with the last commit): a few seconds alone, up to half a minute seen beside the rest of the suite.
+ */
+const solverTimeout = 90_000;
+
 /** The line (from 1) of the policy's text that contains `needle`, and the column (from 1) where it starts. */
 function find(text: string, needle: string, after = ""): { line: number; column: number } {
   const lines = text.split("\n");
@@ -471,7 +477,7 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
         await workbench.dismissWidgets();
         return text ?? "";
       };
-      await expect.poll(problemAt, { timeout: serverTimeout, intervals: [1_000] }).toContain("no run of up to 5 events breaks rule `coding_agent.never_fires`: it never fires");
+      await expect.poll(problemAt, { timeout: solverTimeout, intervals: [1_000] }).toContain("no run of up to 5 events breaks rule `coding_agent.never_fires`: it never fires");
       expect(await problemAt()).toContain("A0002");
       await workbench.goTo(line, 1);
       await page.keyboard.press("F8");
@@ -495,7 +501,7 @@ describe("the Vigil extension in VS Code (code-server 4.139) in Chromium", () =>
       // Unsaved: the comparison is of the text in the editor.
       await page.keyboard.type("  rule no_curl: abs(action in {curl})");
       await workbench.runCommand("Vigil: Compare with last commit");
-      await expect.poll(() => workbench.activeTabName(), { timeout: serverTimeout }).toBe("coding-agent.vigil.diff.md");
+      await expect.poll(() => workbench.activeTabName(), { timeout: solverTimeout }).toBe("coding-agent.vigil.diff.md");
       await expect.poll(() => page.locator("#status\\.editor\\.mode").textContent(), { timeout: uiTimeout }).toContain("Markdown");
       // The notification first (Escape, which closes Find, hides it too).
       const toast = page.locator(".notifications-toasts .notification-list-item-message", { hasText: "coding-agent.vigil against HEAD: stricter" });

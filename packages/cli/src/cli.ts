@@ -4,6 +4,7 @@ import { createContext, type RegisterCommand } from "./commands/context.js";
 import { registerAudit, registerHook, registerMcpGateway, registerReplay, registerServe } from "./commands/enforcement.js";
 import { registerAnalyze } from "./commands/analyze.js";
 import { registerDiff } from "./commands/diff.js";
+import { registerDraft } from "./commands/draft.js";
 import { registerExplain } from "./commands/explain.js";
 import { registerExport } from "./commands/export.js";
 import { registerFmt } from "./commands/fmt.js";
@@ -30,6 +31,8 @@ export interface CliIo {
   readonly exitsAfterRun?: boolean;
   /** True when stderr is a terminal: corpus runs then draw a progress bar there. */
   readonly progress?: boolean;
+  /** The environment (API keys, cache folders); `process.env` when absent. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   /** Reads all of standard input, for a trace given as `-`. Without it, `-` is a file name. */
   readonly stdin?: () => Promise<string>;
 }
@@ -48,6 +51,7 @@ const commands: readonly RegisterCommand[] = [
   registerSql,
   registerAnalyze,
   registerDiff,
+  registerDraft,
   registerHook,
   registerAudit,
   registerReplay,

@@ -51,6 +51,7 @@ export {
   readRegularFile,
   readRunFile,
   readTrace,
+  mergeSignatures,
   signatureFromToolSchemas,
   signatureOf,
   signatureToJson,

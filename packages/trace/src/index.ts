@@ -3,7 +3,7 @@ export { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, obs
 export type { ReadTraceOptions, ReadTraceResult } from "./read-trace.js";
 export { readTrace } from "./read-trace.js";
 export type { KeyInfo, KeyLookup, Signature } from "./signature.js";
-export { emptySignature, lookUpKey, SignatureBuilder, signatureOf, signatureToJson } from "./signature.js";
+export { emptySignature, lookUpKey, mergeSignatures, SignatureBuilder, signatureOf, signatureToJson } from "./signature.js";
 export type { JsonValue, PathSegment } from "./value.js";
 export { displayValue, isJsonObject, keyPathDisplay, keyPathId, keyPathNames, stableStringify, valueKey, valuesAtPath } from "./value.js";
 export type { CompiledWildcard } from "./wildcard.js";

@@ -6,13 +6,13 @@ import {
   isHandle,
   isJsonObject,
   keyPathId,
+  mergeSignatures,
   openRegularFile,
   readRegularFileInPieces,
   signatureFromToolSchemas,
   SignatureBuilder,
   valueKey,
   type JsonValue,
-  type KeyInfo,
   type Signature,
   type TraceEvent,
   type TraceFormat,
@@ -198,39 +198,6 @@ async function readSampleSchema(file: string): Promise<SampleSchema> {
   }
   const { signature, diagnostics } = signatureFromToolSchemas(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, { file });
   return { file, diagnostics, usable: !diagnostics.some((d) => d.severity === "error"), signature };
-}
-
-/**
- * The union of signatures: every action, key and value any of them has. A key whose values are
- * open in one (a schema without an enumeration, a key past the value limit) is open in the union;
- * its longest list is the longest in any.
- * The union is a trace's signature when any trace takes part, so messages speak of the trace.
- */
-export function mergeSignatures(signatures: readonly Signature[]): Signature {
-  if (signatures.length === 1) return signatures[0]!;
-  const actions = new Set<string>();
-  const keys = new Map<string, { segments: readonly string[]; values: Map<string, JsonValue>; open: boolean; listLength: number }>();
-  let outputCount = 0;
-  for (const signature of signatures) {
-    for (const action of signature.actions) actions.add(action);
-    for (const [id, info] of signature.keys) {
-      let merged = keys.get(id);
-      if (merged === undefined) {
-        merged = { segments: info.segments, values: new Map(), open: false, listLength: -1 };
-        keys.set(id, merged);
-      }
-      for (const [key, value] of info.values) merged.values.set(key, value);
-      if (info.openValues === true) merged.open = true;
-      if (info.listLength !== undefined && info.listLength > merged.listLength) merged.listLength = info.listLength;
-    }
-    outputCount += signature.outputCount;
-  }
-  const result = new Map<string, KeyInfo>();
-  for (const [id, info] of keys) {
-    result.set(id, { segments: info.segments, values: info.values, ...(info.open ? { openValues: true } : {}), ...(info.listLength >= 0 ? { listLength: info.listLength } : {}) });
-  }
-  const origin = signatures.every((s) => s.origin === "schemas") ? { origin: "schemas" as const } : {};
-  return { actions, keys: result, outputCount, ...origin };
 }
 
 /** Counts events per action, per key and per value under a key (each event once per key and value). */

@@ -1,0 +1,188 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
+import type { Diagnostic, Signature } from "@vigil/compiler";
+import type { DraftResult } from "@vigil/draft";
+import { Option, type Command } from "commander";
+import type { CommandContext } from "./context.js";
+import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
+
+/**
+ * `vigilc draft SPEC…`: a policy drafted from a skill's specification by a language model, in the
+ * vocabulary of the given runs or tool schemas. Every rule carries its requirement and the line of
+ * the specification it came from as `///`, and passed the parser, the checker and the closed-world
+ * check (the model's drafts go back to it with the problems, at most `--max-repairs` times; what
+ * still fails is taken out and reported). Requirements the model could not write are reported with
+ * why. The same draft asked for again comes from the cache, with no request.
+ * Exit: 0 a policy was drafted; 2 bad input, no key, the model failing, or no rule surviving.
+ */
+export function registerDraft(program: Command, context: CommandContext): void {
+  program
+    .command("draft")
+    .description("draft a policy from a skill's specification with a language model; only rules that pass the parser and the checker are kept")
+    .argument("<spec...>", "SKILL.md (with the files it references), README.md#Section, or any text file")
+    .option("-t, --trace <file...>", "runs whose signature (actions, keys, values) is the vocabulary and the closed world")
+    .option("--schema <file>", "tool schemas whose signature is the vocabulary (an MCP tools/list result or OpenAI function definitions)")
+    .option("-o, --output <file>", "write the policy here (default: standard output)")
+    .option("--report <file>", "write the report (rules, their sources, unsupported and rejected requirements) as JSON")
+    .option("--name <policy>", "the policy's name (default: the specification's folder)")
+    .addOption(new Option("--provider <name>", "the model's provider (default: the one whose key is set)").choices(["anthropic", "openai"]))
+    .option("--model <model>", "the model (default: claude-opus-4-6 or gpt-5)")
+    .option("--max-repairs <rounds>", "how often a draft that fails a check goes back to the model", parseCount, 3)
+    .option("--timeout <seconds>", "the longest wait for one answer", parsePositiveInteger, 300)
+    .option("--stream", "stream the model's answers")
+    .option("--no-cache", "ask the model even when the same draft is cached")
+    .action(async (specs: string[], options: DraftCommandOptions) => {
+      context.exitCode = await draft(context, specs, options);
+    });
+}
+
+type DraftCommandOptions = {
+  trace?: string[];
+  schema?: string;
+  output?: string;
+  report?: string;
+  name?: string;
+  provider?: "anthropic" | "openai";
+  model?: string;
+  maxRepairs: number;
+  timeout: number;
+  stream?: boolean;
+  cache: boolean;
+};
+
+async function draft(context: CommandContext, specs: string[], options: DraftCommandOptions): Promise<number> {
+  const { io } = context;
+  const { createProvider, DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications } = await import("@vigil/draft");
+  const reading = await readSpecifications(specs, { cwd: io.cwd });
+  for (const note of reading.notes) io.stderr(`note: ${note}\n`);
+  if (reading.errors.length > 0) {
+    for (const error of reading.errors) io.stderr(`error: ${error}\n`);
+    throw new InputError();
+  }
+  const signature = await signatureOption(context, options);
+  const env = io.env ?? process.env;
+  const made = createProvider({
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    stream: options.stream === true,
+    timeoutMs: options.timeout * 1000,
+    env,
+  });
+  if (!made.ok) {
+    io.stderr(`error: ${made.message}\n`);
+    return EXIT_INPUT_ERROR;
+  }
+  const { provider } = made;
+  const policyName = options.name ?? policyNameOf(resolve(io.cwd, specs[0]!.replace(/#.*$/, "")));
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(policyName)) {
+    io.stderr(`error: \`${policyName}\` is not a policy name: give --name with letters, digits and _\n`);
+    throw new InputError();
+  }
+  const reference = languageReference();
+  const key = draftKey({ promptVersion, reference, provider: provider.name, model: provider.model, policyName, maxRepairs: options.maxRepairs, sources: reading.sources, ...(signature !== undefined ? { signature } : {}) });
+  const cache = new DraftCache(defaultCacheFolder(env));
+  let result = options.cache ? await cache.get(key) : undefined;
+  const cached = result !== undefined;
+  if (cached) io.stderr(`drafted before with the same specification, vocabulary and model: taken from the cache (${cache.folder}), no request made\n`);
+  else {
+    io.stderr(`drafting with ${provider.name} ${provider.model}…\n`);
+    try {
+      result = await draftPolicy({
+        sources: reading.sources,
+        ...(signature !== undefined ? { signature } : {}),
+        provider,
+        policyName,
+        maxRepairs: options.maxRepairs,
+        reference,
+        onRound: (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= options.maxRepairs ? ", sent back" : ""}`}\n`),
+      });
+    } catch (error) {
+      if (error instanceof ModelError) io.stderr(`error: the model gave no draft: ${error.message}\n`);
+      else if (error instanceof DraftFailed) io.stderr(`error: ${error.message}\n`);
+      else throw error;
+      return EXIT_INPUT_ERROR;
+    }
+    await cache.set(key, result).catch((error: unknown) => io.stderr(`warning: the draft could not be cached: ${String(error)}\n`));
+  }
+  const drafted = result!;
+  const sources = [...specs, ...(options.trace ?? []), ...(options.schema !== undefined ? [options.schema] : [])];
+  if (options.report !== undefined) await writeOut(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...drafted }, null, 2)}\n`);
+  io.stderr(reportText(drafted));
+  if (drafted.rules.length === 0) {
+    io.stderr("error: no rule of the draft passed the checks; nothing was written\n");
+    return EXIT_INPUT_ERROR;
+  }
+  const header = `// Drafted by \`vigilc draft\` (${drafted.provider} ${drafted.model}, prompt ${promptVersion}) from ${specs.join(", ")}${sources.length > specs.length ? `, in the vocabulary of ${sources.slice(specs.length).join(", ")}` : ""}.\n// Every rule passed the parser and the checker${signature !== undefined ? " against that signature" : ""}; review each before enforcing it.\n\n`;
+  const text = header + drafted.policy;
+  if (options.output !== undefined) {
+    await writeOut(resolve(io.cwd, options.output), text);
+    io.stderr(`wrote ${options.output}\n`);
+  } else io.stdout(text);
+  return 0;
+}
+
+/** What was drafted, taken out and left unsupported, in words. */
+function reportText(result: DraftResult): string {
+  let out = `${plural(result.rules.length, "rule")} drafted in ${plural(result.rounds, "answer")}`;
+  out += result.unsupported.length > 0 ? `; ${plural(result.unsupported.length, "requirement")} the model could not write` : "";
+  out += result.rejected.length > 0 ? `; ${plural(result.rejected.length, "declaration")} taken out after failing the checks` : "";
+  out += "\n";
+  for (const rule of result.rules) out += `  ✓ ${rule.policy}.${rule.name} ← ${rule.source}: ${oneLine(rule.requirement)}\n`;
+  for (const item of result.unsupported) out += `  ✗ ${item.source}: ${oneLine(item.requirement)} — not written: ${oneLine(item.why)}\n`;
+  for (const item of result.rejected) out += `  ✗ ${item.name}${item.source !== undefined ? ` (${item.source})` : ""} taken out: ${item.problems.map(oneLine).join("; ")}\n`;
+  for (const warning of result.warnings) out += `  ${warning}\n`;
+  return out;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ");
+}
+
+/** The policy's name from the specification's place: a skill's folder, else the file's name. */
+function policyNameOf(file: string): string {
+  const name = /^(skill|readme)\.md$/i.test(basename(file)) ? basename(dirname(file)) : basename(file).replace(/\.[^.]*$/, "");
+  const identifier = name.replace(/[^A-Za-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
+  return /^[A-Za-z_]/.test(identifier) ? identifier : `skill_${identifier}`;
+}
+
+async function writeOut(file: string, text: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, text);
+}
+
+function parseCount(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 10) throw new Error(`\`${text}\` is not a count from 0 to 10`);
+  return Number(text);
+}
+
+/** The vocabulary: the union of the runs' signatures, or the tool schemas'. */
+async function signatureOption(context: CommandContext, options: DraftCommandOptions): Promise<Signature | undefined> {
+  const traces = options.trace ?? [];
+  if (traces.length > 0 && options.schema !== undefined) {
+    context.io.stderr("error: give --trace or --schema, not both\n");
+    throw new InputError();
+  }
+  const { mergeSignatures, readRunSignature, signatureFromToolSchemas } = await loadCompiler();
+  if (options.schema !== undefined) {
+    const read = signatureFromToolSchemas(await context.readText(options.schema, "schema"), { file: options.schema });
+    stopOnErrors(context, read.diagnostics, options.schema);
+    return read.signature;
+  }
+  if (traces.length === 0) return undefined;
+  const signatures: Signature[] = [];
+  for (const trace of traces) {
+    const read = await readRunSignature({ file: resolve(context.io.cwd, trace) });
+    stopOnErrors(context, read.traceDiagnostics, trace);
+    signatures.push(read.signature);
+  }
+  return mergeSignatures(signatures);
+}
+
+function stopOnErrors(context: CommandContext, diagnostics: readonly Diagnostic[], file: string): void {
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  if (errors.length === 0) return;
+  context.printDiagnostics(errors);
+  context.reportUnrendered();
+  context.io.stderr(`error: \`${file}\` has ${plural(errors.length, "error")}; nothing was drafted\n`);
+  throw new InputError();
+}

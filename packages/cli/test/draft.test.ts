@@ -1,0 +1,92 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ModelServer } from "../../../test/support/model-server.js";
+import { repairedDraft } from "../../draft/test/fixtures/answers.js";
+import { vigilc } from "./support/run-vigilc.js";
+
+/**
+ * `vigilc draft` as a user runs it, against a model endpoint on 127.0.0.1: without a key it says
+ * what to set; with one it writes a policy that `vigilc check` accepts and a report, and the same
+ * draft asked for again comes from the cache with no request.
+ */
+
+const skill = resolve(import.meta.dirname, "../../draft/test/fixtures/release-skill");
+let server: ModelServer;
+let scratch: string;
+/** No key from the machine's own environment reaches these runs. */
+const noKeys = { ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ANTHROPIC_BASE_URL: "", OPENAI_BASE_URL: "" };
+
+beforeAll(async () => {
+  server = await ModelServer.start();
+  scratch = mkdtempSync(join(tmpdir(), "vigilc-draft-"));
+});
+afterAll(async () => {
+  await server?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("vigilc draft", () => {
+  it("without a key, exits 2 naming the variables to set", async () => {
+    const result = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl"], { cwd: skill, env: { ...noKeys, VIGIL_CACHE_DIR: scratch } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("ANTHROPIC_API_KEY");
+    expect(result.stderr).toContain("OPENAI_API_KEY");
+    expect(result.stdout).toBe("");
+  });
+
+  it("drafts a policy that passes the checks, reports where each rule came from, and drafts it again from the cache", async () => {
+    const env = { ...noKeys, ANTHROPIC_API_KEY: "sk-test-cli", ANTHROPIC_BASE_URL: server.url, VIGIL_CACHE_DIR: join(scratch, "cache") };
+    const output = join(scratch, "release.vigil");
+    const report = join(scratch, "report.json");
+    server.answer({ text: repairedDraft });
+    const first = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "-o", output, "--report", report, "--model", "test-model"], { cwd: skill, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(first.stderr).toContain("4 rules drafted in 1 answer; 1 requirement the model could not write");
+    expect(first.stderr).toContain("✓ release.bump_before_publish ← checklist.md:3: The version must be bumped");
+    expect(first.stderr).toContain("✗ SKILL.md:13: Make sure the changelog reads well before you publish. — not written: whether prose reads well");
+    expect(first.stderr).not.toContain("sk-test-cli");
+    const policy = readFileSync(output, "utf8");
+    expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-1\) from SKILL.md, in the vocabulary of run.jsonl\./);
+    expect(policy).toContain("/// source: SKILL.md:10");
+    // The policy is a policy: vigilc checks the run with it (every rule holds on it).
+    const checked = await vigilc(["check", output, "--trace", "run.jsonl"], { cwd: skill });
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    const json = JSON.parse(readFileSync(report, "utf8"));
+    expect(json).toMatchObject({ cached: false, provider: "anthropic", model: "test-model", rounds: 1 });
+    expect(json.rules).toHaveLength(4);
+    expect(json.unsupported[0].source).toBe("SKILL.md:13");
+
+    // The same draft again: from the cache, no request.
+    const second = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model"], { cwd: skill, env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(second.stderr).toContain("taken from the cache");
+    expect(second.stdout).toBe(policy);
+    // --no-cache asks again; another vocabulary is another draft.
+    server.answer({ text: repairedDraft }, { text: repairedDraft });
+    expect((await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--no-cache"], { cwd: skill, env })).code).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    expect((await vigilc(["draft", "SKILL.md", "--model", "test-model"], { cwd: skill, env })).code).toBe(0);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("says what is wrong with its input", async () => {
+    const env = { ...noKeys, OPENAI_API_KEY: "sk-x", OPENAI_BASE_URL: `${server.url}/v1`, VIGIL_CACHE_DIR: scratch };
+    const missing = await vigilc(["draft", "NOPE.md"], { cwd: skill, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("error: NOPE.md: cannot be read (ENOENT)");
+    const section = await vigilc(["draft", "SKILL.md#No such heading"], { cwd: skill, env });
+    expect(section.code).toBe(2);
+    expect(section.stderr).toContain("error: SKILL.md: no heading `No such heading`");
+    const both = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: skill, env });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("give --trace or --schema, not both");
+    server.answer({ status: 500 }, { status: 500 }, { status: 500 });
+    const failing = await vigilc(["draft", "SKILL.md", "--timeout", "20"], { cwd: skill, env });
+    expect(failing.code).toBe(2);
+    expect(failing.stderr).toMatch(/error: the model gave no draft: the endpoint answered 500/);
+  });
+});

@@ -1,0 +1,11 @@
+export type { ReadAnswer, Unsupported } from "./answer.js";
+export { readAnswer } from "./answer.js";
+export type { DraftKeyParts } from "./cache.js";
+export { DraftCache, defaultCacheFolder, draftKey } from "./cache.js";
+export type { DraftedRule, DraftOptions, DraftResult, RejectedRule } from "./draft.js";
+export { DraftFailed, docOf, draftPolicy } from "./draft.js";
+export { draftRequest, languageReference, promptVersion, repairRequest, systemPrompt } from "./prompt.js";
+export type { ModelAnswer, ModelProvider, ModelRequest, ProviderName, ProviderOptions } from "./providers.js";
+export { createProvider, defaultModels, ModelError } from "./providers.js";
+export type { SpecReading, SpecSource } from "./spec.js";
+export { citedText, numberedText, readSpecifications, referencesOf, specificationBudget } from "./spec.js";

@@ -1,0 +1,52 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { signatureToJson, type Signature } from "@vigil/compiler";
+import { numberedText, type SpecSource } from "./spec.js";
+
+/**
+ * What the model is asked, in words: the instructions (with the language reference, the
+ * `docs/language.md` users read, up to its diagnostics), the specification with each line's
+ * citation, the signature's vocabulary, and, after a draft that failed a check, the problems.
+ * `promptVersion` changes whenever these words do, so that cached drafts of other words are not reused.
+ */
+export const promptVersion = "vigil-draft-1";
+
+/** The language reference given to the model: docs/language.md up to its list of diagnostics. */
+export function languageReference(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 6; depth++) {
+    const candidate = join(directory, "docs", "language.md");
+    if (existsSync(candidate)) {
+      const text = readFileSync(candidate, "utf8");
+      const end = text.indexOf("\n## Diagnostics");
+      return (end > 0 ? text.slice(0, end) : text).trim();
+    }
+    directory = dirname(directory);
+  }
+  throw new Error("the language reference (docs/language.md) is not beside the draft package");
+}
+
+export function systemPrompt(reference: string, withSignature: boolean): string {
+  return `You turn the behavioural requirements of an AI agent's skill into a Vigil policy: rules over the trace of the agent's tool calls, which a deterministic checker then enforces. You only draft; you never decide whether a run is safe.
+
+How to answer:
+1. Find each requirement in the specification about the agent's tool calls: an order (do X before Y), a prohibition (never X; no X after Y), an obligation (after X, do Y), a limit (at most N X, or a total per time).
+2. Write one rule per requirement. ${withSignature ? "Use only the actions, argument keys and values of the signature given: it is the closed world of the runs, and any other name matches no event." : "No signature is given: use the tool and argument names the specification itself uses."}
+3. Directly above each rule, write \`///\` lines: first the requirement in the specification's own words, then a last line \`/// source: NAME:LINE\` (or \`NAME:FIRST-LAST\`) citing where it is, as the specification's lines are numbered below.
+4. A requirement that cannot be written over the ${withSignature ? "signature" : "tool calls"} (it needs an action or argument the calls do not show, or a judgement no trace records) gets no rule: list it in the unsupported block as \`- NAME:LINE: the requirement — why it cannot be checked\`.
+5. Answer with exactly one \`\`\`vigil block holding one policy, then one \`\`\`unsupported block (empty when every requirement has a rule). Nothing outside them is read.
+
+The Vigil language reference:
+
+${reference}`;
+}
+
+export function draftRequest(sources: readonly SpecSource[], signature: Signature | undefined, policyName: string): string {
+  const vocabulary = signature === undefined ? "" : `\n\nThe signature Σ of the agent's runs (actions; each argument key with up to 20 of its values; how many events have an output):\n\`\`\`json\n${JSON.stringify(signatureToJson(signature), null, 1)}\n\`\`\``;
+  return `The specification, each line prefixed with its citation \`NAME:LINE| \`:\n\n${numberedText(sources)}${vocabulary}\n\nDraft the policy \`${policyName}\`.`;
+}
+
+export function repairRequest(problems: readonly string[]): string {
+  return `The draft does not pass Vigil's checks:\n${problems.map((problem) => `- ${problem}`).join("\n")}\n\nAnswer again with the whole corrected policy in one \`\`\`vigil block, then the \`\`\`unsupported block. A requirement you cannot write correctly goes into the unsupported block, with why.`;
+}
