@@ -5,6 +5,7 @@ import { registerAudit, registerHook, registerMcpGateway, registerReplay, regist
 import { registerAnalyze } from "./commands/analyze.js";
 import { registerDiff } from "./commands/diff.js";
 import { registerDraft } from "./commands/draft.js";
+import { registerMine } from "./commands/mine.js";
 import { registerExplain } from "./commands/explain.js";
 import { registerExport } from "./commands/export.js";
 import { registerFmt } from "./commands/fmt.js";
@@ -52,6 +53,7 @@ const commands: readonly RegisterCommand[] = [
   registerAnalyze,
   registerDiff,
   registerDraft,
+  registerMine,
   registerHook,
   registerAudit,
   registerReplay,

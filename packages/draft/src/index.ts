@@ -9,3 +9,5 @@ export type { ModelAnswer, ModelProvider, ModelRequest, ProviderName, ProviderOp
 export { createProvider, defaultModels, ModelError } from "./providers.js";
 export type { SpecReading, SpecSource } from "./spec.js";
 export { citedText, numberedText, readSpecifications, referencesOf, specificationBudget } from "./spec.js";
+export type { MinedRule, MineOptions, MineResult } from "./mine.js";
+export { mineRules } from "./mine.js";
