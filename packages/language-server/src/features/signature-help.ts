@@ -1,6 +1,6 @@
 import type { SignatureHelp } from "vscode-languageserver";
 import type { Form } from "@vigil/syntax";
-import { formDescriptions, isForm } from "../forms.js";
+import { formDescriptions, isForm } from "@vigil/compiler";
 import { isComment, isPunctuation, lastTokenBefore, type Token } from "../tokens.js";
 
 /**

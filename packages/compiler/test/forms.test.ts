@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { formDescriptions, forms, responseDescriptions, scopeDescriptions, scopeKinds } from "../src/forms.js";
-import { root } from "./support/lsp-client.js";
+const root = join(import.meta.dirname, "..", "..", "..");
 
-/** The hovers' and signature help's words for each form are the documentation's, word for word. */
+/** The words for each form (hovers, signature help, `vigilc draft --explain`) are the documentation's, word for word. */
 
 const language = readFileSync(join(root, "docs/language.md"), "utf8");
 const semantics = readFileSync(join(root, "docs/semantics.md"), "utf8");
