@@ -65,6 +65,13 @@ describe("vigilc draft", () => {
     expect(server.requests).toHaveLength(1);
     expect(second.stderr).toContain("taken from the cache");
     expect(second.stdout).toBe(policy);
+    // --explain: each rule beside its text and its meaning, and the analysis of the draft (from the cache).
+    const explained = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--explain"], { cwd: skill, env });
+    expect(explained.code, explained.stderr).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(explained.stderr).toContain("  release.bump_before_publish (checklist.md:3)\n    the specification says:\n      - The version must be bumped (`bump_version`) before `publish`.\n    the rule:\n      rule bump_before_publish: prec(action in {publish}, action in {bump_version})\n    what it means:\n      `prec` holds when every event matching ψ has an earlier event matching ψ' (precedence).");
+    expect(explained.stderr).toContain("response `block` (the default)");
+    expect(explained.stderr).toMatch(/analysis \(runs of up to 5 events, under the signature\): (nothing found|\d+ findings?)/);
     // --no-cache asks again; another vocabulary is another draft.
     server.answer({ text: repairedDraft }, { text: repairedDraft });
     expect((await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--no-cache"], { cwd: skill, env })).code).toBe(0);

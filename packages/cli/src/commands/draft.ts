@@ -30,6 +30,7 @@ export function registerDraft(program: Command, context: CommandContext): void {
     .option("--max-repairs <rounds>", "how often a draft that fails a check goes back to the model", parseCount, 3)
     .option("--timeout <seconds>", "the longest wait for one answer", parsePositiveInteger, 300)
     .option("--stream", "stream the model's answers")
+    .option("--explain", "print each requirement beside its rule and the rule's meaning in words, and what `vigilc analyze` finds in the draft")
     .option("--no-cache", "ask the model even when the same draft is cached")
     .action(async (specs: string[], options: DraftCommandOptions) => {
       context.exitCode = await draft(context, specs, options);
@@ -47,6 +48,7 @@ type DraftCommandOptions = {
   maxRepairs: number;
   timeout: number;
   stream?: boolean;
+  explain?: boolean;
   cache: boolean;
 };
 
@@ -108,6 +110,7 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   const sources = [...specs, ...(options.trace ?? []), ...(options.schema !== undefined ? [options.schema] : [])];
   if (options.report !== undefined) await writeOut(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...drafted }, null, 2)}\n`);
   io.stderr(reportText(drafted));
+  if (options.explain === true && drafted.rules.length > 0) io.stderr(await explanation(drafted, signature));
   if (drafted.rules.length === 0) {
     io.stderr("error: no rule of the draft passed the checks; nothing was written\n");
     return EXIT_INPUT_ERROR;
@@ -119,6 +122,37 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     io.stderr(`wrote ${options.output}\n`);
   } else io.stdout(text);
   return 0;
+}
+
+/**
+ * For review: each rule beside the text it came from and its meaning in words (the editor's hover
+ * on a rule), then what the analysis finds in the draft under the signature (a rule that never
+ * fires or always breaks, an action made impossible, a conflict: the paper's main source of false
+ * positives).
+ */
+async function explanation(result: DraftResult, signature: Signature | undefined): Promise<string> {
+  const { analyzePolicy, compile, defaultAnalysisDepth, describeRule } = await loadCompiler();
+  const compiled = compile(result.policy, { file: "draft" });
+  const plain = (markdown: string) => markdown.replace(/\*\*/g, "");
+  const indent = (text: string) => text.split("\n").map((line) => `      ${line}`).join("\n");
+  let out = "\nexplained:\n";
+  for (const policy of compiled.syntax.policies) {
+    for (const item of policy.items) {
+      if (item.kind !== "RuleDecl") continue;
+      const traced = result.rules.find((rule) => rule.policy === policy.name.text && rule.name === item.name.text);
+      const meaning = describeRule({ ...item, doc: undefined }, policy).split("\n\n").slice(1).map(plain).join("\n");
+      out += `\n  ${policy.name.text}.${item.name.text}${traced !== undefined ? ` (${traced.source})` : ""}\n`;
+      if (traced !== undefined) out += `    the specification says:\n${indent(traced.cited)}\n`;
+      out += `    the rule:\n${indent(result.policy.slice(item.span.start, item.span.end))}\n    what it means:\n${indent(meaning)}\n`;
+    }
+  }
+  const findings = compiled.ok ? await analyzePolicy(compiled.program, { ...(signature !== undefined ? { signature } : {}) }) : [];
+  out += `\nanalysis (runs of up to ${defaultAnalysisDepth} events${signature !== undefined ? ", under the signature" : ""}): ${findings.length === 0 ? "nothing found" : plural(findings.length, "finding")}\n`;
+  for (const finding of findings) {
+    const owner = compiled.syntax.policies.flatMap((p) => p.items.map((item) => ({ p, item }))).find(({ item }) => finding.span !== undefined && item.span.start <= finding.span.start && finding.span.start <= item.span.end);
+    out += `  ${finding.code} (${finding.severity})${owner !== undefined ? ` ${owner.p.name.text}.${owner.item.name.text}` : ""}: ${finding.message}${finding.help !== undefined ? `\n      help: ${finding.help}` : ""}\n`;
+  }
+  return out;
 }
 
 /** What was drafted, taken out and left unsupported, in words. */
