@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelServer } from "../../../test/support/model-server.js";
 import { repairedDraft } from "../../draft/test/fixtures/answers.js";
@@ -49,6 +49,13 @@ describe("vigilc draft", () => {
     expect(first.stderr).toContain("✗ SKILL.md:13: Make sure the changelog reads well before you publish. — not written: whether prose reads well");
     expect(first.stderr).not.toContain("sk-test-cli");
     const policy = readFileSync(output, "utf8");
+    // And a test file of the draft's verdict on the run given, which vigilc test runs.
+    expect(first.stderr).toContain("wrote ");
+    const tests = readFileSync(join(scratch, "release.vigiltest"), "utf8");
+    expect(tests).toContain(`policy "release.vigil"`);
+    expect(tests).toContain(`test "run.jsonl" {\n  trace "${relative(scratch, join(skill, "run.jsonl"))}"\n  expect all hold\n}`);
+    const tested = await vigilc(["test", join(scratch, "release.vigiltest")], { cwd: skill });
+    expect(tested.code, tested.stdout + tested.stderr).toBe(0);
     expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-1\) from SKILL.md, in the vocabulary of run.jsonl\./);
     expect(policy).toContain("/// source: SKILL.md:10");
     // The policy is a policy: vigilc checks the run with it (every rule holds on it).

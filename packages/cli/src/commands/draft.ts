@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from "node:fs/promises";
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, relative, resolve } from "node:path";
 import type { Diagnostic, Signature } from "@vigil/compiler";
 import type { DraftResult } from "@vigil/draft";
 import { Option, type Command } from "commander";
@@ -118,10 +118,43 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   const header = `// Drafted by \`vigilc draft\` (${drafted.provider} ${drafted.model}, prompt ${promptVersion}) from ${specs.join(", ")}${sources.length > specs.length ? `, in the vocabulary of ${sources.slice(specs.length).join(", ")}` : ""}.\n// Every rule passed the parser and the checker${signature !== undefined ? " against that signature" : ""}; review each before enforcing it.\n\n`;
   const text = header + drafted.policy;
   if (options.output !== undefined) {
-    await writeOut(resolve(io.cwd, options.output), text);
+    const policyFile = resolve(io.cwd, options.output);
+    await writeOut(policyFile, text);
     io.stderr(`wrote ${options.output}\n`);
+    // The draft's verdicts on its sample runs, as tests to review and keep.
+    const traces = options.trace ?? [];
+    if (traces.length > 0) {
+      const testFile = policyFile.replace(/(\.vigil)?$/, ".vigiltest");
+      await writeOut(testFile, await testFileOf(text, policyFile, testFile, traces.map((trace) => resolve(io.cwd, trace))));
+      io.stderr(`wrote ${relative(io.cwd, testFile)}: the draft's verdict on each run given, for review (a good run should hold)\n`);
+    }
   } else io.stdout(text);
   return 0;
+}
+
+/** A test file (testing.md) pinning the draft's verdicts on the sample runs: one test per run. */
+async function testFileOf(policyText: string, policyFile: string, testFile: string, traces: readonly string[]): Promise<string> {
+  const { compile, judgeRun } = await loadCompiler();
+  const compiled = compile(policyText, { file: policyFile });
+  const from = (file: string) => relative(dirname(testFile), file).split("\\").join("/");
+  const lines = [`policy ${JSON.stringify(from(policyFile))}`, ""];
+  for (const trace of traces) {
+    const judged = await judgeRun(compiled, { file: trace });
+    const statements = judged.report?.statements ?? [];
+    const nameOf = (s: { policy: string; name: string }) => (s.name === "all" || s.name === "others" ? `${s.policy}.${s.name}` : s.name);
+    const broken = statements.filter((s) => !s.holds);
+    lines.push(
+      `/// The draft's verdicts on ${basename(trace)}, as it judged them when it was drafted: check each (a good run should hold).`,
+      `test ${JSON.stringify(basename(trace))} {`,
+      `  trace ${JSON.stringify(from(trace))}`,
+      ...(broken.length === 0
+        ? ["  expect all hold"]
+        : [...broken.map((s) => `  expect ${nameOf(s)} violated${s.form === "until" || s.witnesses.length === 0 ? "" : ` at ${s.witnesses.join(", ")}`}`), ...(broken.length < statements.length ? ["  expect others hold"] : [])]),
+      "}",
+      "",
+    );
+  }
+  return lines.join("\n");
 }
 
 /**
