@@ -103,4 +103,24 @@ describe("vigilc draft", () => {
     expect(failing.code).toBe(2);
     expect(failing.stderr).toMatch(/error: the model gave no draft: the endpoint answered 500/);
   });
+
+  it("--from-incident drafts a guardrail the monitor would have used to refuse the run's call, letting the benign runs through", async () => {
+    const dashcam = resolve(import.meta.dirname, "../../../examples/dashcam");
+    const env = { ...noKeys, OPENAI_API_KEY: "sk-i", OPENAI_BASE_URL: `${server.url}/v1`, VIGIL_CACHE_DIR: scratch };
+    const answer = (rule: string) => `\`\`\`vigil\npolicy guardrails {\n  /// Never warp with a transform not validated first.\n  rule guard_R3: ${rule}\n}\n\`\`\``;
+    server.answer({ text: answer("abs(action in {warpAffine})") }, { text: answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)") });
+    const before = server.requests.length;
+    const result = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.requests.length - before).toBe(2);
+    expect(result.stderr).toContain("answer 1: 1 problem, sent back");
+    expect(result.stderr).toContain("guardrails.guard_R3 refuses event 5 (`warpAffine`) of violating.jsonl before it runs (dashcam.R3 was broken at event 5), and lets 1 benign run through (8 events)");
+    expect(result.stdout).toMatch(/^\/\/ A guardrail drafted by `vigilc draft --from-incident` \(openai test-model\) after violating.jsonl broke dashcam.R3\./);
+    const missing = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl"], { cwd: dashcam, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("a guardrail needs --from-incident RUN, --rule R");
+    const holds = await vigilc(["draft", "dashcam.vigil", "--from-incident", "benign.jsonl", "--rule", "R3"], { cwd: dashcam, env });
+    expect(holds.code).toBe(2);
+    expect(holds.stderr).toContain("rule `dashcam.R3` holds on benign.jsonl: there is no incident to guard against");
+  });
 });

@@ -50,3 +50,26 @@ export function draftRequest(sources: readonly SpecSource[], signature: Signatur
 export function repairRequest(problems: readonly string[]): string {
   return `The draft does not pass Vigil's checks:\n${problems.map((problem) => `- ${problem}`).join("\n")}\n\nAnswer again with the whole corrected policy in one \`\`\`vigil block, then the \`\`\`unsupported block. A requirement you cannot write correctly goes into the unsupported block, with why.`;
 }
+
+/** The instructions for a guardrail after an incident (AIR's eradication), with the language reference. */
+export function guardrailSystemPrompt(reference: string): string {
+  return `An AI agent's run broke a rule of its Vigil policy: the harm was found after the fact. You write a guardrail: one Vigil rule that an online monitor checks before each tool call runs, which would have refused a call of this run before the harm was done, and which keeps refusing the same harm with other values. A monitor decides a call from the calls before it and the call's own action and arguments; it does not know the call's output or status yet.
+
+How to answer:
+1. Write one policy \`guardrails\` holding one rule. Above it, \`///\` lines saying what harm it prevents and why the call is refused.
+2. Use only the actions, argument keys and values of the signature given. Prefer a condition on what the call does (its action and arguments, and what came before it) over this run's particular values, so that the rule generalises.
+3. The rule must let ordinary runs through: it is checked against benign runs, and a rule that refuses any of their calls is rejected.
+4. Answer with exactly one \`\`\`vigil block. Nothing outside it is read.
+
+The Vigil language reference:
+
+${reference}`;
+}
+
+export function guardrailRequest(incident: { readonly name: string; readonly events: readonly object[] }, rule: { readonly text: string; readonly witness: number }, signature: Signature | undefined, benignRuns: number): string {
+  const shown = incident.events.slice(0, rule.witness);
+  const first = Math.max(0, shown.length - 150);
+  const lines = shown.slice(first).map((event, index) => `${first + index + 1}| ${JSON.stringify(event)}`);
+  const vocabulary = signature === undefined ? "" : `\n\nThe signature Σ of the incident and of ${benignRuns} benign ${benignRuns === 1 ? "run" : "runs"}:\n\`\`\`json\n${JSON.stringify(signatureToJson(signature), null, 1)}\n\`\`\``;
+  return `The rule the run broke:\n\`\`\`vigil\n${rule.text}\n\`\`\`\n\nThe run \`${incident.name}\` broke it at event ${rule.witness}. Its events up to there, numbered${first > 0 ? ` (the first ${first} left out)` : ""}:\n${lines.join("\n")}${vocabulary}\n\nWrite the guardrail: a rule that refuses one of these calls, at or before event ${rule.witness}, before it runs.`;
+}

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, relative, resolve } from "node:path";
-import type { Diagnostic, Signature } from "@vigil/compiler";
+import type { Diagnostic, Signature, TraceEvent } from "@vigil/compiler";
 import type { DraftResult } from "@vigil/draft";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
@@ -19,7 +19,7 @@ export function registerDraft(program: Command, context: CommandContext): void {
   program
     .command("draft")
     .description("draft a policy from a skill's specification with a language model; only rules that pass the parser and the checker are kept")
-    .argument("<spec...>", "SKILL.md (with the files it references), README.md#Section, or any text file")
+    .argument("<spec...>", "SKILL.md (with the files it references), README.md#Section, or any text file; with --from-incident, the policy the run broke")
     .option("-t, --trace <file...>", "runs whose signature (actions, keys, values) is the vocabulary and the closed world")
     .option("--schema <file>", "tool schemas whose signature is the vocabulary (an MCP tools/list result or OpenAI function definitions)")
     .option("-o, --output <file>", "write the policy here (default: standard output)")
@@ -32,6 +32,8 @@ export function registerDraft(program: Command, context: CommandContext): void {
     .option("--stream", "stream the model's answers")
     .option("--explain", "print each requirement beside its rule and the rule's meaning in words, and what `vigilc analyze` finds in the draft")
     .option("--no-cache", "ask the model even when the same draft is cached")
+    .option("--from-incident <run>", "a run that broke --rule: draft a guardrail the monitor would have used to refuse its call before it ran (the --trace runs are benign: it must let them through)")
+    .option("--rule <name>", "with --from-incident: the rule the run broke (NAME or POLICY.NAME)")
     .action(async (specs: string[], options: DraftCommandOptions) => {
       context.exitCode = await draft(context, specs, options);
     });
@@ -50,10 +52,13 @@ type DraftCommandOptions = {
   stream?: boolean;
   explain?: boolean;
   cache: boolean;
+  fromIncident?: string;
+  rule?: string;
 };
 
 async function draft(context: CommandContext, specs: string[], options: DraftCommandOptions): Promise<number> {
   const { io } = context;
+  if (options.fromIncident !== undefined || options.rule !== undefined) return guardrail(context, specs, options);
   const { createProvider, DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications } = await import("@vigil/draft");
   const reading = await readSpecifications(specs, { cwd: io.cwd });
   for (const note of reading.notes) io.stderr(`note: ${note}\n`);
@@ -128,6 +133,85 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
       await writeOut(testFile, await testFileOf(text, policyFile, testFile, traces.map((trace) => resolve(io.cwd, trace))));
       io.stderr(`wrote ${relative(io.cwd, testFile)}: the draft's verdict on each run given, for review (a good run should hold)\n`);
     }
+  } else io.stdout(text);
+  return 0;
+}
+
+/**
+ * `--from-incident RUN --rule R POLICY`: a guardrail, one rule the monitor would have used to refuse
+ * a call of the run at or before R's first witness, and that lets every call of the benign runs
+ * (`--trace`) through; both checked by replaying the runs through the monitor.
+ */
+async function guardrail(context: CommandContext, specs: string[], options: DraftCommandOptions): Promise<number> {
+  const { io } = context;
+  if (options.fromIncident === undefined || options.rule === undefined || specs.length !== 1 || options.schema !== undefined) {
+    io.stderr("error: a guardrail needs --from-incident RUN, --rule R and the one policy the run broke (benign runs with --trace; no --schema)\n");
+    throw new InputError();
+  }
+  const { compile, mergeSignatures, readRunEvents, signatureOf } = await loadCompiler();
+  const { createProvider, draftGuardrail, GuardrailFailed, ModelError } = await import("@vigil/draft");
+  const policyFile = specs[0]!;
+  const policyText = await context.readText(resolve(io.cwd, policyFile), "policy");
+  const policy = compile(policyText, { file: policyFile });
+  if (!policy.ok) {
+    context.printDiagnostics(policy.diagnostics.filter((d) => d.severity === "error"));
+    io.stderr(`error: the policy \`${policyFile}\` has errors; nothing was drafted\n`);
+    throw new InputError();
+  }
+  const readRun = async (file: string) => {
+    const events: TraceEvent[] = [];
+    const read = await readRunEvents({ file: resolve(io.cwd, file) }, {}, (batch) => events.push(...batch));
+    const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
+    if (errors.length > 0) {
+      context.printDiagnostics(errors);
+      io.stderr(`error: \`${file}\` does not read; nothing was drafted\n`);
+      throw new InputError();
+    }
+    return { name: basename(file), events };
+  };
+  const incident = await readRun(options.fromIncident);
+  const benign = [];
+  for (const trace of options.trace ?? []) benign.push(await readRun(trace));
+  const signature = mergeSignatures([incident, ...benign].map((run) => signatureOf(run.events)));
+  const made = createProvider({
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    stream: options.stream === true,
+    timeoutMs: options.timeout * 1000,
+    env: io.env ?? process.env,
+  });
+  if (!made.ok) {
+    io.stderr(`error: ${made.message}\n`);
+    return EXIT_INPUT_ERROR;
+  }
+  io.stderr(`drafting a guardrail with ${made.provider.name} ${made.provider.model}…\n`);
+  let result;
+  try {
+    result = await draftGuardrail({
+      policy,
+      policyText,
+      rule: options.rule,
+      incident,
+      benign,
+      signature,
+      provider: made.provider,
+      maxRepairs: options.maxRepairs,
+      onRound: (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= options.maxRepairs ? ", sent back" : ""}`}\n`),
+    });
+  } catch (error) {
+    if (error instanceof GuardrailFailed || error instanceof ModelError) {
+      io.stderr(`error: ${error.message}\n`);
+      return EXIT_INPUT_ERROR;
+    }
+    throw error;
+  }
+  io.stderr(
+    `${result.rule} refuses event ${result.refusesAt} (\`${result.refusedAction}\`) of ${incident.name} before it runs (${result.broken} was broken at event ${result.witness}), and lets ${plural(result.benignRuns, "benign run")} through (${plural(result.benignCalls, "event")})\n`,
+  );
+  const text = `// A guardrail drafted by \`vigilc draft --from-incident\` (${result.provider} ${result.model}) after ${incident.name} broke ${result.broken}.\n// Checked: the monitor refuses event ${result.refusesAt} of that run with it, and no call of ${benign.map((run) => run.name).join(", ") || "any benign run (none given)"}; review it before enforcing it.\n\n${result.policy}`;
+  if (options.output !== undefined) {
+    await writeOut(resolve(io.cwd, options.output), text);
+    io.stderr(`wrote ${options.output}\n`);
   } else io.stdout(text);
   return 0;
 }
