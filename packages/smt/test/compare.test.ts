@@ -12,10 +12,10 @@ import { eventOf, universeOf, type EventChoice } from "../src/symbolic.js";
  * over a small alphabet (the pair's actions, each status, none or the first two candidates of each
  * root, a few gaps of time) is judged by the forward engine; where one rule holds and the other
  * breaks, the comparison must have found a run the second rejects. And every run it reports must
- * replay: the forward engine confirms it. A fortieth of VIGIL_PROPERTY_RUNS cases, alphabets of at
+ * replay: the forward engine confirms it. An eightieth of VIGIL_PROPERTY_RUNS cases (each a pair that has an alphabet), alphabets of at
  * most 150 events.
  */
-const runs = Math.max(10, Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 40);
+const runs = Math.max(10, Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 80);
 const DEPTH = 2;
 
 function alphabet(statements: readonly CheckedStatement[]): TraceEvent[] | undefined {
