@@ -129,9 +129,14 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
   const stringKeys = new Map<string, Set<string>>();
   /** Each action's argument values in the good runs, by key. */
   const goodValues = new Map<string, Set<string>>();
+  /** For each action, the actions its events were grounded from (a command of a shell call), `null` for an event that was not. */
+  const groundedFrom = new Map<string, Set<string | null>>();
   for (const run of good) {
     for (const event of run) {
       actions.add(event.action);
+      const from = event.source?.groundedFrom;
+      const parent = from !== undefined ? (run.find((e) => e.position === from)?.action ?? null) : null;
+      groundedFrom.set(event.action, (groundedFrom.get(event.action) ?? new Set()).add(parent));
       for (const [key, value] of Object.entries(event.args)) {
         goodValues.set(`${event.action}\u0000${key}`, (goodValues.get(`${event.action}\u0000${key}`) ?? new Set()).add(JSON.stringify(value)));
         if (typeof value === "string" && value.length >= 3) stringKeys.set(event.action, (stringKeys.get(event.action) ?? new Set()).add(key));
@@ -153,7 +158,10 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
   for (const b of sorted) {
     for (const a of sorted) {
       if (a === b) continue;
-      candidates.push({ template: "precedence", statement: `prec(${act(b)}, ${act(a)})`, name: nameOf(`${a}_before_${b}`), says: `Every \`${b}\` came after some \`${a}\`.`, triggers: (e) => e.action === b });
+      // Every b a command of an `a` shell call: b follows a by grounding, which says nothing.
+      const parents = groundedFrom.get(b);
+      const byConstruction = parents !== undefined && parents.size === 1 && parents.has(a);
+      if (!byConstruction) candidates.push({ template: "precedence", statement: `prec(${act(b)}, ${act(a)})`, name: nameOf(`${a}_before_${b}`), says: `Every \`${b}\` came after some \`${a}\`.`, triggers: (e) => e.action === b });
       candidates.push({ template: "response", statement: `resp(${act(a)}, ${act(b)})`, name: nameOf(`${b}_after_${a}`), says: `Every \`${a}\` was followed by some \`${b}\`.`, triggers: (e) => e.action === a });
     }
   }

@@ -60,6 +60,17 @@ describe("vigilc mine's templates", () => {
     expect(mineRules(good, { bad, top: 1 }).rules).toHaveLength(1);
   });
 
+  it("proposes no order that grounding makes true: a shell call's commands come after it by construction", () => {
+    const shell = (position: number, command: string, args: Record<string, unknown>) => [
+      { ...event("Bash", { command }), position },
+      { ...event(command.split(" ")[0]!, args), position: position + 1, source: { groundedFrom: position } } as unknown as TraceEvent,
+    ];
+    const good = [[...shell(1, "pytest -q", {}), { ...event("Edit"), position: 3 }], [...shell(1, "pytest", {}), { ...event("Edit"), position: 3 }]];
+    const statements = mineRules(good).rules.map((rule) => rule.statement);
+    expect(statements).not.toContain('prec(action in {"pytest"}, action in {"Bash"})');
+    expect(statements).toContain('prec(action in {"Edit"}, action in {"pytest"})');
+  });
+
   it("mines only rules that hold on every good run, whatever the runs (property)", () => {
     const actions = ["a", "b", "c", "d"];
     const runArbitrary = fc.array(
