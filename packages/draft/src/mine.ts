@@ -9,6 +9,8 @@ import { compile, TraceRun, type CheckedStatement, type JsonValue, type TraceEve
  * - response, `resp(action in {a}, action in {b})`: every a is followed by some b;
  * - value flow, `prec(action in {b} and k = $x, output contains $x)`: the value b passes as `k` was
  *   in some earlier call's output;
+ * - allowed values, `abs(action in {a} and k ~ "*" and not k in {v, w})`: a always passed one of
+ *   a few values as `k` (at most three, each seen at least twice as often as there are of them);
  * - absence, `abs(action in {a})` and `abs(action in {a} and k in {v})`: only with bad runs to
  *   name them (an action, or an argument value, that bad runs show and good runs never do).
  *
@@ -32,7 +34,7 @@ export interface MinedRule {
   readonly name: string;
   /** What it says, in words (its `///` line). */
   readonly says: string;
-  readonly template: "precedence" | "response" | "flow" | "absence";
+  readonly template: "precedence" | "response" | "flow" | "values" | "absence";
   /** The statement, in the language. */
   readonly statement: string;
   /** Events of the good runs that triggered it, and in how many runs. */
@@ -129,6 +131,8 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
   const stringKeys = new Map<string, Set<string>>();
   /** Each action's argument values in the good runs, by key. */
   const goodValues = new Map<string, Set<string>>();
+  /** Per action and key: how many events passed it, and whether every value was a number, string or boolean. */
+  const passed = new Map<string, { events: number; scalar: boolean }>();
   /** For each action, the actions its events were grounded from (a command of a shell call), `null` for an event that was not. */
   const groundedFrom = new Map<string, Set<string | null>>();
   for (const run of good) {
@@ -139,6 +143,8 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
       groundedFrom.set(event.action, (groundedFrom.get(event.action) ?? new Set()).add(parent));
       for (const [key, value] of Object.entries(event.args)) {
         goodValues.set(`${event.action}\u0000${key}`, (goodValues.get(`${event.action}\u0000${key}`) ?? new Set()).add(JSON.stringify(value)));
+        const seen = passed.get(`${event.action}\u0000${key}`) ?? { events: 0, scalar: true };
+        passed.set(`${event.action}\u0000${key}`, { events: seen.events + 1, scalar: seen.scalar && (typeof value === "string" || typeof value === "number" || typeof value === "boolean") });
         if (typeof value === "string" && value.length >= 3) stringKeys.set(event.action, (stringKeys.get(event.action) ?? new Set()).add(key));
       }
     }
@@ -175,6 +181,20 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
         triggers: (e) => e.action === b && typeof e.args[key] === "string",
       });
     }
+  }
+  // Allowed values: an argument that took only a few values, each seen often enough to mean it.
+  for (const [id, values] of [...goodValues].sort(([x], [y]) => x.localeCompare(y))) {
+    const [action, key] = id.split("\u0000") as [string, string];
+    const seen = passed.get(id)!;
+    if (!seen.scalar || values.size > 3 || seen.events < 3 * values.size) continue;
+    const list = [...values].sort().join(", ");
+    candidates.push({
+      template: "values",
+      statement: `abs(${act(action)} and ${JSON.stringify(key)} ~ "*" and not ${JSON.stringify(key)} in {${list}})`,
+      name: nameOf(`${action}_${key}_values`),
+      says: `Every \`${action}\` passed \`${key}\` as ${values.size === 1 ? list : `one of ${list}`}.`,
+      triggers: (e) => e.action === action && e.args[key] !== undefined,
+    });
   }
   // Absences: what bad runs did and good runs never did.
   const badActions = new Set<string>();

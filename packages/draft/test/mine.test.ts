@@ -60,6 +60,16 @@ describe("vigilc mine's templates", () => {
     expect(mineRules(good, { bad, top: 1 }).rules).toHaveLength(1);
   });
 
+  it("finds an argument that only ever took a few values, and not one that took many", () => {
+    const good = [0, 1, 2].map((index) => [event("sample_frames", { fps: 6, video: `drive_${index}.mp4` }), event("sample_frames", { fps: 6, video: `drive_${index}b.mp4` })]);
+    const mined = mineRules(good);
+    expect(mined.rules.map((rule) => rule.statement)).toContain('abs(action in {"sample_frames"} and "fps" ~ "*" and not "fps" in {6})');
+    expect(mined.rules.find((rule) => rule.template === "values")?.says).toBe("Every `sample_frames` passed `fps` as 6.");
+    expect(mined.rules.some((rule) => rule.statement.includes('"video"'))).toBe(false);
+    const verdicts = holds(mined.policy, [event("sample_frames", { fps: 30, video: "x.mp4" })]);
+    expect(verdicts.get("sample_frames_fps_values")).toBe(false);
+  });
+
   it("proposes no order that grounding makes true: a shell call's commands come after it by construction", () => {
     const shell = (position: number, command: string, args: Record<string, unknown>) => [
       { ...event("Bash", { command }), position },
