@@ -72,6 +72,11 @@ describe("vigilc draft", () => {
     expect(server.requests).toHaveLength(1);
     expect(second.stderr).toContain("taken from the cache");
     expect(second.stdout).toBe(policy);
+    // A glob naming the same run is the same vocabulary: the same draft.
+    const globbed = await vigilc(["draft", "SKILL.md", "--trace", "*.jsonl", "--model", "test-model"], { cwd: skill, env });
+    expect(globbed.code, globbed.stderr).toBe(0);
+    expect(globbed.stderr).toContain("taken from the cache");
+    expect(server.requests).toHaveLength(1);
     // --explain: each rule beside its text and its meaning, and the analysis of the draft (from the cache).
     const explained = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--explain"], { cwd: skill, env });
     expect(explained.code, explained.stderr).toBe(0);

@@ -3,6 +3,7 @@ import { basename, dirname, relative, resolve } from "node:path";
 import type { Diagnostic, Signature, TraceEvent } from "@vigil/compiler";
 import type { DraftResult } from "@vigil/draft";
 import { Option, type Command } from "commander";
+import { expandCorpus, isCorpus } from "../corpus.js";
 import type { CommandContext } from "./context.js";
 import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
 
@@ -20,7 +21,7 @@ export function registerDraft(program: Command, context: CommandContext): void {
     .command("draft")
     .description("draft a policy from a skill's specification with a language model; only rules that pass the parser and the checker are kept")
     .argument("<spec...>", "SKILL.md (with the files it references), README.md#Section, or any text file; with --from-incident, the policy the run broke")
-    .option("-t, --trace <file...>", "runs whose signature (actions, keys, values) is the vocabulary and the closed world")
+    .option("-t, --trace <run...>", "runs (files, directories, globs) whose signature (actions, keys, values) is the vocabulary and the closed world")
     .option("--schema <file>", "tool schemas whose signature is the vocabulary (an MCP tools/list result or OpenAI function definitions)")
     .option("-o, --output <file>", "write the policy here (default: standard output)")
     .option("--report <file>", "write the report (rules, their sources, unsupported and rejected requirements) as JSON")
@@ -130,7 +131,7 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     const traces = options.trace ?? [];
     if (traces.length > 0) {
       const testFile = policyFile.replace(/(\.vigil)?$/, ".vigiltest");
-      await writeOut(testFile, await testFileOf(text, policyFile, testFile, traces.map((trace) => resolve(io.cwd, trace))));
+      await writeOut(testFile, await testFileOf(text, policyFile, testFile, await traceFiles(context, traces)));
       io.stderr(`wrote ${relative(io.cwd, testFile)}: the draft's verdict on each run given, for review (a good run should hold)\n`);
     }
   } else io.stdout(text);
@@ -306,6 +307,25 @@ function parseCount(text: string): number {
   return Number(text);
 }
 
+/** The files of the `--trace` arguments: files, or the trace files of directories and globs. */
+async function traceFiles(context: CommandContext, traces: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const trace of traces) {
+    const path = resolve(context.io.cwd, trace);
+    if (!(await isCorpus(path))) {
+      files.push(path);
+      continue;
+    }
+    const found = await expandCorpus(path);
+    if (found.length === 0) {
+      context.io.stderr(`error: \`${trace}\` holds no trace file (.jsonl, .json, .ndjson)\n`);
+      throw new InputError();
+    }
+    files.push(...found);
+  }
+  return files;
+}
+
 /** The vocabulary: the union of the runs' signatures, or the tool schemas'. */
 async function signatureOption(context: CommandContext, options: DraftCommandOptions): Promise<Signature | undefined> {
   const traces = options.trace ?? [];
@@ -321,9 +341,9 @@ async function signatureOption(context: CommandContext, options: DraftCommandOpt
   }
   if (traces.length === 0) return undefined;
   const signatures: Signature[] = [];
-  for (const trace of traces) {
-    const read = await readRunSignature({ file: resolve(context.io.cwd, trace) });
-    stopOnErrors(context, read.traceDiagnostics, trace);
+  for (const file of await traceFiles(context, traces)) {
+    const read = await readRunSignature({ file });
+    stopOnErrors(context, read.traceDiagnostics, relative(context.io.cwd, file) || file);
     signatures.push(read.signature);
   }
   return mergeSignatures(signatures);
