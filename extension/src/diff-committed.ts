@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
 import { activePolicyDocument } from "./policy-document.js";
+import { readOnlyDocuments } from "./read-only.js";
 import { diffCommittedRequest, type DiffCommittedParams, type DiffCommittedResult } from "./protocol.js";
 import { baseName, diffSummary, messageOf } from "./report.js";
 
@@ -11,17 +12,9 @@ import { baseName, diffSummary, messageOf } from "./report.js";
  * in the canonical trace format) in a read-only markdown document beside the policy. The solver
  * runs in the server's worker; cancelling the progress notification stops it.
  */
-const scheme = "vigil-diff";
-
 export function registerDiffWithCommitted(context: vscode.ExtensionContext, clientOf: () => LanguageClient): void {
-  const contents = new Map<string, string>();
-  const changed = new vscode.EventEmitter<vscode.Uri>();
+  const documents = readOnlyDocuments(context, "vigil-diff");
   context.subscriptions.push(
-    changed,
-    vscode.workspace.registerTextDocumentContentProvider(scheme, {
-      onDidChange: changed.event,
-      provideTextDocumentContent: (uri) => contents.get(uri.toString()) ?? "",
-    }),
     vscode.commands.registerCommand("vigil.diffWithCommitted", async () => {
       const policy = activePolicyDocument();
       if (policy === undefined || policy.uri.scheme !== "file") {
@@ -41,12 +34,7 @@ export function registerDiffWithCommitted(context: vscode.ExtensionContext, clie
         void vscode.window.showErrorMessage(`Vigil: ${messageOf(error)}`);
         return;
       }
-      const uri = vscode.Uri.from({ scheme, path: `/${name}.diff.md`, query: policy.uri.toString() });
-      contents.set(uri.toString(), result.markdown);
-      changed.fire(uri);
-      const document = await vscode.workspace.openTextDocument(uri);
-      await vscode.languages.setTextDocumentLanguage(document, "markdown");
-      await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+      await documents.show(`/${name}.diff.md`, policy.uri.toString(), result.markdown, "markdown");
       void vscode.window.showInformationMessage(`Vigil: ${diffSummary(result)}`);
     }),
   );

@@ -1,10 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, relative, resolve } from "node:path";
-import type { Diagnostic, Signature, TraceEvent } from "@vigil/compiler";
+import type { Diagnostic, Signature } from "@vigil/compiler";
 import type { DraftResult } from "@vigil/draft";
 import { Option, type Command } from "commander";
-import { expandCorpus, isCorpus } from "../corpus.js";
 import type { CommandContext } from "./context.js";
+import { readRuns, runArgumentFiles } from "./runs.js";
 import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
 
 /**
@@ -131,7 +131,7 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     const traces = options.trace ?? [];
     if (traces.length > 0) {
       const testFile = policyFile.replace(/(\.vigil)?$/, ".vigiltest");
-      await writeOut(testFile, await testFileOf(text, policyFile, testFile, await traceFiles(context, traces)));
+      await writeOut(testFile, await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd)));
       io.stderr(`wrote ${relative(io.cwd, testFile)}: the draft's verdict on each run given, for review (a good run should hold)\n`);
     }
   } else io.stdout(text);
@@ -149,7 +149,7 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     io.stderr("error: a guardrail needs --from-incident RUN, --rule R and the one policy the run broke (benign runs with --trace; no --schema)\n");
     throw new InputError();
   }
-  const { compile, mergeSignatures, readRunEvents, signatureOf } = await loadCompiler();
+  const { compile, mergeSignatures, signatureOf } = await loadCompiler();
   const { createProvider, draftGuardrail, GuardrailFailed, ModelError } = await import("@vigil/draft");
   const policyFile = specs[0]!;
   const policyText = await context.readText(resolve(io.cwd, policyFile), "policy");
@@ -159,20 +159,13 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     io.stderr(`error: the policy \`${policyFile}\` has errors; nothing was drafted\n`);
     throw new InputError();
   }
-  const readRun = async (file: string) => {
-    const events: TraceEvent[] = [];
-    const read = await readRunEvents({ file: resolve(io.cwd, file) }, {}, (batch) => events.push(...batch));
-    const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
-    if (errors.length > 0) {
-      context.printDiagnostics(errors);
-      io.stderr(`error: \`${file}\` does not read; nothing was drafted\n`);
-      throw new InputError();
-    }
-    return { name: basename(file), events };
-  };
-  const incident = await readRun(options.fromIncident);
-  const benign = [];
-  for (const trace of options.trace ?? []) benign.push(await readRun(trace));
+  const incidents = await readRuns(context, [options.fromIncident], "drafted");
+  if (incidents.length !== 1) {
+    io.stderr(`error: \`${options.fromIncident}\` holds ${incidents.length} runs: name the one that broke the rule\n`);
+    throw new InputError();
+  }
+  const incident = incidents[0]!;
+  const benign = await readRuns(context, options.trace ?? [], "drafted");
   const signature = mergeSignatures([incident, ...benign].map((run) => signatureOf(run.events)));
   const made = createProvider({
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
@@ -307,25 +300,6 @@ function parseCount(text: string): number {
   return Number(text);
 }
 
-/** The files of the `--trace` arguments: files, or the trace files of directories and globs. */
-async function traceFiles(context: CommandContext, traces: readonly string[]): Promise<string[]> {
-  const files: string[] = [];
-  for (const trace of traces) {
-    const path = resolve(context.io.cwd, trace);
-    if (!(await isCorpus(path))) {
-      files.push(path);
-      continue;
-    }
-    const found = await expandCorpus(path);
-    if (found.length === 0) {
-      context.io.stderr(`error: \`${trace}\` holds no trace file (.jsonl, .json, .ndjson)\n`);
-      throw new InputError();
-    }
-    files.push(...found);
-  }
-  return files;
-}
-
 /** The vocabulary: the union of the runs' signatures, or the tool schemas'. */
 async function signatureOption(context: CommandContext, options: DraftCommandOptions): Promise<Signature | undefined> {
   const traces = options.trace ?? [];
@@ -341,7 +315,7 @@ async function signatureOption(context: CommandContext, options: DraftCommandOpt
   }
   if (traces.length === 0) return undefined;
   const signatures: Signature[] = [];
-  for (const file of await traceFiles(context, traces)) {
+  for (const file of await runArgumentFiles(context, traces, context.io.cwd)) {
     const read = await readRunSignature({ file });
     stopOnErrors(context, read.traceDiagnostics, relative(context.io.cwd, file) || file);
     signatures.push(read.signature);

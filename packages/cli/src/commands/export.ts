@@ -1,8 +1,8 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import type { EventRow, TraceEvent } from "@vigil/compiler";
 import type { Command } from "commander";
-import { expandCorpus, isCorpus } from "../corpus.js";
 import type { CommandContext } from "./context.js";
+import { runArgumentFiles } from "./runs.js";
 import { InputError, loadCompiler, plural, traceFormatOption, type TraceReading } from "./shared.js";
 
 /**
@@ -44,17 +44,7 @@ async function exportTraces(context: CommandContext, traces: readonly string[], 
     io.stderr(`error: --values \`${valuesOutput}\` must be a second ${parquet ? ".parquet" : ".jsonl"} file, the format of the events table, and not standard output\n`);
     throw new InputError();
   }
-  const files: string[] = [];
-  for (const trace of traces) {
-    if (trace !== "-" && (await isCorpus(trace))) {
-      const found = await expandCorpus(trace);
-      if (found.length === 0) {
-        io.stderr(`error: \`${trace}\` holds no trace file (.jsonl, .json, .ndjson)\n`);
-        throw new InputError();
-      }
-      files.push(...found);
-    } else files.push(trace);
-  }
+  const files = await runArgumentFiles(context, traces);
   const { readRunEvents, eventRow, eventValueRows, runName } = await loadCompiler();
   // Written to a file beside the output and moved into place at the end: an export that fails
   // leaves no partial table where a complete one is expected.

@@ -1,10 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import type { TraceEvent } from "@vigil/compiler";
 import type { Command } from "commander";
-import { expandCorpus, isCorpus } from "../corpus.js";
 import type { CommandContext } from "./context.js";
-import { InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
+import { readRuns } from "./runs.js";
+import { InputError, parsePositiveInteger, plural } from "./shared.js";
 
 /**
  * `vigilc mine RUN… [--against BAD…]`: the rules of Vigil's forms that hold on every given run
@@ -36,8 +35,8 @@ async function mine(context: CommandContext, runs: string[], options: MineComman
     io.stderr(`error: \`${options.name}\` is not a policy name: use letters, digits and _\n`);
     throw new InputError();
   }
-  const good = await readRuns(context, runs);
-  const bad = options.against !== undefined ? await readRuns(context, options.against) : [];
+  const good = (await readRuns(context, runs, "mined")).map((run) => run.events);
+  const bad = options.against !== undefined ? (await readRuns(context, options.against, "mined")).map((run) => run.events) : [];
   const { mineRules } = await import("@vigil/draft");
   const result = mineRules(good, { ...(bad.length > 0 ? { bad } : {}), minRuns: options.minRuns, ...(options.top !== undefined ? { top: options.top } : {}), policyName: options.name });
   io.stderr(
@@ -51,41 +50,4 @@ async function mine(context: CommandContext, runs: string[], options: MineComman
     io.stderr(`wrote ${options.output}\n`);
   } else io.stdout(result.policy);
   return 0;
-}
-
-/** The events of every run the arguments name (a file of several runs gives each); a run that does not read stops the command. */
-async function readRuns(context: CommandContext, arguments_: readonly string[]): Promise<TraceEvent[][]> {
-  const { io } = context;
-  const files: string[] = [];
-  for (const argument of arguments_) {
-    const path = resolve(io.cwd, argument);
-    if (await isCorpus(path)) {
-      const found = await expandCorpus(path);
-      if (found.length === 0) {
-        io.stderr(`error: \`${argument}\` holds no trace file (.jsonl, .json, .ndjson)\n`);
-        throw new InputError();
-      }
-      files.push(...found);
-    } else files.push(path);
-  }
-  const { readRunEvents } = await loadCompiler();
-  const runs: TraceEvent[][] = [];
-  for (const file of files) {
-    const byRun = new Map<string, TraceEvent[]>();
-    const read = await readRunEvents({ file }, {}, (events, run) => {
-      const key = run ?? "";
-      const list = byRun.get(key) ?? [];
-      for (const event of events) list.push(event);
-      byRun.set(key, list);
-    });
-    const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
-    if (errors.length > 0) {
-      context.printDiagnostics(errors);
-      context.reportUnrendered();
-      io.stderr(`error: \`${file}\` does not read; nothing was mined\n`);
-      throw new InputError();
-    }
-    runs.push(...byRun.values());
-  }
-  return runs;
 }

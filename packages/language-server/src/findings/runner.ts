@@ -19,15 +19,8 @@ export interface AnalysisWorkerOptions {
   readonly idleMs?: number;
 }
 
-type Question = { readonly kind: "analyze"; readonly text: string; readonly file?: string; readonly depth: number; readonly timeoutMs: number } | {
-  readonly kind: "diff";
-  readonly oldText: string;
-  readonly oldName: string;
-  readonly newText: string;
-  readonly newName: string;
-  readonly depth: number;
-  readonly timeoutMs: number;
-};
+/** A request as the server asks it; the runner numbers it. */
+type Question = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, "id"> : never) : never;
 
 /**
  * The analysis worker thread, seen from the server: requests run one at a time, in order. A
