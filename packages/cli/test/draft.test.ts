@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -90,6 +90,17 @@ describe("vigilc draft", () => {
     expect(server.requests).toHaveLength(2);
     expect((await vigilc(["draft", "SKILL.md", "--model", "test-model"], { cwd: skill, env })).code).toBe(0);
     expect(server.requests).toHaveLength(3);
+    // A kept draft edited on disk so that a rule cites no line of the specification is not used: the model is asked again.
+    const kept = join(scratch, "cache", "drafts");
+    for (const file of readdirSync(kept).filter((name) => name.endsWith(".json"))) {
+      writeFileSync(join(kept, file), readFileSync(join(kept, file), "utf8").replaceAll("source: checklist.md:3", "source: checklist.md:999"));
+    }
+    server.answer({ text: repairedDraft });
+    const poisoned = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model"], { cwd: skill, env });
+    expect(poisoned.code, poisoned.stderr).toBe(0);
+    expect(poisoned.stderr).toContain("note: the cached draft no longer passes the checks (rule `bump_before_publish` cites `checklist.md:999`, which is not a line of the specification); asking again");
+    expect(server.requests).toHaveLength(4);
+    expect(poisoned.stdout).toBe(policy);
   });
 
   it("says what is wrong with its input", async () => {
@@ -121,6 +132,27 @@ describe("vigilc draft", () => {
     expect(result.stderr).toContain("answer 1: 1 problem, sent back");
     expect(result.stderr).toContain("guardrails.guard_R3 refuses event 5 (`warpAffine`) of violating.jsonl before it runs (dashcam.R3 was broken at event 5), and lets 1 benign run through (8 events)");
     expect(result.stdout).toMatch(/^\/\/ A guardrail drafted by `vigilc draft --from-incident` \(openai test-model\) after violating.jsonl broke dashcam.R3\./);
+    // The same guardrail again: from the cache, replayed again, no request.
+    const again = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(server.requests.length - before).toBe(2);
+    expect(again.stderr).toContain("taken from the cache");
+    expect(again.stdout).toBe(result.stdout);
+    // A kept guardrail that no longer passes (here, edited on disk) is not used: the model is asked again.
+    const keptFiles = readdirSync(join(scratch, "drafts")).filter((file) => file.endsWith(".json"));
+    for (const file of keptFiles) {
+      const path = join(scratch, "drafts", file);
+      const kept = JSON.parse(readFileSync(path, "utf8"));
+      if (kept.guardrail === undefined) continue;
+      kept.guardrail.policy = "policy guardrails {\n  rule guard_R3: abs(action in {warpAffine})\n}\n";
+      writeFileSync(path, JSON.stringify(kept));
+    }
+    server.answer({ text: answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)") });
+    const poisoned = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
+    expect(poisoned.code, poisoned.stderr).toBe(0);
+    expect(poisoned.stderr).toMatch(/note: the cached guardrail no longer passes the checks \(the rule refuses event \d+ \(`warpAffine`\) of the benign run benign.jsonl/);
+    expect(server.requests.length - before).toBe(3);
+    expect(poisoned.stdout).toBe(result.stdout);
     const missing = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl"], { cwd: dashcam, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("a guardrail needs --from-incident RUN, --rule R");

@@ -2,15 +2,17 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { signatureToJson, type Signature } from "@vigil/compiler";
+import { canonicalEvent, signatureToJson, type Signature, type TraceEvent } from "@vigil/compiler";
 import type { DraftResult } from "./draft.js";
+import type { GuardrailResult } from "./incident.js";
 import type { SpecSource } from "./spec.js";
 
 /**
  * Drafts kept on disk, so that the same draft asked for again makes no request (the paper's
  * Compile is 92.5% of its end-to-end time). The key is everything the answer depends on: the
  * specification's text, the signature's vocabulary, the provider and model, the prompt's version
- * and the language reference, the policy's name and the repair rounds allowed.
+ * and the language reference, the policy's name and the repair rounds allowed. Guardrails are kept
+ * the same way, keyed by the broken rule, the incident and the benign runs they were checked on.
  */
 
 export interface DraftKeyParts {
@@ -38,6 +40,36 @@ export function draftKey(parts: DraftKeyParts): string {
   return sha256(JSON.stringify(material));
 }
 
+export interface GuardrailKeyParts {
+  readonly promptVersion: string;
+  readonly reference: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly maxRepairs: number;
+  /** The broken rule, as written. */
+  readonly ruleText: string;
+  readonly incident: { readonly name: string; readonly events: readonly TraceEvent[] };
+  readonly benign: readonly { readonly name: string; readonly events: readonly TraceEvent[] }[];
+  readonly signature?: Signature;
+}
+
+export function guardrailKey(parts: GuardrailKeyParts): string {
+  const run = (r: GuardrailKeyParts["incident"]) => [r.name, r.events.map(canonicalEvent)];
+  const material = {
+    kind: "guardrail",
+    prompt: parts.promptVersion,
+    reference: sha256(parts.reference),
+    provider: parts.provider,
+    model: parts.model,
+    repairs: parts.maxRepairs,
+    rule: parts.ruleText,
+    incident: run(parts.incident),
+    benign: parts.benign.map(run),
+    signature: parts.signature === undefined ? null : signatureToJson(parts.signature),
+  };
+  return sha256(JSON.stringify(material));
+}
+
 /** The folder drafts are kept in: `VIGIL_CACHE_DIR/drafts`, else `$XDG_CACHE_HOME/vigil/drafts`, else `~/.cache/vigil/drafts`. */
 export function defaultCacheFolder(env: Readonly<Record<string, string | undefined>>): string {
   if (env["VIGIL_CACHE_DIR"]) return join(env["VIGIL_CACHE_DIR"], "drafts");
@@ -49,19 +81,37 @@ export class DraftCache {
 
   /** The kept draft of a key; undefined when there is none (or it cannot be read). */
   async get(key: string): Promise<DraftResult | undefined> {
+    return this.read<DraftResult>(key, "draft");
+  }
+
+  /** Keeps a draft; written whole or not at all (a temporary file renamed). */
+  async set(key: string, draft: DraftResult): Promise<void> {
+    await this.write(key, "draft", draft);
+  }
+
+  /** The kept guardrail of a key (`guardrailKey`); undefined when there is none. */
+  async getGuardrail(key: string): Promise<GuardrailResult | undefined> {
+    return this.read<GuardrailResult>(key, "guardrail");
+  }
+
+  async setGuardrail(key: string, guardrail: GuardrailResult): Promise<void> {
+    await this.write(key, "guardrail", guardrail);
+  }
+
+  private async read<T extends { policy: string }>(key: string, kind: "draft" | "guardrail"): Promise<T | undefined> {
     try {
-      const kept = JSON.parse(await readFile(this.path(key), "utf8")) as { key?: string; draft?: DraftResult };
-      return kept.key === key && typeof kept.draft?.policy === "string" ? kept.draft : undefined;
+      const kept = JSON.parse(await readFile(this.path(key), "utf8")) as { key?: string } & Partial<Record<typeof kind, T>>;
+      const value = kept[kind];
+      return kept.key === key && typeof value?.policy === "string" ? value : undefined;
     } catch {
       return undefined;
     }
   }
 
-  /** Keeps a draft; written whole or not at all (a temporary file renamed). */
-  async set(key: string, draft: DraftResult): Promise<void> {
+  private async write(key: string, kind: "draft" | "guardrail", value: DraftResult | GuardrailResult): Promise<void> {
     await mkdir(this.folder, { recursive: true, mode: 0o700 });
     const temporary = `${this.path(key)}.${randomBytes(6).toString("hex")}.tmp`;
-    await writeFile(temporary, `${JSON.stringify({ key, draft })}\n`, { mode: 0o600 });
+    await writeFile(temporary, `${JSON.stringify({ key, [kind]: value })}\n`, { mode: 0o600 });
     await rename(temporary, this.path(key));
   }
 

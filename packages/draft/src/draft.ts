@@ -109,6 +109,22 @@ export async function draftPolicy(options: DraftOptions): Promise<DraftResult> {
   return { policy: kept.policy, rules: kept.rules, unsupported: valid, rejected: kept.rejected, rounds, provider: options.provider.name, model, warnings: kept.warnings };
 }
 
+/** What a draft is checked against: the specification its rules cite, and the runs' vocabulary. */
+type Grounding = Pick<DraftOptions, "sources" | "signature">;
+
+/**
+ * A draft made before (from the cache), put through the same checks again: the model's answer is
+ * never trusted, not even a remembered one. The problems; none when it still passes.
+ */
+export function recheckDraft(kept: DraftResult, options: Grounding): readonly string[] {
+  if (kept.rules.length === 0) return [];
+  const checked = checkDraft(kept.policy, options);
+  const names = new Set(compile(kept.policy).syntax.policies.flatMap((policy) => policy.items.filter((item) => item.kind === "RuleDecl").map((item) => `${policy.name.text}.${item.name.text}`)));
+  const listed = kept.rules.map((rule) => `${rule.policy}.${rule.name}`);
+  const mismatch = listed.length !== names.size || listed.some((name) => !names.has(name)) ? ["the kept report does not list the kept policy's rules"] : [];
+  return [...checked.problems, ...mismatch];
+}
+
 interface Checked {
   readonly text: string;
   /** Every problem, in words, for the model. */
@@ -119,7 +135,7 @@ interface Checked {
 }
 
 /** The parser's and checker's errors, the closed world's warnings, and the rules' citations of a draft. */
-function checkDraft(text: string, options: DraftOptions): Checked {
+function checkDraft(text: string, options: Grounding): Checked {
   const compiled = compile(text);
   // An action or key the runs never show matches nothing: the rule is not grounded. A value they
   // never show (V1103, a note) is what a prohibition names, and stays.
@@ -174,7 +190,7 @@ export function docOf(doc: string | undefined): { requirement: string; source?: 
  * The draft with every declaration that still fails a check taken out (a rule that uses a pattern
  * taken out fails in turn, and goes too), formatted; what was taken out, and why.
  */
-function pruned(first: Checked, options: DraftOptions): { policy: string; rules: DraftedRule[]; rejected: RejectedRule[]; warnings: string[] } {
+function pruned(first: Checked, options: Grounding): { policy: string; rules: DraftedRule[]; rejected: RejectedRule[]; warnings: string[] } {
   let checked = first;
   const rejected: RejectedRule[] = [];
   for (let pass = 0; pass < 20; pass++) {

@@ -58,7 +58,15 @@ export interface GuardrailResult {
 /** Why no guardrail can be drafted (the rule holds on the run, no such rule) or none passed. */
 export class GuardrailFailed extends Error {}
 
-export async function draftGuardrail(options: GuardrailOptions): Promise<GuardrailResult> {
+/** The incident: the broken rule (its name and text as written) and its first witness in the run. */
+export interface Incident {
+  readonly broken: string;
+  readonly ruleText: string;
+  readonly witness: number;
+}
+
+/** Finds the broken rule and replays the incident run through it; GuardrailFailed if there is no such rule or it holds. */
+export function incidentOf(options: Pick<GuardrailOptions, "policy" | "policyText" | "rule" | "incident">): Incident {
   if (!options.policy.ok) throw new GuardrailFailed("the policy has errors");
   const statements = options.policy.program.policies.flatMap((policy) => policy.statements);
   const statement = statements.find((s) => s.name === options.rule || `${s.policy}.${s.name}` === options.rule);
@@ -67,49 +75,52 @@ export async function draftGuardrail(options: GuardrailOptions): Promise<Guardra
   for (const event of options.incident.events) trace.step(event);
   const outcome = trace.finish()[0]!;
   if (outcome.holds) throw new GuardrailFailed(`rule \`${statement.policy}.${statement.name}\` holds on ${options.incident.name}: there is no incident to guard against`);
-  const witness = outcome.witnesses[0] ?? options.incident.events.length;
-  const ruleText = options.policyText.slice(statement.span.start, statement.span.end);
+  return {
+    broken: `${statement.policy}.${statement.name}`,
+    ruleText: options.policyText.slice(statement.span.start, statement.span.end),
+    witness: outcome.witnesses[0] ?? options.incident.events.length,
+  };
+}
+
+export async function draftGuardrail(options: GuardrailOptions): Promise<GuardrailResult> {
+  const incident = incidentOf(options);
   const system = guardrailSystemPrompt(options.reference ?? languageReference());
   const messages: { role: "user" | "assistant"; content: string }[] = [
-    { role: "user", content: guardrailRequest({ name: options.incident.name, events: options.incident.events.map(canonicalEvent) }, { text: ruleText, witness }, options.signature, options.benign.length) },
+    { role: "user", content: guardrailRequest({ name: options.incident.name, events: options.incident.events.map(canonicalEvent) }, { text: incident.ruleText, witness: incident.witness }, options.signature, options.benign.length) },
   ];
   const maxRepairs = options.maxRepairs ?? 3;
   let rounds = 0;
-  let model = options.provider.model;
   for (;;) {
     const answer = await options.provider.complete({ system, messages: [...messages], maxTokens: options.maxTokens ?? 8_000 }, { ...(options.signal !== undefined ? { signal: options.signal } : {}) });
     rounds++;
-    model = answer.model;
     const read = readAnswer(answer.text);
-    const checked = read.policy !== undefined ? checkGuardrail(read.policy, witness, options) : undefined;
+    const checked = read.policy !== undefined ? checkGuardrail(read.policy, incident, options) : undefined;
     const problems = [...read.problems, ...(checked?.problems ?? [])];
     options.onRound?.(rounds, problems);
-    if (problems.length === 0 && checked?.refusal !== undefined) {
-      const benignCalls = options.benign.reduce((sum, run) => sum + run.events.length, 0);
-      return {
-        policy: format(read.policy!).text ?? read.policy!,
-        rule: checked.rule,
-        broken: `${statement.policy}.${statement.name}`,
-        witness,
-        refusesAt: checked.refusal,
-        refusedAction: options.incident.events[checked.refusal - 1]!.action,
-        benignRuns: options.benign.length,
-        benignCalls,
-        rounds,
-        provider: options.provider.name,
-        model,
-      };
-    }
+    if (problems.length === 0 && checked?.result !== undefined) return { ...checked.result, rounds, provider: options.provider.name, model: answer.model };
     if (rounds > maxRepairs) throw new GuardrailFailed(`no guardrail passed the checks in ${rounds} ${rounds === 1 ? "answer" : "answers"}: ${problems.join("; ")}`);
     messages.push({ role: "assistant", content: answer.text }, { role: "user", content: repairRequest(problems) });
   }
 }
 
+/**
+ * A guardrail drafted before (from the cache), checked again against the same incident and benign
+ * runs: the model's answer is never trusted, not even a remembered one. The result as checked now,
+ * or the problems.
+ */
+export function recheckGuardrail(kept: GuardrailResult, options: Omit<GuardrailOptions, "provider">): { ok: true; result: GuardrailResult } | { ok: false; problems: string[] } {
+  const checked = checkGuardrail(kept.policy, incidentOf(options), options);
+  if (checked.problems.length > 0 || checked.result === undefined) return { ok: false, problems: checked.problems };
+  return { ok: true, result: { ...checked.result, rounds: kept.rounds, provider: kept.provider, model: kept.model } };
+}
+
+type Checked = Omit<GuardrailResult, "rounds" | "provider" | "model">;
+
 /** The checks of a proposed guardrail: it compiles in the closed world, refuses a call of the incident in time, and no benign call. */
-function checkGuardrail(text: string, witness: number, options: GuardrailOptions): { problems: string[]; refusal?: number; rule: string } {
+function checkGuardrail(text: string, incident: Incident, options: Omit<GuardrailOptions, "provider">): { problems: string[]; result?: Checked } {
   const compiled = compile(text);
   const problems = compiled.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.span !== undefined ? `line ${d.span.line}:${d.span.column}: ` : ""}${d.code}: ${d.message}`);
-  if (!compiled.ok) return { problems, rule: "" };
+  if (!compiled.ok) return { problems };
   if (options.signature !== undefined) {
     for (const d of checkAgainstSignature(compiled, options.signature).filter((d) => d.severity !== "info")) problems.push(`${d.code}: ${d.message}`);
   }
@@ -121,11 +132,24 @@ function checkGuardrail(text: string, witness: number, options: GuardrailOptions
     for (const event of run.events) monitored.step(event);
     return [...monitored.decisions].filter(([, decision]) => decision.decision === "block" || decision.decision === "ask").map(([position]) => position).sort((a, b) => a - b);
   };
-  const refusal = refusals(options.incident).find((position) => position <= witness);
-  if (refusal === undefined) problems.push(`the rule refuses no call of ${options.incident.name} at or before event ${witness}: the monitor lets every one of them run`);
+  const refusal = refusals(options.incident).find((position) => position <= incident.witness);
+  if (refusal === undefined) problems.push(`the rule refuses no call of ${options.incident.name} at or before event ${incident.witness}: the monitor lets every one of them run`);
   for (const run of options.benign) {
     const refused = refusals(run);
     if (refused.length > 0) problems.push(`the rule refuses event ${refused[0]} (\`${run.events[refused[0]! - 1]?.action}\`) of the benign run ${run.name}${refused.length > 1 ? ` and ${refused.length - 1} more of its calls` : ""}: it must let benign runs through`);
   }
-  return { problems, ...(refusal !== undefined ? { refusal } : {}), rule };
+  if (refusal === undefined) return { problems };
+  return {
+    problems,
+    result: {
+      policy: format(text).text ?? text,
+      rule,
+      broken: incident.broken,
+      witness: incident.witness,
+      refusesAt: refusal,
+      refusedAction: options.incident.events[refusal - 1]!.action,
+      benignRuns: options.benign.length,
+      benignCalls: options.benign.reduce((sum, run) => sum + run.events.length, 0),
+    },
+  };
 }

@@ -60,7 +60,7 @@ type DraftCommandOptions = {
 async function draft(context: CommandContext, specs: string[], options: DraftCommandOptions): Promise<number> {
   const { io } = context;
   if (options.fromIncident !== undefined || options.rule !== undefined) return guardrail(context, specs, options);
-  const { createProvider, DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications } = await import("@vigil/draft");
+  const { createProvider, DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications, recheckDraft } = await import("@vigil/draft");
   const reading = await readSpecifications(specs, { cwd: io.cwd });
   for (const note of reading.notes) io.stderr(`note: ${note}\n`);
   if (reading.errors.length > 0) {
@@ -90,8 +90,14 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   const key = draftKey({ promptVersion, reference, provider: provider.name, model: provider.model, policyName, maxRepairs: options.maxRepairs, sources: reading.sources, ...(signature !== undefined ? { signature } : {}) });
   const cache = new DraftCache(defaultCacheFolder(env));
   let result = options.cache ? await cache.get(key) : undefined;
+  // A kept draft goes through the checks again before it is used: the cache remembers answers, not verdicts.
+  const stale = result !== undefined ? recheckDraft(result, { sources: reading.sources, ...(signature !== undefined ? { signature } : {}) }) : [];
+  if (stale.length > 0) {
+    io.stderr(`note: the cached draft no longer passes the checks (${stale.join("; ")}); asking again\n`);
+    result = undefined;
+  }
   const cached = result !== undefined;
-  if (cached) io.stderr(`drafted before with the same specification, vocabulary and model: taken from the cache (${cache.folder}), no request made\n`);
+  if (cached) io.stderr(`drafted before with the same specification, vocabulary and model: taken from the cache (${cache.folder}) and checked again, no request made\n`);
   else {
     io.stderr(`drafting with ${provider.name} ${provider.model}…\n`);
     try {
@@ -150,7 +156,7 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     throw new InputError();
   }
   const { compile, mergeSignatures, signatureOf } = await loadCompiler();
-  const { createProvider, draftGuardrail, GuardrailFailed, ModelError } = await import("@vigil/draft");
+  const { createProvider, DraftCache, defaultCacheFolder, draftGuardrail, GuardrailFailed, guardrailKey, incidentOf, languageReference, ModelError, promptVersion, recheckGuardrail } = await import("@vigil/draft");
   const policyFile = specs[0]!;
   const policyText = await context.readText(resolve(io.cwd, policyFile), "policy");
   const policy = compile(policyText, { file: policyFile });
@@ -167,37 +173,55 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
   const incident = incidents[0]!;
   const benign = await readRuns(context, options.trace ?? [], "drafted");
   const signature = mergeSignatures([incident, ...benign].map((run) => signatureOf(run.events)));
+  const env = io.env ?? process.env;
   const made = createProvider({
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
     ...(options.model !== undefined ? { model: options.model } : {}),
     stream: options.stream === true,
     timeoutMs: options.timeout * 1000,
-    env: io.env ?? process.env,
+    env,
   });
   if (!made.ok) {
     io.stderr(`error: ${made.message}\n`);
     return EXIT_INPUT_ERROR;
   }
-  io.stderr(`drafting a guardrail with ${made.provider.name} ${made.provider.model}…\n`);
-  let result;
+  const subject = { policy, policyText, rule: options.rule, incident, benign, signature, maxRepairs: options.maxRepairs };
+  let broken;
   try {
-    result = await draftGuardrail({
-      policy,
-      policyText,
-      rule: options.rule,
-      incident,
-      benign,
-      signature,
-      provider: made.provider,
-      maxRepairs: options.maxRepairs,
-      onRound: (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= options.maxRepairs ? ", sent back" : ""}`}\n`),
-    });
+    broken = incidentOf(subject);
   } catch (error) {
-    if (error instanceof GuardrailFailed || error instanceof ModelError) {
-      io.stderr(`error: ${error.message}\n`);
-      return EXIT_INPUT_ERROR;
+    if (!(error instanceof GuardrailFailed)) throw error;
+    io.stderr(`error: ${error.message}\n`);
+    return EXIT_INPUT_ERROR;
+  }
+  const reference = languageReference();
+  const key = guardrailKey({ promptVersion, reference, provider: made.provider.name, model: made.provider.model, maxRepairs: options.maxRepairs, ruleText: broken.ruleText, incident, benign, signature });
+  const cache = new DraftCache(defaultCacheFolder(env));
+  const kept = options.cache ? await cache.getGuardrail(key) : undefined;
+  // A kept guardrail is replayed again before it is used: the cache remembers answers, not verdicts.
+  const rechecked = kept !== undefined ? recheckGuardrail(kept, subject) : undefined;
+  let result;
+  if (rechecked?.ok === true) {
+    result = rechecked.result;
+    io.stderr(`drafted before for the same rule, runs and model: taken from the cache (${cache.folder}) and replayed again, no request made\n`);
+  } else {
+    if (rechecked?.ok === false) io.stderr(`note: the cached guardrail no longer passes the checks (${rechecked.problems.join("; ")}); asking again\n`);
+    io.stderr(`drafting a guardrail with ${made.provider.name} ${made.provider.model}…\n`);
+    try {
+      result = await draftGuardrail({
+        ...subject,
+        provider: made.provider,
+        reference,
+        onRound: (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= options.maxRepairs ? ", sent back" : ""}`}\n`),
+      });
+    } catch (error) {
+      if (error instanceof GuardrailFailed || error instanceof ModelError) {
+        io.stderr(`error: ${error.message}\n`);
+        return EXIT_INPUT_ERROR;
+      }
+      throw error;
     }
-    throw error;
+    await cache.setGuardrail(key, result).catch((error: unknown) => io.stderr(`warning: the guardrail could not be cached: ${String(error)}\n`));
   }
   io.stderr(
     `${result.rule} refuses event ${result.refusesAt} (\`${result.refusedAction}\`) of ${incident.name} before it runs (${result.broken} was broken at event ${result.witness}), and lets ${plural(result.benignRuns, "benign run")} through (${plural(result.benignCalls, "event")})\n`,
