@@ -27,6 +27,15 @@ const dist = join(extension, "dist");
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 
+// The syntax package loads chevrotain's single-file build from where npm installed it
+// (packages/syntax/src/chevrotain.ts); in a bundle, chevrotain is bundled like any package.
+const chevrotainBundled = {
+  name: "chevrotain-bundled",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]packages[\\/]syntax[\\/]src[\\/]chevrotain\.ts$/ }, () => ({ contents: 'export * from "chevrotain";', loader: "ts", resolveDir: join(root, "packages", "syntax") }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: "node",
@@ -38,6 +47,7 @@ const common = {
   legalComments: "none",
   minify: true,
   keepNames: true,
+  plugins: [chevrotainBundled],
 };
 
 await build({

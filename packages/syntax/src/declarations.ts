@@ -1,4 +1,5 @@
-import { tokenMatcher, type IToken } from "chevrotain";
+import type { IToken } from "chevrotain";
+import { tokenMatcher } from "./chevrotain.js";
 import { diagnostic, type Diagnostic, type LineIndex } from "@vigil/diagnostics";
 import { tokenEnd } from "./cst-access.js";
 import { isScopeWord } from "./text-to-cst.js";

@@ -1,4 +1,5 @@
-import { tokenMatcher, type IToken } from "chevrotain";
+import type { IToken } from "chevrotain";
+import { tokenMatcher } from "./chevrotain.js";
 import { joinSpans, type LineIndex } from "@vigil/diagnostics";
 import type { Comment, DocText } from "./ast.js";
 import { tokenEnd } from "./cst-access.js";

@@ -1,4 +1,5 @@
-import { createTokenInstance, tokenMatcher, type IToken } from "chevrotain";
+import type { IToken } from "chevrotain";
+import { createTokenInstance, tokenMatcher } from "./chevrotain.js";
 import { LeftParen, NestingLimit, PatternKeyword, PolicyKeyword, RightParen, RuleKeyword } from "./tokens.js";
 
 /**

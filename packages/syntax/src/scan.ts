@@ -1,4 +1,5 @@
-import { tokenMatcher, type IToken, type TokenType } from "chevrotain";
+import type { IToken, TokenType } from "chevrotain";
+import { tokenMatcher } from "./chevrotain.js";
 import { splitScope } from "./declarations.js";
 import {
   AndKeyword,

@@ -1,4 +1,5 @@
-import { createToken, EmbeddedActionsParser, Lexer, type IRecognitionException, type IToken, type TokenType } from "chevrotain";
+import type { IRecognitionException, IToken, TokenType } from "chevrotain";
+import { createToken, EmbeddedActionsParser, Lexer } from "./chevrotain.js";
 import { closestName, diagnostic, isEventTime, LineIndex, parseDateTime, type Diagnostic, type Span } from "@vigil/diagnostics";
 import { looksLikeDuration, parseDuration } from "./duration.js";
 import { decodeString, isJsonNumber } from "./literals.js";

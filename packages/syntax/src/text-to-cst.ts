@@ -1,4 +1,5 @@
-import { CstParser, type CstNode, type IParserErrorMessageProvider, type IRecognitionException, type IToken, type TokenType } from "chevrotain";
+import type { CstNode, IParserErrorMessageProvider, IRecognitionException, IToken, TokenType } from "chevrotain";
+import { CstParser } from "./chevrotain.js";
 import {
   ActionKeyword,
   AlwaysKeyword,

@@ -1,4 +1,5 @@
-import { createToken, Lexer, type ILexingResult, type IToken, type TokenType } from "chevrotain";
+import type { ILexingResult, IToken, TokenType } from "chevrotain";
+import { createToken, Lexer } from "./chevrotain.js";
 
 /**
  * The token vocabulary of Vigil and the Chevrotain lexer built from it.
