@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelServer } from "../../../test/support/model-server.js";
-import { repairedDraft } from "../../draft/test/fixtures/answers.js";
+import { brokenDraft, repairedDraft } from "../../draft/test/fixtures/answers.js";
 import { vigilc } from "./support/run-vigilc.js";
 
 /**
@@ -103,6 +103,46 @@ describe("vigilc draft", () => {
     expect(poisoned.stdout).toBe(policy);
   });
 
+  it("with no key: prints the request a model would be sent, and checks a model's answer saved in a file", async () => {
+    const env = { ...noKeys, VIGIL_CACHE_DIR: join(scratch, "offline") };
+    const before = server.requests.length;
+    const shown = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--show-request"], { cwd: skill, env });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^<!-- the request vigilc draft sends: 2 messages; answers of up to 16000 tokens -->\n\n## system\n\nYou turn the behavioural requirements/);
+    expect(shown.stdout).toContain("The Vigil language reference:");
+    expect(shown.stdout).toContain("\n## user\n\nThe specification, each line prefixed with its citation");
+    expect(shown.stdout).toContain("checklist.md:3| ");
+    expect(shown.stdout).toContain('"bump_version"');
+    expect(shown.stdout).toContain("Draft the policy `release_skill`.");
+    // The answer a chat gave to that request, saved: checked like any answer, with no repair round.
+    writeFileSync(join(scratch, "answer.md"), repairedDraft);
+    const answered = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "answer.md")], { cwd: skill, env });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(answered.stderr).toContain("answer 1: passes every check");
+    expect(answered.stdout).toMatch(/^\/\/ Drafted by `vigilc draft` \(the answer in \/.*answer\.md, prompt vigil-draft-1\) from SKILL.md/);
+    expect(answered.stdout).toContain("rule bump_before_publish");
+    // A broken answer: its problems are not sent anywhere; the rules that fail are taken out, and said.
+    writeFileSync(join(scratch, "broken.md"), brokenDraft);
+    const broken = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "broken.md")], { cwd: skill, env });
+    expect(broken.code, broken.stderr).toBe(0);
+    expect(broken.stderr).toMatch(/answer 1: \d+ problems\n/);
+    expect(broken.stderr).not.toContain("sent back");
+    expect(broken.stdout).not.toContain("tests_before_tag");
+    expect(broken.stdout).toContain("rule bump_before_publish");
+    expect(broken.stderr).toContain("tests_before_tag");
+    expect(server.requests.length).toBe(before);
+    // Without a key or an answer: the variables to set, and the way without a key.
+    const none = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl"], { cwd: skill, env });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("or, with no key, print the request with --show-request and check a model's saved answer with --answer FILE");
+    const conflicting = await vigilc(["draft", "SKILL.md", "--answer", join(scratch, "answer.md"), "--model", "m"], { cwd: skill, env });
+    expect(conflicting.code).toBe(2);
+    expect(conflicting.stderr).toContain("--answer checks an answer saved in a file: --model does not apply");
+    const missing = await vigilc(["draft", "SKILL.md", "--answer", "no-such-answer.md"], { cwd: skill, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no-such-answer.md");
+  });
+
   it("says what is wrong with its input", async () => {
     const env = { ...noKeys, OPENAI_API_KEY: "sk-x", OPENAI_BASE_URL: `${server.url}/v1`, VIGIL_CACHE_DIR: scratch };
     const missing = await vigilc(["draft", "NOPE.md"], { cwd: skill, env });
@@ -153,6 +193,22 @@ describe("vigilc draft", () => {
     expect(poisoned.stderr).toMatch(/note: the cached guardrail no longer passes the checks \(the rule refuses event \d+ \(`warpAffine`\) of the benign run benign.jsonl/);
     expect(server.requests.length - before).toBe(3);
     expect(poisoned.stdout).toBe(result.stdout);
+    // With no key: the request for the guardrail, and an answer saved in a file, checked by replaying the runs.
+    const offline = { ...noKeys, VIGIL_CACHE_DIR: scratch };
+    const shown = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--show-request"], { cwd: dashcam, env: offline });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("## system\n\nAn AI agent's run broke a rule of its Vigil policy");
+    expect(shown.stdout).toContain("The run `violating.jsonl` broke it at event 5.");
+    writeFileSync(join(scratch, "guardrail-answer.md"), answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)"));
+    const answered = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(answered.stderr).toContain("guardrails.guard_R3 refuses event 5 (`warpAffine`) of violating.jsonl before it runs");
+    expect(answered.stdout).toMatch(/^\/\/ A guardrail drafted by `vigilc draft --from-incident` \(the answer in \/.*guardrail-answer\.md\) after violating.jsonl broke dashcam.R3\./);
+    writeFileSync(join(scratch, "guardrail-answer.md"), answer("abs(action in {warpAffine})"));
+    const refusing = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });
+    expect(refusing.code).toBe(2);
+    expect(refusing.stderr).toContain("no guardrail passed the checks in 1 answer: the rule refuses event");
+    expect(server.requests.length - before).toBe(3);
     const missing = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl"], { cwd: dashcam, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("a guardrail needs --from-incident RUN, --rule R");

@@ -75,17 +75,27 @@ export class DraftFailed extends Error {
   }
 }
 
+/** The first request of a draft: what a model is sent, word for word (`vigilc draft --show-request`). */
+export function draftMessages(options: Pick<DraftOptions, "sources" | "signature" | "policyName" | "reference" | "maxTokens">): ModelRequest {
+  return {
+    system: systemPrompt(options.reference ?? languageReference(), options.signature !== undefined),
+    messages: [{ role: "user", content: draftRequest(options.sources, options.signature, options.policyName) }],
+    maxTokens: options.maxTokens ?? 16_000,
+  };
+}
+
 export async function draftPolicy(options: DraftOptions): Promise<DraftResult> {
   const maxRepairs = options.maxRepairs ?? 3;
-  const system = systemPrompt(options.reference ?? languageReference(), options.signature !== undefined);
-  const messages: { role: "user" | "assistant"; content: string }[] = [{ role: "user", content: draftRequest(options.sources, options.signature, options.policyName) }];
+  const first = draftMessages(options);
+  const system = first.system;
+  const messages: { role: "user" | "assistant"; content: string }[] = [...first.messages];
   let answered = "";
   let model = options.provider.model;
   let rounds = 0;
   let checked: Checked | undefined;
   let unsupported: readonly Unsupported[] = [];
   for (;;) {
-    const request: ModelRequest = { system, messages: [...messages], maxTokens: options.maxTokens ?? 16_000 };
+    const request: ModelRequest = { system, messages: [...messages], maxTokens: first.maxTokens };
     const answer = await options.provider.complete(request, { ...(options.signal !== undefined ? { signal: options.signal } : {}) });
     rounds++;
     answered = answer.text;

@@ -1,7 +1,7 @@
 import { canonicalEvent, checkAgainstSignature, compile, format, startMonitorRun, TraceRun, type CompiledPolicy, type Signature, type TraceEvent } from "@vigil/compiler";
 import { readAnswer } from "./answer.js";
 import { guardrailRequest, guardrailSystemPrompt, languageReference, repairRequest } from "./prompt.js";
-import type { ModelProvider, ProviderName } from "./providers.js";
+import type { ModelProvider, ModelRequest, ProviderName } from "./providers.js";
 
 /**
  * From an incident to a guardrail (AIR's eradication): a run broke a rule, found after the fact;
@@ -82,16 +82,23 @@ export function incidentOf(options: Pick<GuardrailOptions, "policy" | "policyTex
   };
 }
 
+/** The first request for a guardrail: what a model is sent, word for word (`vigilc draft --from-incident --show-request`). */
+export function guardrailMessages(options: Omit<GuardrailOptions, "provider">, incident: Incident = incidentOf(options)): ModelRequest {
+  return {
+    system: guardrailSystemPrompt(options.reference ?? languageReference()),
+    messages: [{ role: "user", content: guardrailRequest({ name: options.incident.name, events: options.incident.events.map(canonicalEvent) }, { text: incident.ruleText, witness: incident.witness }, options.signature, options.benign.length) }],
+    maxTokens: options.maxTokens ?? 8_000,
+  };
+}
+
 export async function draftGuardrail(options: GuardrailOptions): Promise<GuardrailResult> {
   const incident = incidentOf(options);
-  const system = guardrailSystemPrompt(options.reference ?? languageReference());
-  const messages: { role: "user" | "assistant"; content: string }[] = [
-    { role: "user", content: guardrailRequest({ name: options.incident.name, events: options.incident.events.map(canonicalEvent) }, { text: incident.ruleText, witness: incident.witness }, options.signature, options.benign.length) },
-  ];
+  const first = guardrailMessages(options, incident);
+  const messages: { role: "user" | "assistant"; content: string }[] = [...first.messages];
   const maxRepairs = options.maxRepairs ?? 3;
   let rounds = 0;
   for (;;) {
-    const answer = await options.provider.complete({ system, messages: [...messages], maxTokens: options.maxTokens ?? 8_000 }, { ...(options.signal !== undefined ? { signal: options.signal } : {}) });
+    const answer = await options.provider.complete({ system: first.system, messages: [...messages], maxTokens: first.maxTokens }, { ...(options.signal !== undefined ? { signal: options.signal } : {}) });
     rounds++;
     const read = readAnswer(answer.text);
     const checked = read.policy !== undefined ? checkGuardrail(read.policy, incident, options) : undefined;

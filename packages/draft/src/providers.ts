@@ -8,7 +8,8 @@ import OpenAI from "openai";
  * `retry-after`) are the SDKs'; a failure is an error whose message never holds the key.
  */
 
-export type ProviderName = "anthropic" | "openai";
+/** Where answers come from: a provider's API, or a file holding one answer (`answerFromFile`). */
+export type ProviderName = "anthropic" | "openai" | "file";
 
 export interface ModelRequest {
   readonly system: string;
@@ -31,7 +32,7 @@ export interface ModelProvider {
 }
 
 export interface ProviderOptions {
-  readonly provider?: ProviderName;
+  readonly provider?: Exclude<ProviderName, "file">;
   readonly model?: string;
   /** Stream the answer (server-sent events) rather than wait for it whole. */
   readonly stream?: boolean;
@@ -43,7 +44,7 @@ export interface ProviderOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export const defaultModels: Readonly<Record<ProviderName, string>> = { anthropic: "claude-opus-4-6", openai: "gpt-5" };
+export const defaultModels: Readonly<Record<Exclude<ProviderName, "file">, string>> = { anthropic: "claude-opus-4-6", openai: "gpt-5" };
 
 /** Why a model's answer could not be had: the words for the user, the key taken out. */
 export class ModelError extends Error {}
@@ -77,6 +78,24 @@ export function createProvider(options: ProviderOptions): { readonly ok: true; r
   const baseURL = env["OPENAI_BASE_URL"]?.trim() || undefined;
   const client = new OpenAI({ ...settings, ...(baseURL !== undefined ? { baseURL } : {}) });
   return { ok: true, provider: { name: "openai", model, complete: (request, call) => guarded(key, () => openaiAnswer(client, model, stream, request, call?.signal)) } };
+}
+
+/**
+ * A provider whose one answer was saved in a file: the answer of a chat to the request
+ * `vigilc draft --show-request` printed, say. It is checked like any answer; there is no one to
+ * send problems back to, so a second request is an error.
+ */
+export function answerFromFile(name: string, text: string): ModelProvider {
+  let answered = false;
+  return {
+    name: "file",
+    model: name,
+    complete: async () => {
+      if (answered) throw new ModelError(`${name} holds one answer: there is no repair round`);
+      answered = true;
+      return { text, model: name };
+    },
+  };
 }
 
 async function anthropicAnswer(client: Anthropic, model: string, stream: boolean, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelAnswer> {

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, relative, resolve } from "node:path";
 import type { Diagnostic, Signature } from "@vigil/compiler";
-import type { DraftResult } from "@vigil/draft";
+import type { DraftResult, ModelProvider, ModelRequest } from "@vigil/draft";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { readRuns, runArgumentFiles } from "./runs.js";
@@ -33,6 +33,8 @@ export function registerDraft(program: Command, context: CommandContext): void {
     .option("--stream", "stream the model's answers")
     .option("--explain", "print each requirement beside its rule and the rule's meaning in words, and what `vigilc analyze` finds in the draft")
     .option("--no-cache", "ask the model even when the same draft is cached")
+    .option("--show-request", "print the request a model would be sent (instructions, specification, vocabulary) and send nothing; no key needed")
+    .option("--answer <file>", "check a model's answer saved in a file (to the request --show-request prints) instead of asking one; no key, no repair round")
     .option("--from-incident <run>", "a run that broke --rule: draft a guardrail the monitor would have used to refuse its call before it ran (the --trace runs are benign: it must let them through)")
     .option("--rule <name>", "with --from-incident: the rule the run broke (NAME or POLICY.NAME)")
     .action(async (specs: string[], options: DraftCommandOptions) => {
@@ -53,6 +55,8 @@ type DraftCommandOptions = {
   stream?: boolean;
   explain?: boolean;
   cache: boolean;
+  showRequest?: boolean;
+  answer?: string;
   fromIncident?: string;
   rule?: string;
 };
@@ -60,7 +64,7 @@ type DraftCommandOptions = {
 async function draft(context: CommandContext, specs: string[], options: DraftCommandOptions): Promise<number> {
   const { io } = context;
   if (options.fromIncident !== undefined || options.rule !== undefined) return guardrail(context, specs, options);
-  const { createProvider, DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications, recheckDraft } = await import("@vigil/draft");
+  const { DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftMessages, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications, recheckDraft } = await import("@vigil/draft");
   const reading = await readSpecifications(specs, { cwd: io.cwd });
   for (const note of reading.notes) io.stderr(`note: ${note}\n`);
   if (reading.errors.length > 0) {
@@ -68,28 +72,27 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     throw new InputError();
   }
   const signature = await signatureOption(context, options);
-  const env = io.env ?? process.env;
-  const made = createProvider({
-    ...(options.provider !== undefined ? { provider: options.provider } : {}),
-    ...(options.model !== undefined ? { model: options.model } : {}),
-    stream: options.stream === true,
-    timeoutMs: options.timeout * 1000,
-    env,
-  });
-  if (!made.ok) {
-    io.stderr(`error: ${made.message}\n`);
-    return EXIT_INPUT_ERROR;
-  }
-  const { provider } = made;
   const policyName = options.name ?? policyNameOf(resolve(io.cwd, specs[0]!.replace(/#.*$/, "")));
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(policyName)) {
     io.stderr(`error: \`${policyName}\` is not a policy name: give --name with letters, digits and _\n`);
     throw new InputError();
   }
   const reference = languageReference();
-  const key = draftKey({ promptVersion, reference, provider: provider.name, model: provider.model, policyName, maxRepairs: options.maxRepairs, sources: reading.sources, ...(signature !== undefined ? { signature } : {}) });
-  const cache = new DraftCache(defaultCacheFolder(env));
-  let result = options.cache ? await cache.get(key) : undefined;
+  if (options.showRequest === true) {
+    io.stdout(requestText(draftMessages({ sources: reading.sources, ...(signature !== undefined ? { signature } : {}), policyName, reference })));
+    return 0;
+  }
+  const made = await modelOf(context, options);
+  if (!made.ok) {
+    io.stderr(`error: ${made.message}\n`);
+    return EXIT_INPUT_ERROR;
+  }
+  const { provider, maxRepairs } = made;
+  const key = draftKey({ promptVersion, reference, provider: provider.name, model: provider.model, policyName, maxRepairs, sources: reading.sources, ...(signature !== undefined ? { signature } : {}) });
+  const cache = new DraftCache(defaultCacheFolder(io.env ?? process.env));
+  // An answer from a file is checked anew each time: there is no request to save.
+  const useCache = options.cache && provider.name !== "file";
+  let result = useCache ? await cache.get(key) : undefined;
   // A kept draft goes through the checks again before it is used: the cache remembers answers, not verdicts.
   const stale = result !== undefined ? recheckDraft(result, { sources: reading.sources, ...(signature !== undefined ? { signature } : {}) }) : [];
   if (stale.length > 0) {
@@ -99,16 +102,16 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   const cached = result !== undefined;
   if (cached) io.stderr(`drafted before with the same specification, vocabulary and model: taken from the cache (${cache.folder}) and checked again, no request made\n`);
   else {
-    io.stderr(`drafting with ${provider.name} ${provider.model}…\n`);
+    io.stderr(provider.name === "file" ? `checking the answer in ${provider.model}…\n` : `drafting with ${provider.name} ${provider.model}…\n`);
     try {
       result = await draftPolicy({
         sources: reading.sources,
         ...(signature !== undefined ? { signature } : {}),
         provider,
         policyName,
-        maxRepairs: options.maxRepairs,
+        maxRepairs,
         reference,
-        onRound: (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= options.maxRepairs ? ", sent back" : ""}`}\n`),
+        onRound: roundReporter(io, maxRepairs),
       });
     } catch (error) {
       if (error instanceof ModelError) io.stderr(`error: the model gave no draft: ${error.message}\n`);
@@ -116,7 +119,7 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
       else throw error;
       return EXIT_INPUT_ERROR;
     }
-    await cache.set(key, result).catch((error: unknown) => io.stderr(`warning: the draft could not be cached: ${String(error)}\n`));
+    if (useCache) await cache.set(key, result).catch((error: unknown) => io.stderr(`warning: the draft could not be cached: ${String(error)}\n`));
   }
   const drafted = result!;
   const sources = [...specs, ...(options.trace ?? []), ...(options.schema !== undefined ? [options.schema] : [])];
@@ -127,7 +130,7 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     io.stderr("error: no rule of the draft passed the checks; nothing was written\n");
     return EXIT_INPUT_ERROR;
   }
-  const header = `// Drafted by \`vigilc draft\` (${drafted.provider} ${drafted.model}, prompt ${promptVersion}) from ${specs.join(", ")}${sources.length > specs.length ? `, in the vocabulary of ${sources.slice(specs.length).join(", ")}` : ""}.\n// Every rule passed the parser and the checker${signature !== undefined ? " against that signature" : ""}; review each before enforcing it.\n\n`;
+  const header = `// Drafted by \`vigilc draft\` (${modelName(drafted)}, prompt ${promptVersion}) from ${specs.join(", ")}${sources.length > specs.length ? `, in the vocabulary of ${sources.slice(specs.length).join(", ")}` : ""}.\n// Every rule passed the parser and the checker${signature !== undefined ? " against that signature" : ""}; review each before enforcing it.\n\n`;
   const text = header + drafted.policy;
   if (options.output !== undefined) {
     const policyFile = resolve(io.cwd, options.output);
@@ -156,7 +159,7 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     throw new InputError();
   }
   const { compile, mergeSignatures, signatureOf } = await loadCompiler();
-  const { createProvider, DraftCache, defaultCacheFolder, draftGuardrail, GuardrailFailed, guardrailKey, incidentOf, languageReference, ModelError, promptVersion, recheckGuardrail } = await import("@vigil/draft");
+  const { DraftCache, defaultCacheFolder, draftGuardrail, GuardrailFailed, guardrailKey, guardrailMessages, incidentOf, languageReference, ModelError, promptVersion, recheckGuardrail } = await import("@vigil/draft");
   const policyFile = specs[0]!;
   const policyText = await context.readText(resolve(io.cwd, policyFile), "policy");
   const policy = compile(policyText, { file: policyFile });
@@ -173,19 +176,8 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
   const incident = incidents[0]!;
   const benign = await readRuns(context, options.trace ?? [], "drafted");
   const signature = mergeSignatures([incident, ...benign].map((run) => signatureOf(run.events)));
-  const env = io.env ?? process.env;
-  const made = createProvider({
-    ...(options.provider !== undefined ? { provider: options.provider } : {}),
-    ...(options.model !== undefined ? { model: options.model } : {}),
-    stream: options.stream === true,
-    timeoutMs: options.timeout * 1000,
-    env,
-  });
-  if (!made.ok) {
-    io.stderr(`error: ${made.message}\n`);
-    return EXIT_INPUT_ERROR;
-  }
-  const subject = { policy, policyText, rule: options.rule, incident, benign, signature, maxRepairs: options.maxRepairs };
+  const reference = languageReference();
+  const subject = { policy, policyText, rule: options.rule, incident, benign, signature, reference };
   let broken;
   try {
     broken = incidentOf(subject);
@@ -194,10 +186,20 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     io.stderr(`error: ${error.message}\n`);
     return EXIT_INPUT_ERROR;
   }
-  const reference = languageReference();
-  const key = guardrailKey({ promptVersion, reference, provider: made.provider.name, model: made.provider.model, maxRepairs: options.maxRepairs, ruleText: broken.ruleText, incident, benign, signature });
-  const cache = new DraftCache(defaultCacheFolder(env));
-  const kept = options.cache ? await cache.getGuardrail(key) : undefined;
+  if (options.showRequest === true) {
+    io.stdout(requestText(guardrailMessages(subject, broken)));
+    return 0;
+  }
+  const made = await modelOf(context, options);
+  if (!made.ok) {
+    io.stderr(`error: ${made.message}\n`);
+    return EXIT_INPUT_ERROR;
+  }
+  const { provider, maxRepairs } = made;
+  const key = guardrailKey({ promptVersion, reference, provider: provider.name, model: provider.model, maxRepairs, ruleText: broken.ruleText, incident, benign, signature });
+  const cache = new DraftCache(defaultCacheFolder(io.env ?? process.env));
+  const useCache = options.cache && provider.name !== "file";
+  const kept = useCache ? await cache.getGuardrail(key) : undefined;
   // A kept guardrail is replayed again before it is used: the cache remembers answers, not verdicts.
   const rechecked = kept !== undefined ? recheckGuardrail(kept, subject) : undefined;
   let result;
@@ -206,14 +208,9 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     io.stderr(`drafted before for the same rule, runs and model: taken from the cache (${cache.folder}) and replayed again, no request made\n`);
   } else {
     if (rechecked?.ok === false) io.stderr(`note: the cached guardrail no longer passes the checks (${rechecked.problems.join("; ")}); asking again\n`);
-    io.stderr(`drafting a guardrail with ${made.provider.name} ${made.provider.model}…\n`);
+    io.stderr(provider.name === "file" ? `checking the guardrail in ${provider.model}…\n` : `drafting a guardrail with ${provider.name} ${provider.model}…\n`);
     try {
-      result = await draftGuardrail({
-        ...subject,
-        provider: made.provider,
-        reference,
-        onRound: (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= options.maxRepairs ? ", sent back" : ""}`}\n`),
-      });
+      result = await draftGuardrail({ ...subject, provider, maxRepairs, onRound: roundReporter(io, maxRepairs) });
     } catch (error) {
       if (error instanceof GuardrailFailed || error instanceof ModelError) {
         io.stderr(`error: ${error.message}\n`);
@@ -221,17 +218,56 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
       }
       throw error;
     }
-    await cache.setGuardrail(key, result).catch((error: unknown) => io.stderr(`warning: the guardrail could not be cached: ${String(error)}\n`));
+    if (useCache) await cache.setGuardrail(key, result).catch((error: unknown) => io.stderr(`warning: the guardrail could not be cached: ${String(error)}\n`));
   }
   io.stderr(
     `${result.rule} refuses event ${result.refusesAt} (\`${result.refusedAction}\`) of ${incident.name} before it runs (${result.broken} was broken at event ${result.witness}), and lets ${plural(result.benignRuns, "benign run")} through (${plural(result.benignCalls, "event")})\n`,
   );
-  const text = `// A guardrail drafted by \`vigilc draft --from-incident\` (${result.provider} ${result.model}) after ${incident.name} broke ${result.broken}.\n// Checked: the monitor refuses event ${result.refusesAt} of that run with it, and no call of ${benign.map((run) => run.name).join(", ") || "any benign run (none given)"}; review it before enforcing it.\n\n${result.policy}`;
+  const text = `// A guardrail drafted by \`vigilc draft --from-incident\` (${modelName(result)}) after ${incident.name} broke ${result.broken}.\n// Checked: the monitor refuses event ${result.refusesAt} of that run with it, and no call of ${benign.map((run) => run.name).join(", ") || "any benign run (none given)"}; review it before enforcing it.\n\n${result.policy}`;
   if (options.output !== undefined) {
     await writeOut(resolve(io.cwd, options.output), text);
     io.stderr(`wrote ${options.output}\n`);
   } else io.stdout(text);
   return 0;
+}
+
+/**
+ * The model to ask and the repair rounds it gets: a provider's API (a key is needed), or the one
+ * answer saved in `--answer FILE` (no key, no repair round).
+ */
+async function modelOf(context: CommandContext, options: DraftCommandOptions): Promise<{ ok: true; provider: ModelProvider; maxRepairs: number } | { ok: false; message: string }> {
+  const { answerFromFile, createProvider } = await import("@vigil/draft");
+  const { io } = context;
+  if (options.answer !== undefined) {
+    const conflicting = [options.provider !== undefined && "--provider", options.model !== undefined && "--model", options.stream === true && "--stream"].filter((flag) => flag !== false);
+    if (conflicting.length > 0) return { ok: false, message: `--answer checks an answer saved in a file: ${conflicting.join(", ")} ${conflicting.length === 1 ? "does" : "do"} not apply` };
+    return { ok: true, provider: answerFromFile(options.answer, await context.readText(resolve(io.cwd, options.answer), "answer")), maxRepairs: 0 };
+  }
+  const made = createProvider({
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    stream: options.stream === true,
+    timeoutMs: options.timeout * 1000,
+    env: io.env ?? process.env,
+  });
+  if (!made.ok) return { ok: false, message: `${made.message}; or, with no key, print the request with --show-request and check a model's saved answer with --answer FILE` };
+  return { ok: true, provider: made.provider, maxRepairs: options.maxRepairs };
+}
+
+/** Says after each answer how many problems it had, and whether they go back to the model. */
+function roundReporter(io: CommandContext["io"], maxRepairs: number): (round: number, problems: readonly string[]) => void {
+  return (round, problems) => io.stderr(`answer ${round}: ${problems.length === 0 ? "passes every check" : `${plural(problems.length, "problem")}${round <= maxRepairs ? ", sent back" : ""}`}\n`);
+}
+
+/** Who answered, for a header: `anthropic claude-opus-4-6`, or `the answer in FILE`. */
+function modelName(answered: { readonly provider: string; readonly model: string }): string {
+  return answered.provider === "file" ? `the answer in ${answered.model}` : `${answered.provider} ${answered.model}`;
+}
+
+/** A request as text: what a model would be sent, each message under its role. */
+function requestText(request: ModelRequest): string {
+  const parts = [`<!-- the request vigilc draft sends: ${request.messages.length + 1} messages; answers of up to ${request.maxTokens} tokens -->`, `## system\n\n${request.system}`, ...request.messages.map((message) => `## ${message.role}\n\n${message.content}`)];
+  return `${parts.join("\n\n")}\n`;
 }
 
 /** A test file (testing.md) pinning the draft's verdicts on the sample runs: one test per run. */
