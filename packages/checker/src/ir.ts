@@ -7,6 +7,10 @@ import type { JsonValue, PathSegment } from "@vigil/trace";
  * inlined, `implies` is desugared (Θ ⇒ Θ' ≡ ¬(Θ ∧ ¬Θ')), every name is resolved, every wildcard
  * is known to compile, and the variable discipline holds. A statement appears here only if it
  * checked without errors.
+ *
+ * This module is also the package's `@vigil/checker/ir` entry: the engines import its helpers from
+ * there, so that a process that only runs checked statements (the Claude Code hook, reading its
+ * policy from the database) does not load the checker and the parser. It imports types only.
  */
 export interface CheckedProgram {
   readonly policies: readonly CheckedPolicy[];

@@ -1,4 +1,5 @@
-import { needsTime, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
+import type { StatementOutcome } from "@vigil/checker";
+import { needsTime, type CheckedStatement } from "@vigil/checker/ir";
 import type { TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type StatementMachine } from "./machines.js";

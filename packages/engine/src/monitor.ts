@@ -1,4 +1,4 @@
-import { needsTime, type CheckedStatement } from "@vigil/checker";
+import { needsTime, type CheckedStatement } from "@vigil/checker/ir";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type MachineState, type StatementMachine } from "./machines.js";

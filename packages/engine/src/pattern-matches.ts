@@ -1,4 +1,4 @@
-import { statementPatterns, type CheckedPattern, type CheckedStatement } from "@vigil/checker";
+import { statementPatterns, type CheckedPattern, type CheckedStatement } from "@vigil/checker/ir";
 import type { Span } from "@vigil/diagnostics";
 import type { TraceEvent } from "@vigil/trace";
 import { PatternBinder } from "./atoms.js";
