@@ -98,11 +98,24 @@ export class DraftCache {
     await this.write(key, "guardrail", guardrail);
   }
 
-  private async read<T extends { policy: string }>(key: string, kind: "draft" | "guardrail"): Promise<T | undefined> {
+  /** A kept value of the right shape, or undefined: a file that is torn, edited or of another kind is not one. */
+  private async read<T>(key: string, kind: "draft" | "guardrail"): Promise<T | undefined> {
     try {
-      const kept = JSON.parse(await readFile(this.path(key), "utf8")) as { key?: string } & Partial<Record<typeof kind, T>>;
-      const value = kept[kind];
-      return kept.key === key && typeof value?.policy === "string" ? value : undefined;
+      const kept = JSON.parse(await readFile(this.path(key), "utf8")) as { key?: unknown } & Record<string, unknown>;
+      const value = kept[kind] as Record<string, unknown> | undefined;
+      if (kept.key !== key || typeof value !== "object" || value === null) return undefined;
+      const strings = kind === "draft" ? ["policy", "provider", "model"] : ["policy", "rule", "broken", "refusedAction", "provider", "model"];
+      const numbers = kind === "draft" ? ["rounds"] : ["witness", "refusesAt", "benignRuns", "benignCalls", "rounds"];
+      const lists = kind === "draft" ? ["rules", "unsupported", "rejected", "warnings"] : [];
+      const shaped = strings.every((name) => typeof value[name] === "string") && numbers.every((name) => typeof value[name] === "number") && lists.every((name) => Array.isArray(value[name]));
+      if (!shaped) return undefined;
+      if (kind === "draft") {
+        const entries = (name: string, fields: readonly string[]) => (value[name] as unknown[]).every((entry) => typeof entry === "object" && entry !== null && fields.every((field) => typeof (entry as Record<string, unknown>)[field] === "string"));
+        const problems = (value["rejected"] as { problems?: unknown }[]).every((entry) => Array.isArray(entry?.problems) && entry.problems.every((problem) => typeof problem === "string"));
+        const drafted = entries("rules", ["policy", "name", "requirement", "source", "cited"]) && entries("unsupported", ["source", "requirement", "why"]) && entries("rejected", ["name"]) && problems;
+        if (!drafted || !(value["warnings"] as unknown[]).every((warning) => typeof warning === "string")) return undefined;
+      }
+      return value as T;
     } catch {
       return undefined;
     }
