@@ -108,9 +108,9 @@ describe("vigilc draft", () => {
     const before = server.requests.length;
     const shown = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--show-request"], { cwd: skill, env });
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toMatch(/^<!-- the request vigilc draft sends: 2 messages; answers of up to 16000 tokens -->\n\n## system\n\nYou turn the behavioural requirements/);
+    expect(shown.stdout).toMatch(/^<!-- the request vigilc draft sends: 2 messages; answers of up to 16000 tokens -->\n\n=== system ===\n\nYou turn the behavioural requirements/);
     expect(shown.stdout).toContain("The Vigil language reference:");
-    expect(shown.stdout).toContain("\n## user\n\nThe specification, each line prefixed with its citation");
+    expect(shown.stdout).toContain("\n=== user ===\n\nThe specification, each line prefixed with its citation");
     expect(shown.stdout).toContain("checklist.md:3| ");
     expect(shown.stdout).toContain('"bump_version"');
     expect(shown.stdout).toContain("Draft the policy `release_skill`.");
@@ -197,7 +197,7 @@ describe("vigilc draft", () => {
     const offline = { ...noKeys, VIGIL_CACHE_DIR: scratch };
     const shown = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--show-request"], { cwd: dashcam, env: offline });
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toContain("## system\n\nAn AI agent's run broke a rule of its Vigil policy");
+    expect(shown.stdout).toContain("=== system ===\n\nAn AI agent's run broke a rule of its Vigil policy");
     expect(shown.stdout).toContain("The run `violating.jsonl` broke it at event 5.");
     writeFileSync(join(scratch, "guardrail-answer.md"), answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)"));
     const answered = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });

@@ -264,9 +264,12 @@ function modelName(answered: { readonly provider: string; readonly model: string
   return answered.provider === "file" ? `the answer in ${answered.model}` : `${answered.provider} ${answered.model}`;
 }
 
-/** A request as text: what a model would be sent, each message under its role. */
+/**
+ * A request as text: what a model would be sent, each message under a `=== role ===` line (not a
+ * markdown heading: the language reference inside the system message has its own).
+ */
 function requestText(request: ModelRequest): string {
-  const parts = [`<!-- the request vigilc draft sends: ${request.messages.length + 1} messages; answers of up to ${request.maxTokens} tokens -->`, `## system\n\n${request.system}`, ...request.messages.map((message) => `## ${message.role}\n\n${message.content}`)];
+  const parts = [`<!-- the request vigilc draft sends: ${request.messages.length + 1} messages; answers of up to ${request.maxTokens} tokens -->`, `=== system ===\n\n${request.system}`, ...request.messages.map((message) => `=== ${message.role} ===\n\n${message.content}`)];
   return `${parts.join("\n\n")}\n`;
 }
 
