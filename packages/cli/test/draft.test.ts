@@ -154,6 +154,10 @@ describe("vigilc draft", () => {
     const both = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: skill, env });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("give --trace or --schema, not both");
+    const repairs = await vigilc(["draft", "SKILL.md", "--max-repairs", "99"], { cwd: skill, env });
+    expect(repairs.code).toBe(2);
+    expect(repairs.stderr).toContain("argument '99' is invalid. must be a count from 0 to 10");
+    expect(repairs.stderr).not.toContain("internal error");
     server.answer({ status: 500 }, { status: 500 }, { status: 500 });
     const failing = await vigilc(["draft", "SKILL.md", "--timeout", "20"], { cwd: skill, env });
     expect(failing.code).toBe(2);

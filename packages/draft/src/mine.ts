@@ -60,8 +60,12 @@ interface Candidate {
   readonly name: string;
   /** What it says, in words. */
   readonly says: string;
-  /** Whether an event triggers it (for the support count). */
-  readonly triggers: (event: TraceEvent) => boolean;
+  /**
+   * For an `abs` (whose trigger, on a good run, never holds): the events that could have broken it,
+   * for the support count. Every other form's support is the events its trigger held on, as the
+   * forward engine counts them.
+   */
+  readonly support?: (event: TraceEvent) => boolean;
 }
 
 export function mineRules(good: readonly (readonly TraceEvent[])[], options: MineOptions = {}): MineResult {
@@ -76,25 +80,25 @@ export function mineRules(good: readonly (readonly TraceEvent[])[], options: Min
     throw new Error(`mined candidates do not compile (a bug): ${errors.join("; ")}`);
   }
   const statements = compiled.program.policies[0]!.statements;
-  const holdsOn = (run: readonly TraceEvent[]): boolean[] => {
+  /** Runs every candidate over a run: whether each holds, and on how many events it was exercised. */
+  const judge = (run: readonly TraceEvent[]): { holds: boolean; exercised: number }[] => {
     const trace = new TraceRun(statements as CheckedStatement[]);
     for (const event of run) trace.step(event);
-    return trace.finish().map((outcome) => outcome.holds);
+    return trace.finish().map((outcome, index) => {
+      const support = candidates[index]!.support;
+      return { holds: outcome.holds, exercised: support !== undefined ? run.filter(support).length : (trace.triggers(index)?.count ?? 0) };
+    });
   };
   const alive = candidates.map(() => true);
-  for (const run of good) holdsOn(run).forEach((holds, index) => holds || (alive[index] = false));
-  const exercised = candidates.map((candidate) => {
-    let events = 0;
-    let runs = 0;
-    for (const run of good) {
-      const count = run.filter(candidate.triggers).length;
-      events += count;
-      if (count > 0) runs++;
-    }
-    return { events, runs };
-  });
+  const exercised = candidates.map(() => ({ events: 0, runs: 0 }));
+  for (const run of good) {
+    judge(run).forEach((judged, index) => {
+      if (!judged.holds) alive[index] = false;
+      exercised[index] = { events: exercised[index]!.events + judged.exercised, runs: exercised[index]!.runs + (judged.exercised > 0 ? 1 : 0) };
+    });
+  }
   const breaks = candidates.map(() => 0);
-  if (bad.length > 0) for (const run of bad) holdsOn(run).forEach((holds, index) => holds || breaks[index]!++);
+  for (const run of bad) judge(run).forEach(({ holds }, index) => holds || breaks[index]!++);
   const held = alive.filter(Boolean).length;
   let kept = candidates
     .map((candidate, index) => ({ candidate, index }))
@@ -167,8 +171,8 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
       // Every b a command of an `a` shell call: b follows a by grounding, which says nothing.
       const parents = groundedFrom.get(b);
       const byConstruction = parents !== undefined && parents.size === 1 && parents.has(a);
-      if (!byConstruction) candidates.push({ template: "precedence", statement: `prec(${act(b)}, ${act(a)})`, name: nameOf(`${a}_before_${b}`), says: `Every \`${b}\` came after some \`${a}\`.`, triggers: (e) => e.action === b });
-      candidates.push({ template: "response", statement: `resp(${act(a)}, ${act(b)})`, name: nameOf(`${b}_after_${a}`), says: `Every \`${a}\` was followed by some \`${b}\`.`, triggers: (e) => e.action === a });
+      if (!byConstruction) candidates.push({ template: "precedence", statement: `prec(${act(b)}, ${act(a)})`, name: nameOf(`${a}_before_${b}`), says: `Every \`${b}\` came after some \`${a}\`.` });
+      candidates.push({ template: "response", statement: `resp(${act(a)}, ${act(b)})`, name: nameOf(`${b}_after_${a}`), says: `Every \`${a}\` was followed by some \`${b}\`.` });
     }
   }
   for (const b of sorted) {
@@ -178,7 +182,6 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
         statement: `prec(${act(b)} and ${JSON.stringify(key)} = $x, output contains $x)`,
         name: nameOf(`${b}_${key}_from_output`),
         says: `The \`${key}\` of every \`${b}\` had appeared in an earlier call's output.`,
-        triggers: (e) => e.action === b && typeof e.args[key] === "string",
       });
     }
   }
@@ -193,7 +196,7 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
       statement: `abs(${act(action)} and ${JSON.stringify(key)} ~ "*" and not ${JSON.stringify(key)} in {${list}})`,
       name: nameOf(`${action}_${key}_values`),
       says: `Every \`${action}\` passed \`${key}\` as ${values.size === 1 ? list : `one of ${list}`}.`,
-      triggers: (e) => e.action === action && e.args[key] !== undefined,
+      support: (e) => e.action === action && e.args[key] !== undefined,
     });
   }
   // Absences: what bad runs did and good runs never did.
@@ -210,7 +213,7 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
     }
   }
   for (const action of [...badActions].sort()) {
-    candidates.push({ template: "absence", statement: `abs(${act(action)})`, name: nameOf(`no_${action}`), says: `No good run called \`${action}\`; bad runs did.`, triggers: (e) => e.action === action });
+    candidates.push({ template: "absence", statement: `abs(${act(action)})`, name: nameOf(`no_${action}`), says: `No good run called \`${action}\`; bad runs did.` });
   }
   for (const { action, key, value } of [...badValues.values()].sort((x, y) => `${x.action}${x.key}${JSON.stringify(x.value)}`.localeCompare(`${y.action}${y.key}${JSON.stringify(y.value)}`))) {
     candidates.push({
@@ -218,7 +221,6 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
       statement: `abs(${act(action)} and ${JSON.stringify(key)} in {${JSON.stringify(value)}})`,
       name: nameOf(`no_${action}_${key}_${String(value).slice(0, 20)}`),
       says: `No good run called \`${action}\` with \`${key}\` ${JSON.stringify(value)}; bad runs did.`,
-      triggers: (e) => e.action === action && JSON.stringify(e.args[key]) === JSON.stringify(value),
     });
   }
   return candidates;

@@ -1,11 +1,10 @@
-import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, relative, resolve } from "node:path";
 import type { Diagnostic, Signature } from "@vigil/compiler";
-import type { DraftResult, ModelProvider, ModelRequest } from "@vigil/draft";
-import { Option, type Command } from "commander";
+import type { DraftCache, DraftResult, ModelProvider, ModelRequest } from "@vigil/draft";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { readRuns, runArgumentFiles } from "./runs.js";
-import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
+import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural, writeOutput } from "./shared.js";
 
 /**
  * `vigilc draft SPEC…`: a policy drafted from a skill's specification by a language model, in the
@@ -64,7 +63,7 @@ type DraftCommandOptions = {
 async function draft(context: CommandContext, specs: string[], options: DraftCommandOptions): Promise<number> {
   const { io } = context;
   if (options.fromIncident !== undefined || options.rule !== undefined) return guardrail(context, specs, options);
-  const { DraftCache, defaultCacheFolder, DraftFailed, draftKey, draftMessages, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications, recheckDraft } = await import("@vigil/draft");
+  const { DraftFailed, draftKey, draftMessages, draftPolicy, languageReference, ModelError, promptVersion, readSpecifications, recheckDraft } = await import("@vigil/draft");
   const reading = await readSpecifications(specs, { cwd: io.cwd });
   for (const note of reading.notes) io.stderr(`note: ${note}\n`);
   if (reading.errors.length > 0) {
@@ -78,35 +77,25 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     throw new InputError();
   }
   const reference = languageReference();
-  if (options.showRequest === true) {
-    io.stdout(requestText(draftMessages({ sources: reading.sources, ...(signature !== undefined ? { signature } : {}), policyName, reference })));
-    return 0;
-  }
-  const made = await modelOf(context, options);
-  if (!made.ok) {
-    io.stderr(`error: ${made.message}\n`);
-    return EXIT_INPUT_ERROR;
-  }
-  const { provider, maxRepairs } = made;
-  const key = draftKey({ promptVersion, reference, provider: provider.name, model: provider.model, policyName, maxRepairs, sources: reading.sources, ...(signature !== undefined ? { signature } : {}) });
-  const cache = new DraftCache(defaultCacheFolder(io.env ?? process.env));
-  // An answer from a file is checked anew each time: there is no request to save.
-  const useCache = options.cache && provider.name !== "file";
-  let result = useCache ? await cache.get(key) : undefined;
+  const grounding = { sources: reading.sources, ...(signature !== undefined ? { signature } : {}) };
+  const asking = await askingOf(context, options, () => draftMessages({ ...grounding, policyName, reference }));
+  if (typeof asking === "number") return asking;
+  const { provider, maxRepairs, cache } = asking;
+  const key = draftKey({ promptVersion, reference, provider: provider.name, model: provider.model, policyName, maxRepairs, ...grounding });
+  let result = cache !== undefined ? await cache.get(key) : undefined;
   // A kept draft goes through the checks again before it is used: the cache remembers answers, not verdicts.
-  const stale = result !== undefined ? recheckDraft(result, { sources: reading.sources, ...(signature !== undefined ? { signature } : {}) }) : [];
+  const stale = result !== undefined ? recheckDraft(result, grounding) : [];
   if (stale.length > 0) {
     io.stderr(`note: the cached draft no longer passes the checks (${stale.join("; ")}); asking again\n`);
     result = undefined;
   }
   const cached = result !== undefined;
-  if (cached) io.stderr(`drafted before with the same specification, vocabulary and model: taken from the cache (${cache.folder}) and checked again, no request made\n`);
+  if (cached) io.stderr(`drafted before with the same specification, vocabulary and model: taken from the cache (${cache!.folder}) and checked again, no request made\n`);
   else {
     io.stderr(provider.name === "file" ? `checking the answer in ${provider.model}…\n` : `drafting with ${provider.name} ${provider.model}…\n`);
     try {
       result = await draftPolicy({
-        sources: reading.sources,
-        ...(signature !== undefined ? { signature } : {}),
+        ...grounding,
         provider,
         policyName,
         maxRepairs,
@@ -119,11 +108,11 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
       else throw error;
       return EXIT_INPUT_ERROR;
     }
-    if (useCache) await cache.set(key, result).catch((error: unknown) => io.stderr(`warning: the draft could not be cached: ${String(error)}\n`));
+    if (cache !== undefined) await cache.set(key, result).catch((error: unknown) => io.stderr(`warning: the draft could not be cached: ${String(error)}\n`));
   }
   const drafted = result!;
   const sources = [...specs, ...(options.trace ?? []), ...(options.schema !== undefined ? [options.schema] : [])];
-  if (options.report !== undefined) await writeOut(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...drafted }, null, 2)}\n`);
+  if (options.report !== undefined) await writeOutput(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...drafted }, null, 2)}\n`);
   io.stderr(reportText(drafted));
   if (options.explain === true && drafted.rules.length > 0) io.stderr(await explanation(drafted, signature));
   if (drafted.rules.length === 0) {
@@ -134,13 +123,13 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   const text = header + drafted.policy;
   if (options.output !== undefined) {
     const policyFile = resolve(io.cwd, options.output);
-    await writeOut(policyFile, text);
+    await writeOutput(policyFile, text);
     io.stderr(`wrote ${options.output}\n`);
     // The draft's verdicts on its sample runs, as tests to review and keep.
     const traces = options.trace ?? [];
     if (traces.length > 0) {
       const testFile = policyFile.replace(/(\.vigil)?$/, ".vigiltest");
-      await writeOut(testFile, await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd)));
+      await writeOutput(testFile, await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd)));
       io.stderr(`wrote ${relative(io.cwd, testFile)}: the draft's verdict on each run given, for review (a good run should hold)\n`);
     }
   } else io.stdout(text);
@@ -159,7 +148,7 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     throw new InputError();
   }
   const { compile, mergeSignatures, signatureOf } = await loadCompiler();
-  const { DraftCache, defaultCacheFolder, draftGuardrail, GuardrailFailed, guardrailKey, guardrailMessages, incidentOf, languageReference, ModelError, promptVersion, recheckGuardrail } = await import("@vigil/draft");
+  const { draftGuardrail, GuardrailFailed, guardrailKey, guardrailMessages, incidentOf, languageReference, ModelError, promptVersion, recheckGuardrail } = await import("@vigil/draft");
   const policyFile = specs[0]!;
   const policyText = await context.readText(resolve(io.cwd, policyFile), "policy");
   const policy = compile(policyText, { file: policyFile });
@@ -186,26 +175,17 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
     io.stderr(`error: ${error.message}\n`);
     return EXIT_INPUT_ERROR;
   }
-  if (options.showRequest === true) {
-    io.stdout(requestText(guardrailMessages(subject, broken)));
-    return 0;
-  }
-  const made = await modelOf(context, options);
-  if (!made.ok) {
-    io.stderr(`error: ${made.message}\n`);
-    return EXIT_INPUT_ERROR;
-  }
-  const { provider, maxRepairs } = made;
+  const asking = await askingOf(context, options, () => guardrailMessages(subject, broken));
+  if (typeof asking === "number") return asking;
+  const { provider, maxRepairs, cache } = asking;
   const key = guardrailKey({ promptVersion, reference, provider: provider.name, model: provider.model, maxRepairs, ruleText: broken.ruleText, incident, benign, signature });
-  const cache = new DraftCache(defaultCacheFolder(io.env ?? process.env));
-  const useCache = options.cache && provider.name !== "file";
-  const kept = useCache ? await cache.getGuardrail(key) : undefined;
+  const kept = cache !== undefined ? await cache.getGuardrail(key) : undefined;
   // A kept guardrail is replayed again before it is used: the cache remembers answers, not verdicts.
   const rechecked = kept !== undefined ? recheckGuardrail(kept, subject) : undefined;
   let result;
   if (rechecked?.ok === true) {
     result = rechecked.result;
-    io.stderr(`drafted before for the same rule, runs and model: taken from the cache (${cache.folder}) and replayed again, no request made\n`);
+    io.stderr(`drafted before for the same rule, runs and model: taken from the cache (${cache!.folder}) and replayed again, no request made\n`);
   } else {
     if (rechecked?.ok === false) io.stderr(`note: the cached guardrail no longer passes the checks (${rechecked.problems.join("; ")}); asking again\n`);
     io.stderr(provider.name === "file" ? `checking the guardrail in ${provider.model}…\n` : `drafting a guardrail with ${provider.name} ${provider.model}…\n`);
@@ -218,30 +198,41 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
       }
       throw error;
     }
-    if (useCache) await cache.setGuardrail(key, result).catch((error: unknown) => io.stderr(`warning: the guardrail could not be cached: ${String(error)}\n`));
+    if (cache !== undefined) await cache.setGuardrail(key, result).catch((error: unknown) => io.stderr(`warning: the guardrail could not be cached: ${String(error)}\n`));
   }
   io.stderr(
     `${result.rule} refuses event ${result.refusesAt} (\`${result.refusedAction}\`) of ${incident.name} before it runs (${result.broken} was broken at event ${result.witness}), and lets ${plural(result.benignRuns, "benign run")} through (${plural(result.benignCalls, "event")})\n`,
   );
   const text = `// A guardrail drafted by \`vigilc draft --from-incident\` (${modelName(result)}) after ${incident.name} broke ${result.broken}.\n// Checked: the monitor refuses event ${result.refusesAt} of that run with it, and no call of ${benign.map((run) => run.name).join(", ") || "any benign run (none given)"}; review it before enforcing it.\n\n${result.policy}`;
   if (options.output !== undefined) {
-    await writeOut(resolve(io.cwd, options.output), text);
+    await writeOutput(resolve(io.cwd, options.output), text);
     io.stderr(`wrote ${options.output}\n`);
   } else io.stdout(text);
   return 0;
 }
 
 /**
- * The model to ask and the repair rounds it gets: a provider's API (a key is needed), or the one
- * answer saved in `--answer FILE` (no key, no repair round).
+ * Who a draft or a guardrail is asked of. With `--show-request`, no one: the request is printed and
+ * the command ends (0). Else a provider's API (a key is needed) or the one answer saved in
+ * `--answer FILE` (no key, no repair round), with the repair rounds it gets and the cache (none for
+ * an answer from a file, which is checked anew each time, or with `--no-cache`); or, when there is
+ * no one to ask, the exit code (2) after saying why.
  */
-async function modelOf(context: CommandContext, options: DraftCommandOptions): Promise<{ ok: true; provider: ModelProvider; maxRepairs: number } | { ok: false; message: string }> {
-  const { answerFromFile, createProvider } = await import("@vigil/draft");
+async function askingOf(context: CommandContext, options: DraftCommandOptions, request: () => ModelRequest): Promise<number | { provider: ModelProvider; maxRepairs: number; cache?: DraftCache }> {
+  const { answerFromFile, createProvider, DraftCache, defaultCacheFolder } = await import("@vigil/draft");
   const { io } = context;
+  if (options.showRequest === true) {
+    io.stdout(requestText(request()));
+    return 0;
+  }
+  const cache = options.cache ? new DraftCache(defaultCacheFolder(io.env ?? process.env)) : undefined;
   if (options.answer !== undefined) {
     const conflicting = [options.provider !== undefined && "--provider", options.model !== undefined && "--model", options.stream === true && "--stream"].filter((flag) => flag !== false);
-    if (conflicting.length > 0) return { ok: false, message: `--answer checks an answer saved in a file: ${conflicting.join(", ")} ${conflicting.length === 1 ? "does" : "do"} not apply` };
-    return { ok: true, provider: answerFromFile(options.answer, await context.readText(resolve(io.cwd, options.answer), "answer")), maxRepairs: 0 };
+    if (conflicting.length > 0) {
+      io.stderr(`error: --answer checks an answer saved in a file: ${conflicting.join(", ")} ${conflicting.length === 1 ? "does" : "do"} not apply\n`);
+      return EXIT_INPUT_ERROR;
+    }
+    return { provider: answerFromFile(options.answer, await context.readText(resolve(io.cwd, options.answer), "answer")), maxRepairs: 0 };
   }
   const made = createProvider({
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
@@ -250,8 +241,11 @@ async function modelOf(context: CommandContext, options: DraftCommandOptions): P
     timeoutMs: options.timeout * 1000,
     env: io.env ?? process.env,
   });
-  if (!made.ok) return { ok: false, message: `${made.message}; or, with no key, print the request with --show-request and check a model's saved answer with --answer FILE` };
-  return { ok: true, provider: made.provider, maxRepairs: options.maxRepairs };
+  if (!made.ok) {
+    io.stderr(`error: ${made.message}; or, with no key, print the request with --show-request and check a model's saved answer with --answer FILE\n`);
+    return EXIT_INPUT_ERROR;
+  }
+  return { provider: made.provider, maxRepairs: options.maxRepairs, ...(cache !== undefined ? { cache } : {}) };
 }
 
 /** Says after each answer how many problems it had, and whether they go back to the model. */
@@ -353,13 +347,9 @@ function policyNameOf(file: string): string {
   return /^[A-Za-z_]/.test(identifier) ? identifier : `skill_${identifier}`;
 }
 
-async function writeOut(file: string, text: string): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, text);
-}
-
+/** Commander's parser of `--max-repairs`: 0 to 10. */
 function parseCount(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 10) throw new Error(`\`${text}\` is not a count from 0 to 10`);
+  if (!/^\d+$/.test(text) || Number(text) > 10) throw new InvalidArgumentError("must be a count from 0 to 10");
   return Number(text);
 }
 

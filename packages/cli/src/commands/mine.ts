@@ -1,9 +1,8 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { readRuns } from "./runs.js";
-import { InputError, parsePositiveInteger, plural } from "./shared.js";
+import { InputError, parsePositiveInteger, plural, writeOutput } from "./shared.js";
 
 /**
  * `vigilc mine RUN… [--against BAD…]`: the rules of Vigil's forms that hold on every given run
@@ -44,9 +43,7 @@ async function mine(context: CommandContext, runs: string[], options: MineComman
   );
   if (result.rules.length === 0) return 1;
   if (options.output !== undefined) {
-    const file = resolve(io.cwd, options.output);
-    await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, result.policy);
+    await writeOutput(resolve(io.cwd, options.output), result.policy);
     io.stderr(`wrote ${options.output}\n`);
   } else io.stdout(result.policy);
   return 0;

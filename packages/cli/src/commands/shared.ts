@@ -1,4 +1,5 @@
-import { stat } from "node:fs/promises";
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { CompiledPolicy } from "@vigil/compiler";
 import { InvalidArgumentError, Option } from "commander";
 import type { RuleText } from "../html.js";
@@ -74,6 +75,12 @@ export async function fileSize(file: string): Promise<number> {
 /** A JavaScript stack overflow: some stage recursed on deeply nested input. */
 export function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
+}
+
+/** Writes a file a command produces (`-o OUT`, a report), making its folder first. */
+export async function writeOutput(file: string, text: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, text);
 }
 
 /** Commander's parser of an option whose value is a positive integer (`--timeout`, `--budget`). */
