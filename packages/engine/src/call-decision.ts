@@ -12,6 +12,12 @@ import { Monitor, type Decision, type Violation } from "./monitor.js";
  * outcomes, so a violation every outcome would give is found (nothing is allowed that must be
  * blocked); a rule that reads the output of an earlier command of the same call may block a call
  * that some output would have let through (fail closed).
+ *
+ * Calls let run whose results have not come yet (parallel tool calls, the shell command whose
+ * program opens a connection) are in flight: the call is decided both without them and after them
+ * (taken as having succeeded), and must be allowed both ways. An unfinished call thus counts
+ * against the agent where having run would break a rule (a secret read in flight before an
+ * upload), and never as a prerequisite met before it has finished.
  */
 
 /** One event of a call: the call itself, or a command grounded from it, with its result once known. */
@@ -37,28 +43,48 @@ export interface CallDecision {
 /** The id of a probe: pending calls of a run's monitor are never kept, so no real call has it. */
 const PROBE = "\u0000vigil-probe";
 
-export function decideCall(monitor: Monitor, statements: readonly CheckedStatement[], events: readonly CallEvent[], decisionBudgetMs?: number): CallDecision {
+export function decideCall(
+  monitor: Monitor,
+  statements: readonly CheckedStatement[],
+  events: readonly CallEvent[],
+  decisionBudgetMs?: number,
+  inFlight: readonly CallEvent[] = [],
+): CallDecision {
   const position = monitor.length + 1;
   if (events.length === 0) return { decision: "block", violations: [], error: "the call makes no event", position };
-  const decided = [];
   // One call, one time: every event grounded from it is decided at the call's.
   const time = events[0]!.time ?? monitor.nextTime();
-  if (events.length === 1) {
-    decided.push(monitor.decide({ id: PROBE, action: events[0]!.action, args: events[0]!.args, time }));
-    monitor.cancel(PROBE);
-  } else {
-    const scratch = new Monitor(statements, { restore: monitor.snapshot(), now: () => time, ...(decisionBudgetMs !== undefined ? { decisionBudgetMs } : {}) });
-    events.forEach((event, index) => {
-      const id = `${PROBE}${index}`;
-      decided.push(scratch.decide({ id, action: event.action, args: event.args, time }));
-      if (index < events.length - 1) scratch.record({ id, action: event.action, args: event.args, status: "ok" });
-    });
-  }
-  const errors = decided.flatMap((d) => (d.error !== undefined ? [d.error] : []));
+  const alone = probe(monitor, statements, [], events, time, decisionBudgetMs);
+  // Calls let run and not finished yet may have done their work by now (a secret read in flight
+  // before this upload), or may still fail: the call must be allowed both ways, so an unfinished
+  // call counts against it and never as a prerequisite met.
+  const decided = inFlight.length === 0 ? alone : [...alone, ...probe(monitor, statements, inFlight, events, time, decisionBudgetMs)];
+  const errors = [...new Set(decided.flatMap((d) => (d.error !== undefined ? [d.error] : [])))];
   const violations = mergeViolations(decided.flatMap((d) => d.violations));
   const decision: Decision =
     errors.length > 0 || decided.some((d) => d.decision === "block") ? "block" : decided.some((d) => d.decision === "ask") ? "ask" : "allow";
   return { decision, violations, ...(errors.length > 0 ? { error: errors.join("; ") } : {}), position };
+}
+
+/**
+ * Decides each of `events` on the run so far, then `before` (taken as having succeeded, with no
+ * output known), then the events before it, and forgets it all: the monitor keeps no trace.
+ */
+function probe(monitor: Monitor, statements: readonly CheckedStatement[], before: readonly CallEvent[], events: readonly CallEvent[], time: number, decisionBudgetMs: number | undefined) {
+  if (before.length === 0 && events.length === 1) {
+    const decided = monitor.decide({ id: PROBE, action: events[0]!.action, args: events[0]!.args, time });
+    monitor.cancel(PROBE);
+    return [decided];
+  }
+  const scratch = new Monitor(statements, { restore: monitor.snapshot(), now: () => time, ...(decisionBudgetMs !== undefined ? { decisionBudgetMs } : {}) });
+  // What is in flight happened before this call, if at all: at the time it was decided, at the latest at this call's.
+  before.forEach((event) => scratch.record({ action: event.action, args: event.args, status: "ok", time: Math.min(event.time ?? time, time) }));
+  return events.map((event, index) => {
+    const id = `${PROBE}${index}`;
+    const decided = scratch.decide({ id, action: event.action, args: event.args, time });
+    if (index < events.length - 1) scratch.record({ id, action: event.action, args: event.args, status: "ok" });
+    return decided;
+  });
 }
 
 /** What recording a call's events revealed: violations only the complete events show. */

@@ -153,6 +153,12 @@ interface LiveRun {
   stateHash: string;
 }
 
+/**
+ * How long a call let run may be in flight: past Claude Code's longest shell command (10 minutes),
+ * a call whose result never came is no longer taken as running.
+ */
+export const IN_FLIGHT_MS = 15 * 60_000;
+
 export class Enforcer {
   private readonly runs = new Map<string, LiveRun>();
   private readonly budget: number | undefined;
@@ -209,7 +215,7 @@ export class Enforcer {
         const read = readCall(call.action, call.args, callId, undefined, call.time ?? this.clock());
         events = read.events;
         guard = this.guard?.check(events, { cwd: call.cwd ?? this.cwd, notes: read.notes, ...(this.env !== undefined ? { env: this.env } : {}) }) ?? [];
-        decided = decideCall(run.monitor, this.policy.statements, events, this.budget);
+        decided = decideCall(run.monitor, this.policy.statements, events, this.budget, this.inFlight(runId, callId, events[0]?.time ?? this.clock()));
       } catch (error) {
         decided = { decision: "block" as const, violations: [], error: (error as Error).message, position: run.monitor.length + 1 };
       }
@@ -249,6 +255,20 @@ export class Enforcer {
         reason,
         audit,
       };
+    });
+  }
+
+  /**
+   * The events of the run's other calls in flight at `time`: let run, no result yet, and decided
+   * within IN_FLIGHT_MS before it (a result that never comes, of a call Claude Code's own
+   * permissions then refused, must not weigh on the run for ever).
+   */
+  private inFlight(runId: string, callId: string, time: number): CallEvent[] {
+    return this.queries.callsInFlight(runId).flatMap((row) => {
+      if (row.call_id === callId) return [];
+      const events = JSON.parse(row.events) as CallEvent[];
+      const decidedAt = events[0]?.time;
+      return decidedAt === undefined || time - decidedAt <= IN_FLIGHT_MS ? events : [];
     });
   }
 

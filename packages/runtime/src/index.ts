@@ -11,7 +11,7 @@ export { CallEventsError, callEvents, readCall, toolResponseContent, toolRespons
 export type { CallDecision, CallRecord, CallVerdict } from "@vigil/engine";
 export { decideCall, mergeViolations, recordCall, verdictOf } from "@vigil/engine";
 export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RebuiltEntry, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
-export { Enforcer, logRefusal, StateError } from "./enforcer.js";
+export { Enforcer, IN_FLIGHT_MS, logRefusal, StateError } from "./enforcer.js";
 export type { Effect, GuardContext, GuardFinding, GuardOptions, GuardRule, ProtectedPath } from "./guard.js";
 export { databaseFiles, describeFindings, Guard, vigilCodeDirectory, vigilCodePaths } from "./guard.js";
 export type { EnforcedPolicy } from "./policy.js";

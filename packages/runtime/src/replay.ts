@@ -1,4 +1,5 @@
 import type { Violation } from "@vigil/compiler";
+import { IN_FLIGHT_MS } from "./enforcer.js";
 import { Monitor } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import { readAudit } from "./audit-chain.js";
@@ -62,6 +63,8 @@ interface RunReplay {
   unjudged: number;
   guarded: number;
   readonly changed: ReplayedCall[];
+  /** The calls let run whose results are not in the log yet, by id: they were in flight for the decisions after them. */
+  readonly inFlight: Map<string, CallEvent[]>;
 }
 
 export function replayAudit(store: Store, policy: EnforcedPolicy, options: { readonly runId?: string } = {}): ReplayReport {
@@ -71,7 +74,7 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
   const clock = (): number => recordTime;
   const runOf = (runId: string): RunReplay => {
     let run = runs.get(runId);
-    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements, { now: clock }), decisions: 0, unjudged: 0, guarded: 0, changed: [] }));
+    if (run === undefined) runs.set(runId, (run = { monitor: new Monitor(policy.statements, { now: clock }), decisions: 0, unjudged: 0, guarded: 0, changed: [], inFlight: new Map() }));
     return run;
   };
   for (const record of readAudit(store, options.runId)) {
@@ -91,7 +94,9 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
         continue;
       }
       run.decisions++;
-      const decided = decideCall(run.monitor, policy.statements, events);
+      const inFlight = [...run.inFlight].flatMap(([id, calls]) => (id === record.callId || !isInFlight(calls, events) ? [] : calls));
+      const decided = decideCall(run.monitor, policy.statements, events, undefined, inFlight);
+      if (record.callId !== undefined && record.outcome !== "block") run.inFlight.set(record.callId, events);
       const now = verdictOf(decided.decision, decided.violations);
       const was = record.outcome as Verdict;
       const wasRules = ((body["violations"] ?? []) as unknown as Violation[]).map(ruleName);
@@ -117,7 +122,8 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
     } else if (record.kind === "result" && (record.outcome === "ok" || record.outcome === "error")) {
       const events = (body["events"] ?? []) as unknown as CallEvent[];
       recordCall(runOf(record.runId).monitor, events);
-    } else if (record.kind === "error" && record.outcome === "block") {
+    }
+    if (record.kind === "result" && record.callId !== undefined) runOf(record.runId).inFlight.delete(record.callId); else if (record.kind === "error" && record.outcome === "block") {
       runOf(record.runId).unjudged++;
     }
   }
@@ -128,6 +134,13 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
     decisions: replayed.reduce((sum, run) => sum + run.decisions, 0),
     changed: replayed.reduce((sum, run) => sum + run.changed.length, 0),
   };
+}
+
+/** Whether a call decided with `calls` events was still in flight when `events` were decided (as the enforcer counts it). */
+function isInFlight(calls: readonly CallEvent[], events: readonly CallEvent[]): boolean {
+  const decidedAt = calls[0]?.time;
+  const now = events[0]?.time;
+  return decidedAt === undefined || now === undefined || now - decidedAt <= IN_FLIGHT_MS;
 }
 
 function ruleName(violation: Pick<Violation, "policy" | "name">): string {

