@@ -37,3 +37,4 @@ export async function runMcpGateway(options: import("./mcp-gateway.js").McpGatew
   const gateway = await import("./mcp-gateway.js");
   return gateway.runMcpGateway(options);
 }
+// The egress proxy is `@vigil/runtime/egress`: the hook, which runs once per call, does not load it.

@@ -118,6 +118,17 @@ export class RunQueries {
     }[];
   }
 
+  /** The runs with a call in flight decided at `since` (epoch milliseconds) or later. */
+  runsWithCallsInFlight(since: number): string[] {
+    const rows = this.statement("SELECT run_id, events FROM calls WHERE state = 'pending' AND decision IN ('allow', 'ask')").all() as { run_id: string; events: string }[];
+    const runs = new Set<string>();
+    for (const row of rows) {
+      const time = (JSON.parse(row.events) as { time?: number }[])[0]?.time;
+      if (time === undefined || time >= since) runs.add(row.run_id);
+    }
+    return [...runs];
+  }
+
   /** Allowed calls never reported back, in the order they were decided. */
   unrecordedAllowedCalls(runId: string): { readonly call_id: string; readonly events: string }[] {
     return this.statement("SELECT call_id, events FROM calls WHERE run_id = ? AND state = 'pending' AND decision = 'allow' ORDER BY audit_seq").all(runId) as { call_id: string; events: string }[];
