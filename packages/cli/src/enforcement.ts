@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import type { Enforcer, EnforcerOptions, GuardOptions, ProtectedPath, Store } from "@vigil/runtime";
 import type { CliIo } from "./cli.js";
+import { auditKey } from "./audit-key.js";
 import { printableLine } from "./render.js";
 
 /** The guard's options from the command line: `--no-guard`, `--protect PATH…`, `--unknown-commands`. */
@@ -24,9 +25,13 @@ export interface OpenedEnforcement {
  * Opens an enforcement database, keyed by `VIGIL_AUDIT_KEY` when set. One that cannot be opened
  * (or does not exist, with `mustExist`) is reported on standard error and gives the exit code 2.
  */
-export async function openStore(database: string, io: CliIo, options: { mustExist?: boolean } = {}): Promise<Store | 2> {
+export async function openStore(database: string, io: CliIo, options: { mustExist?: boolean; keyFile?: string } = {}): Promise<Store | 2> {
   const { Store, StoreError } = await import("@vigil/runtime");
-  const key = process.env["VIGIL_AUDIT_KEY"];
+  const key = auditKey(options.keyFile);
+  if (typeof key === "object") {
+    io.stderr(`error: ${printableLine(key.problem)}\n`);
+    return 2;
+  }
   try {
     return Store.open(database, { ...(options.mustExist === true ? { mustExist: true } : {}), ...(key !== undefined && key !== "" ? { key } : {}) });
   } catch (error) {

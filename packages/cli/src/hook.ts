@@ -11,7 +11,7 @@ import type { CliIo } from "./cli.js";
 
 const USAGE = `usage: vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow] [guard options]
        vigilc hook claude-code --server URL [--token-file FILE] [--explicit-allow]
-       vigilc hook claude-code --print-settings (with the options above)
+       vigilc hook claude-code --print-settings | --install [--settings FILE] (with the options above)
 
 Runs as a Claude Code command hook: reads the hook's event (JSON) on standard input and answers on
 standard output. Handles PreToolUse (allow, ask or deny the call), PostToolUse and
@@ -27,8 +27,17 @@ options:
                     (default: $CLAUDE_PROJECT_DIR/.vigil/sidecar.token, else .vigil/sidecar.token here)
   --explicit-allow  answer \`allow\` when no rule objects, which skips Claude Code's own permission prompt
                     (by default the hook answers nothing then, and Claude Code's permission rules decide)
+  --egress HTTP:SOCKS
+                    the egress proxy's ports: when a session starts, the hook starts \`vigilc egress\` there
+                    (unless it runs), and every connection of a sandboxed command is decided as a \`net\` event
+  --audit-key-file FILE
+                    the audit chain's key, read from this file (which the sandbox may not read), instead of
+                    VIGIL_AUDIT_KEY (which every shell command of the agent would inherit)
   --print-settings  print the Claude Code settings that install this hook (every event, with the options
-                    given) and deny Claude Code's own tools the files Vigil protects; read no event
+                    given), the sandbox around every shell command (no write to what enforces the policy,
+                    no network but the egress proxy) and deny rules for Claude Code's own tools; read no event
+  --install         write those settings into the project's .claude/settings.json (or --settings FILE),
+                    keeping what else it holds; with no --egress, two free ports are chosen
   -h, --help        show this help
 
 guard options (the guard refuses calls that would change Vigil's database, policy, code or Claude
@@ -54,6 +63,10 @@ interface HookArguments {
   readonly help: boolean;
   readonly problem?: string;
   readonly printSettings?: boolean;
+  readonly install?: boolean;
+  readonly settingsFile?: string;
+  readonly egress?: { readonly httpPort: number; readonly socksPort: number };
+  readonly auditKeyFile?: string;
   readonly guard?: HookGuardArguments;
 }
 
@@ -73,6 +86,10 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
   let explicitAllow = false;
   let help = false;
   let printSettings = false;
+  let install = false;
+  let settingsFile: string | undefined;
+  let egress: { httpPort: number; socksPort: number } | undefined;
+  let auditKeyFile: string | undefined;
   let guardOff = false;
   const protect: string[] = [];
   let unknownCommands: "ask" | "block" | undefined;
@@ -105,6 +122,22 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
       unknownCommands = value;
     } else if (flag === "--no-guard") guardOff = true;
     else if (flag === "--print-settings") printSettings = true;
+    else if (flag === "--install") install = true;
+    else if (flag === "--settings") {
+      settingsFile = inline ?? argv[++index];
+      if (settingsFile === undefined || settingsFile === "") return { agent, policies, explicitAllow, help, problem: "--settings needs a file" };
+    } else if (flag === "--audit-key-file") {
+      auditKeyFile = inline ?? argv[++index];
+      if (auditKeyFile === undefined || auditKeyFile === "") return { agent, policies, explicitAllow, help, problem: "--audit-key-file needs a file" };
+    } else if (flag === "--egress") {
+      const value = inline ?? argv[++index] ?? "";
+      const ports = /^(\d{1,5}):(\d{1,5})$/.exec(value);
+      const [httpPort, socksPort] = ports !== null ? [Number(ports[1]), Number(ports[2])] : [0, 0];
+      if (!(httpPort > 0 && httpPort < 65536 && socksPort > 0 && socksPort < 65536 && httpPort !== socksPort)) {
+        return { agent, policies, explicitAllow, help, problem: "--egress takes the proxy's two ports, HTTP:SOCKS (two different ports from 1 to 65535)" };
+      }
+      egress = { httpPort, socksPort };
+    }
     else if (flag === "--explicit-allow") explicitAllow = true;
     else if (flag === "--defer-allowed") {
       // What earlier versions needed to leave allowed calls to Claude Code; it is now the default.
@@ -122,6 +155,10 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     explicitAllow,
     help,
     ...(printSettings ? { printSettings } : {}),
+    ...(install ? { install } : {}),
+    ...(settingsFile !== undefined ? { settingsFile } : {}),
+    ...(egress !== undefined ? { egress } : {}),
+    ...(auditKeyFile !== undefined ? { auditKeyFile } : {}),
     guard: { off: guardOff, protect, ...(unknownCommands !== undefined ? { unknownCommands } : {}) },
   };
 }
@@ -144,11 +181,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (parsed.server !== undefined && (guard.off || guard.protect.length > 0 || guard.unknownCommands !== undefined)) {
     return usageError("with --server, the sidecar's guard applies: give the guard options to `vigilc serve`");
   }
-  if (parsed.printSettings === true) {
-    const { claudeCodeSettings } = await import("./claude-settings.js");
-    io.stdout(JSON.stringify(claudeCodeSettings(parsed, io.cwd, process.env), null, 2) + "\n");
-    return 0;
-  }
+  if (parsed.printSettings === true || parsed.install === true) return settingsCommand(parsed, io);
+  if (parsed.settingsFile !== undefined) return usageError("--settings goes with --install");
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
   if (parsed.server !== undefined) {
     if (parsed.policies.length > 0 || parsed.db !== undefined) return usageError("with --server, the sidecar's policy and database apply: give no --policy or --db");
@@ -162,10 +196,27 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   if (parsed.tokenFile !== undefined) return usageError("--token-file goes with --server (the token of the sidecar the event is passed to)");
   if (parsed.policies.length === 0) return usageError("--policy FILE (or --server URL) is required");
-  const { runClaudeCodeHook } = await import("@vigil/runtime");
   const { resolve } = await import("node:path");
-  const key = process.env["VIGIL_AUDIT_KEY"];
-  const answer = await runClaudeCodeHook(await io.stdin(), {
+  const { auditKey } = await import("./audit-key.js");
+  const keyFile = parsed.auditKeyFile !== undefined ? resolve(io.cwd, parsed.auditKeyFile) : undefined;
+  const key = auditKey(keyFile);
+  if (typeof key === "object") return usageError(key.problem);
+  const event = await io.stdin();
+  if (parsed.egress !== undefined && hookEventName(event) === "SessionStart") {
+    // The sandbox's only network is the egress proxy: it runs outside the sandbox, as the hook does.
+    const { ensureEgressProxy } = await import("./egress.js");
+    const { databasePath } = await import("./claude-settings.js");
+    const problem = await ensureEgressProxy({
+      policies: parsed.policies.map((file) => resolve(io.cwd, file)),
+      db: databasePath(parsed, io.cwd, process.env),
+      ...parsed.egress,
+      ...(keyFile !== undefined ? { keyFile } : {}),
+    });
+    // The session goes on without the proxy: its commands then have no network at all (closed).
+    if (problem !== undefined) io.stderr(`Vigil's egress proxy is not running: ${problem}; sandboxed commands have no network\n`);
+  }
+  const { runClaudeCodeHook } = await import("@vigil/runtime");
+  const answer = await runClaudeCodeHook(event, {
     policyFiles: parsed.policies,
     ...(parsed.db !== undefined ? { db: parsed.db } : {}),
     ...(key !== undefined && key !== "" ? { key } : {}),
@@ -184,8 +235,65 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   return answer.exitCode;
 }
 
-/** How long the sidecar may take to answer before the call is refused. */
-const SIDECAR_TIMEOUT_MS = 30_000;
+/**
+ * How long the sidecar may take to answer before the call is refused: well within Claude Code's
+ * hook timeout (30 s in the printed settings), so that the refusal is the hook's answer and not a
+ * timeout, which Claude Code treats as a hook that failed and lets the call run.
+ */
+const SIDECAR_TIMEOUT_MS = 20_000;
+
+/** The event's \`hook_event_name\`, if it is a JSON object that has one. */
+function hookEventName(event: string): string | undefined {
+  try {
+    const parsed = JSON.parse(event) as { hook_event_name?: unknown };
+    return typeof parsed.hook_event_name === "string" ? parsed.hook_event_name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** \`--print-settings\` and \`--install\`. */
+async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number> {
+  const { claudeCodeSettings, databasePath, installSettings } = await import("./claude-settings.js");
+  const { vigilCodePaths } = await import("@vigil/runtime");
+  const { resolve, join } = await import("node:path");
+  let egress = parsed.egress;
+  if (egress === undefined && parsed.install === true) egress = await freePorts();
+  const settings = claudeCodeSettings({ ...parsed, ...(egress !== undefined ? { egress } : {}) }, io.cwd, process.env, vigilCodePaths().map((p) => ({ path: p.path, tree: p.tree === true })));
+  if (parsed.install !== true) {
+    io.stdout(JSON.stringify(settings, null, 2) + "\n");
+    return 0;
+  }
+  const project = process.env["CLAUDE_PROJECT_DIR"] !== undefined && process.env["CLAUDE_PROJECT_DIR"] !== "" ? resolve(io.cwd, process.env["CLAUDE_PROJECT_DIR"]) : io.cwd;
+  const file = parsed.settingsFile !== undefined ? resolve(io.cwd, parsed.settingsFile) : join(project, ".claude", "settings.json");
+  try {
+    installSettings(settings, file, parsed.server === undefined ? databasePath(parsed, io.cwd, process.env) : undefined);
+  } catch (error) {
+    io.stderr(`error: cannot install the settings in ${file}: ${(error as Error).message}\n`);
+    return 2;
+  }
+  io.stdout(
+    `installed Vigil in ${file}: the hook on every event, every shell command in the sandbox` +
+      (egress !== undefined ? ` with the egress proxy on 127.0.0.1:${egress.httpPort} (HTTP) and :${egress.socksPort} (SOCKS5)` : "") +
+      `, deny rules for Claude Code's own tools\n`,
+  );
+  return 0;
+}
+
+/** Two ports free on 127.0.0.1 now, for the egress proxy. */
+async function freePorts(): Promise<{ httpPort: number; socksPort: number }> {
+  const { createServer } = await import("node:net");
+  const one = (): Promise<{ port: number; close: () => void }> =>
+    new Promise((resolvePromise, reject) => {
+      const server = createServer();
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolvePromise({ port: (server.address() as { port: number }).port, close: () => server.close() }));
+    });
+  const [http, socks] = [await one(), await one()];
+  http.close();
+  socks.close();
+  return { httpPort: http.port, socksPort: socks.port };
+}
 
 /**
  * Passes the event to the sidecar, with the token from `tokenFile`, and relays its answer. When the

@@ -176,7 +176,7 @@ describe("the guard's options", () => {
     const printed = await vigilc(["hook", "claude-code", "--print-settings", "--policy", ".claude/policy.vigil"], { cwd: project, env: { CLAUDE_PROJECT_DIR: project } });
     expect(printed.code).toBe(0);
     const settings = JSON.parse(printed.stdout) as { permissions: { deny: string[] }; hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]> };
-    expect(Object.keys(settings.hooks)).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
+    expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
     expect(settings.hooks["PreToolUse"]![0]!.matcher).toBe("*");
     expect(settings.hooks["PreToolUse"]![0]!.hooks[0]!.command).toContain(`hook claude-code --policy ${policy}`);
     expect(settings.permissions.deny).toEqual(expect.arrayContaining([`Edit(/${project}/.vigil/**)`, `Edit(/${policy})`, `Edit(/${project}/.claude/settings.json)`, "Bash(vigilc hook:*)"]));

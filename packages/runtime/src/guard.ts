@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, isAbsolute, join, posix, resolve } from "node:path";
+import { dirname, isAbsolute, join, posix, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "@vigil/diagnostics";
 import { groundWords, isJsonObject, shellToolNames, type JsonValue } from "@vigil/trace";
@@ -124,7 +124,11 @@ export function vigilCodePaths(): ProtectedPath[] {
   return codePaths;
 }
 
-/** The directories of the packages Vigil's own packages depend on, found as Node finds them. */
+/**
+ * The directories of every package Vigil's own packages load, directly or through others (the
+ * whole module graph), found as Node finds them: one package rewritten anywhere in it runs in the
+ * hook.
+ */
 function vigilDependencies(code: string): string[] {
   const found = new Set<string>();
   let packages: string[] = [];
@@ -133,21 +137,26 @@ function vigilDependencies(code: string): string[] {
   } catch {
     return [];
   }
-  for (const name of packages) {
-    const directory = join(code, name);
-    let dependencies: string[];
+  const queue = packages.map((name) => join(code, name));
+  const visited = new Set<string>();
+  while (queue.length > 0) {
+    const directory = queue.pop()!;
+    if (visited.has(directory)) continue;
+    visited.add(directory);
+    let manifest: { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
     try {
-      dependencies = Object.keys((JSON.parse(readFileSync(join(directory, "package.json"), "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {});
+      manifest = JSON.parse(readFileSync(join(directory, "package.json"), "utf8")) as typeof manifest;
     } catch {
       continue;
     }
-    for (const dependency of dependencies) {
-      if (dependency.startsWith("@vigil/")) continue;
+    for (const dependency of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
       // The nearest `node_modules` above the package that holds it.
       for (let at = directory; ; at = dirname(at)) {
         const candidate = join(at, "node_modules", dependency);
         if (existsSync(candidate)) {
-          found.add(realPath(candidate));
+          const real = realPath(candidate);
+          if (!real.startsWith(code + sep) && real !== code) found.add(real);
+          queue.push(real);
           break;
         }
         if (dirname(at) === at) break;

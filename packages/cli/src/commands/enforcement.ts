@@ -90,3 +90,19 @@ export function registerMcpGateway(program: Command, context: CommandContext): v
       context.exitCode = await mcpGatewayCommand(command, options, context.io);
     });
 }
+
+/** `vigilc egress --policy FILE… --http-port N --socks-port M`: the sandbox's network proxy, every connection a `net` event. */
+export function registerEgress(program: Command, context: CommandContext): void {
+  program
+    .command("egress")
+    .description("the sandbox's network proxy (HTTP and SOCKS5 on 127.0.0.1): every connection a sandboxed command opens is a `net` event decided by the policy in the run whose call is running, recorded and audited; a refused one never opens (until SIGTERM or SIGINT)")
+    .requiredOption("--policy <files...>", "the policy (.vigil files)")
+    .option("--db <path>", "the enforcement database the hooks write (default: .vigil/audit.db)")
+    .addOption(new Option("--http-port <n>", "the HTTP proxy's port (Claude Code's sandbox.network.httpProxyPort)").argParser(parsePort).makeOptionMandatory())
+    .addOption(new Option("--socks-port <n>", "the SOCKS5 proxy's port (sandbox.network.socksProxyPort)").argParser(parsePort).makeOptionMandatory())
+    .option("--audit-key-file <file>", "the audit chain's key, read from this file (instead of VIGIL_AUDIT_KEY)")
+    .action(async (options: { policy: string[]; db?: string; httpPort: number; socksPort: number; auditKeyFile?: string }) => {
+      const { egressCommand } = await import("../egress.js");
+      context.exitCode = await egressCommand(options, context.io);
+    });
+}
