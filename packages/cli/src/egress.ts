@@ -12,6 +12,7 @@ export interface EgressOptions {
   readonly httpPort: number;
   readonly socksPort: number;
   readonly auditKeyFile?: string;
+  readonly allowLoopback?: readonly number[];
 }
 
 /**
@@ -43,6 +44,7 @@ export async function egressCommand(options: EgressOptions, io: CliIo): Promise<
         attribute: attributeToCallInFlight(store, policyFiles),
         httpPort: options.httpPort,
         socksPort: options.socksPort,
+        loopbackPorts: options.allowLoopback ?? [],
         onDecision: (decided) =>
           io.stderr(`${decided.allowed ? "allow" : "refuse"} ${decided.request.via} ${decided.request.host}:${decided.request.port}${decided.runId !== undefined ? ` (run ${decided.runId})` : ""}\n`),
       });

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { connect as netConnect, type Socket } from "node:net";
+import { lookup } from "node:dns/promises";
+import { connect as netConnect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer as createSocksServer } from "@pondwader/socks5-server";
 import { Enforcer, IN_FLIGHT_MS, type EnforcerOptions } from "./enforcer.js";
@@ -43,8 +44,13 @@ export interface EgressProxyOptions {
   /** The ports to listen on, on 127.0.0.1 (0: any free one). */
   readonly httpPort?: number;
   readonly socksPort?: number;
-  /** Opens the connection to the destination once allowed (default: a TCP connection). */
-  readonly connect?: (host: string, port: number) => Socket;
+  /**
+   * Opens the connection to the destination once allowed (default: `connectOutside`, a TCP
+   * connection to the address the name resolves to, never to this machine's own loopback).
+   */
+  readonly connect?: Connector;
+  /** Ports on this machine's loopback that connections may reach (a local development server); none by default. */
+  readonly loopbackPorts?: readonly number[];
   /** Told of each decision (for a log line). */
   readonly onDecision?: (decision: EgressDecision) => void;
 }
@@ -60,6 +66,36 @@ export interface EgressProxy {
   readonly httpPort: number;
   readonly socksPort: number;
   close(): Promise<void>;
+}
+
+/** Opens a connection to an allowed destination; rejects when it cannot (the reason is the error's message). */
+export type Connector = (host: string, port: number) => Promise<Socket>;
+
+/**
+ * The default connector: resolves the name once and connects to that address (so the name cannot
+ * point elsewhere between the check and the connection). This machine's own loopback is not the
+ * outside: the sandbox has no loopback of the host, and reaching it through the proxy would reach
+ * every local service (Vigil's sidecar, databases), so it is refused but on the ports allowed.
+ */
+export function connectOutside(loopbackPorts: readonly number[] = []): Connector {
+  return async (host, port) => {
+    const addresses = isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
+    const address = addresses[0];
+    if (address === undefined) throw new Error(`${host} has no address`);
+    if (addresses.some((a) => isLoopback(a.address)) && !loopbackPorts.includes(port)) {
+      throw new Error(`${host}:${port} is this machine itself (${address.address}), which the sandbox may not reach through the proxy`);
+    }
+    return await new Promise<Socket>((resolve, reject) => {
+      const socket = netConnect({ host: address.address, port });
+      socket.once("connect", () => resolve(socket));
+      socket.once("error", reject);
+    });
+  };
+}
+
+function isLoopback(address: string): boolean {
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return /^127\./.test(v4) || v4 === "0.0.0.0" || address === "::1" || address === "::";
 }
 
 /** The arguments of a request's `net` event. */
@@ -127,7 +163,7 @@ async function decide(options: EgressProxyOptions, request: EgressRequest): Prom
 
 /** Starts the proxy's two listeners on 127.0.0.1. */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
-  const connect = options.connect ?? ((host: string, port: number) => netConnect({ host, port }));
+  const connect = options.connect ?? connectOutside(options.loopbackPorts);
   const http = createHttpServer((request, response) => void forwardHttp(options, connect, request, response));
   http.on("connect", (request: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(options, connect, request, client, head));
   http.on("clientError", (_error, socket) => socket.destroy());
@@ -138,17 +174,18 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       if (connection.command !== "connect") return sendStatus("COMMAND_NOT_SUPPORTED");
       const decided = await decide(options, request);
       if (!decided.allowed) return sendStatus("CONNECTION_NOT_ALLOWED");
-      const upstream = connect(request.host, request.port);
-      upstream.once("connect", () => {
-        decided.opened(true);
-        sendStatus("REQUEST_GRANTED");
-        connection.socket.pipe(upstream).pipe(connection.socket);
-      });
-      upstream.once("error", (error) => {
-        decided.opened(false, error.message);
-        sendStatus("HOST_UNREACHABLE");
-      });
+      let upstream: Socket;
+      try {
+        upstream = await connect(request.host, request.port);
+      } catch (error) {
+        decided.opened(false, (error as Error).message);
+        return sendStatus("HOST_UNREACHABLE");
+      }
+      decided.opened(true);
+      sendStatus("REQUEST_GRANTED");
+      upstream.on("error", () => connection.socket.destroy());
       connection.socket.on("error", () => upstream.destroy());
+      connection.socket.pipe(upstream).pipe(connection.socket);
     })();
   });
   const httpPort = await listen(http, options.httpPort ?? 0);
@@ -185,7 +222,7 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** A plain HTTP request through the proxy (`GET http://host/path`): decided with its method and URL, then forwarded. */
-async function forwardHttp(options: EgressProxyOptions, connect: (host: string, port: number) => Socket, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function forwardHttp(options: EgressProxyOptions, connect: Connector, request: IncomingMessage, response: ServerResponse): Promise<void> {
   let url: URL;
   try {
     url = new URL(request.url ?? "");
@@ -197,9 +234,16 @@ async function forwardHttp(options: EgressProxyOptions, connect: (host: string, 
   const port = url.port === "" ? 80 : Number(url.port);
   const decided = await decide(options, { host, port, via: "http", method: request.method ?? "GET", url: url.href });
   if (!decided.allowed) return refuseHttp(response, 403, decided.reason);
+  let socket: Socket;
+  try {
+    socket = await connect(host, port);
+  } catch (error) {
+    decided.opened(false, (error as Error).message);
+    return refuseHttp(response, 502, `Vigil's egress proxy could not reach ${host}:${port}: ${(error as Error).message}`);
+  }
   const headers = { ...request.headers };
   for (const name of Object.keys(headers)) if (name.startsWith("proxy-")) delete headers[name];
-  const outgoing = httpRequest({ host, port, method: request.method, path: url.pathname + url.search, headers, createConnection: () => connect(host, port) }, (upstream) => {
+  const outgoing = httpRequest({ host, port, method: request.method, path: url.pathname + url.search, headers, createConnection: () => socket }, (upstream) => {
     decided.opened(true, `HTTP ${upstream.statusCode ?? "?"}`);
     response.writeHead(upstream.statusCode ?? 502, upstream.headers);
     upstream.pipe(response);
@@ -213,7 +257,7 @@ async function forwardHttp(options: EgressProxyOptions, connect: (host: string, 
 }
 
 /** An HTTP CONNECT tunnel (`CONNECT host:443`): decided with the host and port, then spliced. */
-async function tunnel(options: EgressProxyOptions, connect: (host: string, port: number) => Socket, request: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+async function tunnel(options: EgressProxyOptions, connect: Connector, request: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
   client.on("error", () => client.destroy());
   const target = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(request.url ?? "");
   const port = target !== null ? Number(target[3]) : NaN;
@@ -227,18 +271,20 @@ async function tunnel(options: EgressProxyOptions, connect: (host: string, port:
     client.end(statusLine(403, decided.reason));
     return;
   }
-  const upstream = connect(host, port);
-  upstream.once("connect", () => {
-    decided.opened(true);
-    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    if (head.length > 0) upstream.write(head);
-    client.pipe(upstream).pipe(client);
-  });
-  upstream.once("error", (error) => {
-    decided.opened(false, error.message);
-    client.end(statusLine(502, `Vigil's egress proxy could not reach ${host}:${port}: ${error.message}`));
-  });
+  let upstream: Socket;
+  try {
+    upstream = await connect(host, port);
+  } catch (error) {
+    decided.opened(false, (error as Error).message);
+    client.end(statusLine(502, `Vigil's egress proxy could not reach ${host}:${port}: ${(error as Error).message}`));
+    return;
+  }
+  decided.opened(true);
+  client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+  if (head.length > 0) upstream.write(head);
+  upstream.on("error", () => client.destroy());
   client.on("close", () => upstream.destroy());
+  client.pipe(upstream).pipe(client);
 }
 
 function refuseHttp(response: ServerResponse, status: number, reason: string): void {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Enforcer, loadPolicy, readAudit, Store } from "../src/index.js";
-import { attributeToCallInFlight, startEgressProxy, type EgressProxy } from "../src/egress.js";
+import { attributeToCallInFlight, connectOutside, startEgressProxy, type EgressProxy } from "../src/egress.js";
 
 const codingPolicy = join(import.meta.dirname, "..", "..", "..", "examples", "coding-agent", "coding-agent.vigil");
 
@@ -34,7 +34,11 @@ beforeEach(async () => {
   proxy = await startEgressProxy({
     attribute: attributeToCallInFlight(store, [codingPolicy]),
     // Every host is this machine's upstream server: the proxy's decision is what is tested.
-    connect: () => connect({ host: "127.0.0.1", port: upstreamPort }),
+    connect: () =>
+      new Promise((resolve, reject) => {
+        const socket = connect({ host: "127.0.0.1", port: upstreamPort }, () => resolve(socket));
+        socket.once("error", reject);
+      }),
   });
 });
 
@@ -158,5 +162,13 @@ describe("the egress proxy: every connection of a sandboxed command is a `net` e
   it("answers a request that is not a proxy request with 400, and a CONNECT without a port too", async () => {
     expect((await viaHttp("/relative")).status).toBe(400);
     expect(await viaConnect("no-port")).toMatch(/^HTTP\/1\.1 400/);
+  });
+
+  it("never reaches this machine's own loopback but on the ports allowed: a sandboxed command must not reach local services through it", async () => {
+    await expect(connectOutside()("127.0.0.1", upstreamPort)).rejects.toThrow(/this machine itself/);
+    await expect(connectOutside()("localhost", upstreamPort)).rejects.toThrow(/this machine itself/);
+    await expect(connectOutside()("::ffff:127.0.0.2", upstreamPort)).rejects.toThrow(/this machine itself/);
+    const socket = await connectOutside([upstreamPort])("127.0.0.1", upstreamPort);
+    socket.destroy();
   });
 });

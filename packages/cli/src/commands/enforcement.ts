@@ -101,7 +101,8 @@ export function registerEgress(program: Command, context: CommandContext): void 
     .addOption(new Option("--http-port <n>", "the HTTP proxy's port (Claude Code's sandbox.network.httpProxyPort)").argParser(parsePort).makeOptionMandatory())
     .addOption(new Option("--socks-port <n>", "the SOCKS5 proxy's port (sandbox.network.socksProxyPort)").argParser(parsePort).makeOptionMandatory())
     .option("--audit-key-file <file>", "the audit chain's key, read from this file (instead of VIGIL_AUDIT_KEY)")
-    .action(async (options: { policy: string[]; db?: string; httpPort: number; socksPort: number; auditKeyFile?: string }) => {
+    .option("--allow-loopback <ports...>", "ports of this machine's loopback that connections may reach (a local server); any other connection to this machine is refused", (value: string, previous: number[] = []) => [...previous, parsePort(value)])
+    .action(async (options: { policy: string[]; db?: string; httpPort: number; socksPort: number; auditKeyFile?: string; allowLoopback?: number[] }) => {
       const { egressCommand } = await import("../egress.js");
       context.exitCode = await egressCommand(options, context.io);
     });
