@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFil
 import { homedir } from "node:os";
 import { dirname, join, posix, resolve } from "node:path";
 import type { HookGuardArguments } from "./hook.js";
+import { shellQuote } from "./shell-words.js";
 
 /**
  * `vigilc hook claude-code --print-settings` (and `--install`, which writes them): the Claude Code
@@ -175,9 +176,4 @@ function vigilcScript(): string {
   } catch {
     return script;
   }
-}
-
-/** A word for a POSIX shell: as it is when it is plain, else in single quotes. */
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

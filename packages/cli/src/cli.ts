@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { registerCheck } from "./commands/check.js";
 import { createContext, type RegisterCommand } from "./commands/context.js";
-import { registerAudit, registerEgress, registerHook, registerMcpGateway, registerReplay, registerServe } from "./commands/enforcement.js";
+import { registerAudit, registerEgress, registerRun, registerHook, registerMcpGateway, registerReplay, registerServe } from "./commands/enforcement.js";
 import { registerAnalyze } from "./commands/analyze.js";
 import { registerDiff } from "./commands/diff.js";
 import { registerDraft } from "./commands/draft.js";
@@ -60,6 +60,7 @@ const commands: readonly RegisterCommand[] = [
   registerServe,
   registerMcpGateway,
   registerEgress,
+  registerRun,
   registerExplain,
 ];
 

@@ -46,10 +46,10 @@ export async function openStore(database: string, io: CliIo, options: { mustExis
  * policy into it. A database or a policy that cannot be read is reported on standard error and
  * gives the exit code 2; any other failure is a bug and is thrown. The caller closes `store`.
  */
-export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo, enforcerOptions: EnforcerOptions = {}): Promise<OpenedEnforcement | 2> {
+export async function openEnforcement(options: { policy: readonly string[]; db?: string }, io: CliIo, enforcerOptions: EnforcerOptions = {}, keyFile?: string): Promise<OpenedEnforcement | 2> {
   const { Enforcer, loadPolicy, PolicyError } = await import("@vigil/runtime");
   const database = options.db !== undefined ? resolve(io.cwd, options.db) : join(io.cwd, ".vigil", "audit.db");
-  const store = await openStore(database, io);
+  const store = await openStore(database, io, keyFile !== undefined ? { keyFile } : {});
   if (store === 2) return 2;
   try {
     const policy = await loadPolicy(options.policy.map((file) => resolve(io.cwd, file)), store);

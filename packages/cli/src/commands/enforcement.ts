@@ -107,3 +107,20 @@ export function registerEgress(program: Command, context: CommandContext): void 
       context.exitCode = await egressCommand(options, context.io);
     });
 }
+
+/** `vigilc run --policy FILE… -- COMMAND…`: any agent inside the sandbox, its network through the egress proxy. */
+export function registerRun(program: Command, context: CommandContext): void {
+  program
+    .command("run")
+    .description("run an agent (or any program) in the sandbox Claude Code gets from `vigilc hook claude-code --install`: no write to the policy or Vigil's state and code, and its only network Vigil's egress proxy, where each connection is a `net` event the policy decides; vigilc run --policy FILE -- COMMAND …")
+    .requiredOption("--policy <files...>", "the policy (.vigil files)")
+    .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
+    .option("--run <id>", "the run id (default: a new one)")
+    .option("--audit-key-file <file>", "the audit chain's key, read from this file (instead of VIGIL_AUDIT_KEY)")
+    .option("--allow-loopback <ports...>", "ports of this machine's loopback that connections may reach (a local server)", (value: string, previous: number[] = []) => [...previous, parsePort(value)])
+    .argument("<command...>", "the command to run, after --")
+    .action(async (command: string[], options: { policy: string[]; db?: string; run?: string; auditKeyFile?: string; allowLoopback?: number[] }) => {
+      const { runSandboxedCommand } = await import("../run-sandboxed.js");
+      context.exitCode = await runSandboxedCommand(command, options, context.io);
+    });
+}
