@@ -64,6 +64,8 @@ function steps(): ToolStep[] {
     /* 12 Claude Code's own tool on the policy */ { tool: "Write", input: { file_path: join(project, ".claude", "policy.vigil"), content: "policy p {}\n" } },
     /* 13 the later forbidden call */ bash(`curl -sS -T notes.txt ${target}/final`),
     /* 14 ordinary work still passes */ bash("echo still-working"),
+    /* 15 a raw socket */ bash(`python3 -c "import socket; socket.create_connection(('1.1.1.1', 80), timeout=3)" 2>&1 | tail -1`),
+    /* 16 a visible deletion of Vigil's state */ bash("rm -rf .vigil"),
   ];
 }
 
@@ -191,6 +193,13 @@ describe("the real Claude Code behind the boundary that `vigilc hook claude-code
     expect(result(11)).toContain("key-done");
     expect(result(11)).toMatch(/No such file or directory|Permission denied/);
     expect(agent.results[12]?.isError).toBe(true);
+  });
+
+  it("gives a raw socket no network, and refuses a visible deletion of Vigil's state in the hook", () => {
+    expect(result(15)).toContain("Network is unreachable");
+    expect(agent.results[16]?.isError).toBe(true);
+    expect(result(16)).toContain("guard.protected_path");
+    expect(existsSync(join(project, ".vigil", "audit.db"))).toBe(true);
   });
 
   it("still refuses the later forbidden call, in the hook, before it runs", () => {

@@ -67,6 +67,55 @@ export interface PathWord {
   readonly descriptor?: boolean;
 }
 
+/**
+ * The work of the guard's check under way, counted rather than timed: whether a call fits within
+ * the guard's budget depends on the call, the protected paths and the files on disk, never on how
+ * busy the machine is. One unit is about one character compared: a character of a path against one
+ * token of a word's pattern (the matcher's step), or a character of a text scanned for a protected
+ * path. What costs more than its characters (a lookup on disk, a nested command line parsed) is
+ * counted as the units it takes about as long as. The work is counted where it is done, before it
+ * is done, so a check refused for its size stops there.
+ */
+interface Work {
+  spent: number;
+  readonly limit: number;
+}
+
+/** The check's work so far; undefined outside a check (the guard's own setup is not counted). */
+let work: Work | undefined;
+
+/** What one look at the disk counts as (a `realpath` step, a `stat`): a few microseconds, as many steps of the matcher. */
+export const LOOKUP_UNITS = 2_000;
+
+/** Thrown where the work is done once the check under way has spent its budget. */
+export class WorkBudgetExceeded extends Error {
+  constructor(readonly limit: number) {
+    super(`the guard's check needs more than ${limit} units of work`);
+  }
+}
+
+/**
+ * Runs a check with `limit` units of work to spend, and gives what it found with the units spent.
+ * Checks are synchronous, so one count at a time is enough; an enclosing count is put back after.
+ */
+export function withinWork<T>(limit: number, check: () => T): { result: T; spent: number } {
+  const outer = work;
+  const current: Work = { spent: 0, limit };
+  work = current;
+  try {
+    return { result: check(), spent: current.spent };
+  } finally {
+    work = outer;
+  }
+}
+
+/** Counts `units` of work against the check under way; past its budget, it is refused here. */
+export function spend(units: number): void {
+  if (work === undefined) return;
+  work.spent += units;
+  if (work.spent > work.limit) throw new WorkBudgetExceeded(work.limit);
+}
+
 /** Words longer than this are not analysed: they may name anything. */
 const LONGEST_WORD = 4096;
 
@@ -84,6 +133,7 @@ const SELF_DIRECTORY = /^\/proc\/(self|thread-self)\/cwd(?=\/|$)/;
 /** The path a word names, against `cwd` (undefined: not known). */
 export function pathWord(word: string, cwd: string | undefined, context: WordContext = {}): PathWord {
   if (word.length > LONGEST_WORD) return ANY;
+  spend(word.length + (cwd?.length ?? 0));
   let tokens = wordTokens(word, cwd, context);
   const first = tokens[0];
   const absolute = first !== undefined && first.kind === "text" && first.text.startsWith("/");
@@ -131,7 +181,10 @@ export function childWord(base: PathWord, name: PathWord): PathWord {
 /** Whether the word may name `path` itself. */
 export function mayName(word: PathWord, path: string): boolean {
   const exact = exactPath(word);
-  if (exact !== undefined) return exact === path || word.real === path;
+  if (exact !== undefined) {
+    spend(path.length);
+    return exact === path || word.real === path;
+  }
   return matches(word, path, false);
 }
 
@@ -139,6 +192,7 @@ export function mayName(word: PathWord, path: string): boolean {
 export function mayHold(word: PathWord, path: string): boolean {
   const exact = exactPath(word);
   if (exact !== undefined) {
+    spend(path.length);
     return [exact, word.real ?? exact].some((candidate) => candidate === path || candidate === "/" || path.startsWith(`${candidate}/`));
   }
   return ancestorsOf(path).some((ancestor) => matches(word, ancestor, false));
@@ -147,7 +201,10 @@ export function mayHold(word: PathWord, path: string): boolean {
 /** Whether the word may name `tree` or something inside it. */
 export function mayBeIn(word: PathWord, tree: string): boolean {
   const exact = exactPath(word);
-  if (exact !== undefined) return [exact, word.real ?? exact].some((candidate) => candidate === tree || candidate.startsWith(`${tree}/`));
+  if (exact !== undefined) {
+    spend(tree.length);
+    return [exact, word.real ?? exact].some((candidate) => candidate === tree || candidate.startsWith(`${tree}/`));
+  }
   return matches(word, tree, false) || matches(word, `${tree}/`, true);
 }
 
@@ -172,6 +229,7 @@ export function realPath(path: string): string {
   let prefix = path;
   const rest: string[] = [];
   for (let depth = 0; depth < 256; depth++) {
+    spend(LOOKUP_UNITS);
     try {
       const real = realpathSync.native(prefix);
       return rest.length === 0 ? real : posix.join(real, ...rest.reverse());
@@ -189,6 +247,7 @@ export function realPath(path: string): string {
  * a hard link made earlier (`cp -l DB /tmp/x`) writes the protected file under another name.
  */
 export function sharedFileIdentity(path: string): string | undefined {
+  spend(LOOKUP_UNITS);
   try {
     const stat = statSync(path);
     return stat.isFile() && stat.nlink > 1 ? `${stat.dev}:${stat.ino}` : undefined;
@@ -199,6 +258,7 @@ export function sharedFileIdentity(path: string): string | undefined {
 
 /** A regular file's identity on disk, to compare with {@link sharedFileIdentity}. */
 export function fileIdentity(path: string): string | undefined {
+  spend(LOOKUP_UNITS);
   try {
     const stat = statSync(path);
     return stat.isFile() ? `${stat.dev}:${stat.ino}` : undefined;
@@ -446,6 +506,8 @@ function matches(word: PathWord, path: string, prefix: boolean): boolean {
     }
   }
   const n = subject.length;
+  // The matcher's work is its table: a step of the word against each character of the path.
+  spend(steps.length * (n + 1));
   let current = new Uint8Array(n + 1);
   current[0] = 1;
   for (let s = 0; s < steps.length; s++) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "@vigil/diagnostics";
 import { groundWords, isJsonObject, shellToolNames, type JsonValue } from "@vigil/trace";
 import { readCall, type CallEvent } from "./call-events.js";
-import { childWord, fileIdentity, mayBeIn, mayHold, mayName, pathWord, realPath, sharedFileIdentity, type PathWord, type WordContext } from "./guard-paths.js";
+import { childWord, fileIdentity, LOOKUP_UNITS, mayBeIn, mayHold, mayName, pathWord, realPath, sharedFileIdentity, spend, withinWork, WorkBudgetExceeded, type PathWord, type WordContext } from "./guard-paths.js";
 
 /**
  * The guard: what no policy can forget. The agent being policed runs commands as the same user as
@@ -62,8 +62,12 @@ export interface GuardOptions {
   readonly unknownCommands?: "block" | "ask";
   /** The home directory (`~`); by default the user's. */
   readonly home?: string;
-  /** How long one check may take, in milliseconds, before the call is refused as too large to check (default 250). */
-  readonly budgetMs?: number;
+  /**
+   * How much work one check may do, in units of work (about one character compared; see
+   * {@link GUARD_BUDGET}), before the call is refused as too large to check. Counted, not timed:
+   * the answer does not depend on the machine's load.
+   */
+  readonly budget?: number;
 }
 
 export type GuardRule = "protected_path" | "vigil_itself" | "unknown_command";
@@ -190,13 +194,19 @@ interface Scope {
 }
 
 /**
- * How long the guard may take over one call. Its work grows with the paths a call names; a command
- * line made of tens of thousands of patterns would otherwise hold the hook for seconds. Past the
- * budget the call is refused as one whose effects cannot be known.
+ * How much work the guard may do over one call, in units of work (guard-paths.ts says what a unit
+ * is: about one character compared). Its work grows with the paths a call names; a command line
+ * made of thousands of patterns would otherwise hold the hook for seconds. Past the budget the call
+ * is refused as one whose effects cannot be known. The work is counted, not timed, so that a
+ * decision never depends on how busy the machine is: the same call against the same files gets the
+ * same answer on a loaded machine and an idle one. The budget is a few hundred times what an
+ * ordinary command line takes against Vigil's whole module graph (a few thousand to a few hundred
+ * thousand units), and takes well under a second on an ordinary machine.
  */
-const GUARD_BUDGET_MS = 250;
+export const GUARD_BUDGET = 50_000_000;
 
-class GuardBudgetExceeded extends Error {}
+/** What parsing a command line an option or a string of code runs counts as, besides its length: about as long as a few hundred lookups on disk. */
+const NESTED_LINE_UNITS = 200_000;
 
 /** How deep a command an option runs (`git -c core.fsmonitor=CMD`) is checked as a command line. */
 const MAXIMUM_OPTION_DEPTH = 2;
@@ -224,9 +234,7 @@ export class Guard {
   private readonly home: string;
   private readonly claudeSettings: boolean;
   private readonly unknownResponse: "block" | "ask";
-  private readonly budgetMs: number;
-  /** When the check under way must be over. */
-  private deadline = Infinity;
+  private readonly budget: number;
 
   constructor(entries: readonly ProtectedPath[], options: GuardOptions = {}) {
     const all = [...entries, ...(options.protect ?? [])];
@@ -245,7 +253,7 @@ export class Guard {
     this.home = options.home ?? process.env["HOME"] ?? "/";
     this.claudeSettings = options.claudeSettings === true;
     this.unknownResponse = options.unknownCommands ?? "block";
-    this.budgetMs = options.budgetMs ?? GUARD_BUDGET_MS;
+    this.budget = options.budget ?? GUARD_BUDGET;
   }
 
   /** What the guard protects, for the audit log and `--help`. */
@@ -255,14 +263,13 @@ export class Guard {
 
   /** The findings against a call's events; empty when the guard lets it through. */
   check(events: readonly CallEvent[], context: GuardContext = {}): GuardFinding[] {
-    // The check is synchronous: one deadline at a time, for the whole check and the command lines nested in it.
-    this.deadline = performance.now() + this.budgetMs;
+    // One count of work for the whole check and the command lines nested in it.
     try {
-      return this.checkAt(events, context, 0);
+      return withinWork(this.budget, () => this.checkAt(events, context, 0)).result;
     } catch (error) {
-      if (!(error instanceof GuardBudgetExceeded)) throw error;
+      if (!(error instanceof WorkBudgetExceeded)) throw error;
       // A command line crafted to be slow to check is not let through unchecked: fail closed.
-      return [{ ...this.unknown(`it names more paths than can be checked within the guard's budget of ${this.budgetMs} ms`), event: 0 }];
+      return [{ ...this.unknown(`it names more paths than can be checked within the guard's budget of ${this.budget} units of work`), event: 0 }];
     }
   }
 
@@ -414,6 +421,7 @@ export class Guard {
     // `git -c alias.x='!rm …'`, `--checkpoint-action=exec=CMD`: the command follows a key and `=`, or a `!`.
     const candidates = [script, script.replace(/^[^=\s]*=/, "").replace(/^exec=/, "").replace(/^!/, "")];
     for (const candidate of new Set(candidates)) {
+      spend(NESTED_LINE_UNITS + candidate.length);
       let read;
       try {
         read = readCall("Bash", { command: candidate }, "option");
@@ -432,7 +440,6 @@ export class Guard {
   private hit(effect: PathEffect, cwd: string | undefined, scope: Scope): ProtectedPath | undefined {
     const entries = scope.entries;
     for (const word of effect.words) {
-      if (performance.now() > this.deadline) throw new GuardBudgetExceeded();
       const path = pathWord(word, cwd, scope.words);
       // A program the guard has no model of, given nothing but a variable the line does not set
       // (`pytest "$TEST"`, a loop's `"$f"`): its value comes from outside the command line, where
@@ -493,6 +500,7 @@ export class Guard {
 }
 
 function directoryFiles(directory: string): string[] {
+  spend(LOOKUP_UNITS);
   try {
     return readdirSync(directory).map((name) => join(directory, name));
   } catch {
@@ -981,6 +989,8 @@ const GROUNDING_KEYS = new Set(["program", "via", "piped_from", "by", "reason", 
  */
 function mentions(text: string, entry: ProtectedPath, cwd: string | undefined): boolean {
   const path = entry.path;
+  // A handful of scans of the text.
+  spend(4 * text.length + path.length);
   if (text.includes(path)) return true;
   const name = posix.basename(path);
   const parent = posix.basename(posix.dirname(path));
@@ -1160,6 +1170,7 @@ class Programs {
   private directoryOf(name: string): string | undefined {
     if (this.found.has(name)) return this.found.get(name);
     const directory = this.path.find((candidate) => {
+      spend(LOOKUP_UNITS);
       try {
         return statSync(join(candidate, name)).isFile();
       } catch {
