@@ -70,11 +70,13 @@ export interface PathWord {
 /**
  * The work of the guard's check under way, counted rather than timed: whether a call fits within
  * the guard's budget depends on the call, the protected paths and the files on disk, never on how
- * busy the machine is. One unit is about one character compared: a character of a path against one
- * token of a word's pattern (the matcher's step), or a character of a text scanned for a protected
- * path. What costs more than its characters (a lookup on disk, a nested command line parsed) is
- * counted as the units it takes about as long as. The work is counted where it is done, before it
- * is done, so a check refused for its size stops there.
+ * busy the machine is. One unit is one step of the pattern matcher (a character of a path against
+ * one token of a word), or one character of a path compared with an exact word or read from a
+ * word. Other work is counted as the units it takes about as long as: a look at the disk
+ * ({@link LOOKUP_UNITS}), a text scanned for a protected path, a nested command line parsed (the
+ * guard's own). The work is counted where it is done, before it is done, so a check refused for its
+ * size stops there. Nothing cached across checks is counted, so that one check does not change
+ * what the next one spends.
  */
 interface Work {
   spent: number;

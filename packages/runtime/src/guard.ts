@@ -108,24 +108,26 @@ export function vigilCodeDirectory(): string {
   return dirname(dirname(dirname(realPath(fileURLToPath(import.meta.url)))));
 }
 
-let codePaths: ProtectedPath[] | undefined;
+const codePaths = new Map<string, ProtectedPath[]>();
 
 /**
  * Vigil's own code, which the hook runs: its packages, the `vigilc` command that starts it, the
  * packages its own depend on and the Node.js that runs it. Without any of them the hook cannot
- * start, and a hook that cannot start does not refuse anything.
+ * start, and a hook that cannot start does not refuse anything. `code` is the folder of Vigil's
+ * packages, this install's by default (another: what the paths of an install elsewhere would be).
  */
-export function vigilCodePaths(): ProtectedPath[] {
-  if (codePaths !== undefined) return codePaths;
-  const code = vigilCodeDirectory();
-  codePaths = [
+export function vigilCodePaths(code: string = vigilCodeDirectory()): ProtectedPath[] {
+  const known = codePaths.get(code);
+  if (known !== undefined) return known;
+  const paths: ProtectedPath[] = [
     { path: code, what: "Vigil's own code", tree: true },
     { path: join(code, "..", ".bin", "vigilc"), what: "the `vigilc` command" },
     { path: join(code, "..", "node_modules", ".bin", "vigilc"), what: "the `vigilc` command" },
     ...vigilDependencies(code).map((path): ProtectedPath => ({ path, what: "a package Vigil's code needs", tree: true })),
     { path: process.execPath, what: "the Node.js that runs Vigil" },
   ];
-  return codePaths;
+  codePaths.set(code, paths);
+  return paths;
 }
 
 /**
@@ -195,18 +197,19 @@ interface Scope {
 
 /**
  * How much work the guard may do over one call, in units of work (guard-paths.ts says what a unit
- * is: about one character compared). Its work grows with the paths a call names; a command line
- * made of thousands of patterns would otherwise hold the hook for seconds. Past the budget the call
- * is refused as one whose effects cannot be known. The work is counted, not timed, so that a
+ * is: about one step of its pattern matcher). Its work grows with the paths a call names; a command
+ * line made of thousands of patterns would otherwise hold the hook for seconds. Past the budget the
+ * call is refused as one whose effects cannot be known. The work is counted, not timed, so that a
  * decision never depends on how busy the machine is: the same call against the same files gets the
- * same answer on a loaded machine and an idle one. The budget is a few hundred times what an
- * ordinary command line takes against Vigil's whole module graph (a few thousand to a few hundred
- * thousand units), and takes well under a second on an ordinary machine.
+ * same answer on a loaded machine and an idle one. An ordinary command line takes a few thousand to
+ * a couple of million units against Vigil's whole module graph; a here-document of a thousand lines,
+ * three hundred files or a few dozen patterns to delete stay within it; each unit is a few
+ * nanoseconds, so the whole budget is about half a second.
  */
-export const GUARD_BUDGET = 50_000_000;
+export const GUARD_BUDGET = 100_000_000;
 
-/** What parsing a command line an option or a string of code runs counts as, besides its length: about as long as a few hundred lookups on disk. */
-const NESTED_LINE_UNITS = 200_000;
+/** What parsing a command line an option or a string of code runs counts as, besides its length (a millisecond or two). */
+const NESTED_LINE_UNITS = 300_000;
 
 /** How deep a command an option runs (`git -c core.fsmonitor=CMD`) is checked as a command line. */
 const MAXIMUM_OPTION_DEPTH = 2;
@@ -989,8 +992,8 @@ const GROUNDING_KEYS = new Set(["program", "via", "piped_from", "by", "reason", 
  */
 function mentions(text: string, entry: ProtectedPath, cwd: string | undefined): boolean {
   const path = entry.path;
-  // A handful of scans of the text.
-  spend(4 * text.length + path.length);
+  // A handful of scans of the text for plain strings, each cheaper than the matcher's steps: a unit per two characters.
+  spend(Math.ceil(text.length / 2));
   if (text.includes(path)) return true;
   const name = posix.basename(path);
   const parent = posix.basename(posix.dirname(path));
@@ -1150,7 +1153,11 @@ class Programs {
       if (BUILTINS.has(written)) return true;
       if (this.anyName) return false;
       const directory = this.directoryOf(written);
-      return directory === undefined || !this.userPlace(directory);
+      // Vigil's own command is what it says wherever Vigil is installed: `vigilc` in the
+      // `node_modules/.bin` of an install in the project, the home directory or a temporary one is
+      // a protected path, which the agent cannot have put there. Where Vigil is installed is not
+      // the call's, and must not change the answer.
+      return directory === undefined || this.protectedProgram(join(directory, written)) || !this.userPlace(directory);
     }
     // A program named by its path: what is at that path now, unless the agent's user keeps it.
     return cwds.every((cwd) => {
@@ -1159,6 +1166,12 @@ class Programs {
       if (this.scope.entries.some((entry) => mayName(path, entry.path) || (entry.tree === true && mayBeIn(path, entry.path)))) return true;
       return !this.anyName && !this.userPlace(posix.dirname(path.real));
     });
+  }
+
+  /** Whether the program at `path` (found on PATH) is a protected one, by its path or where its links lead. */
+  private protectedProgram(path: string): boolean {
+    const real = realPath(path);
+    return this.scope.entries.some((entry) => [path, real].some((candidate) => candidate === entry.path || (entry.tree === true && candidate.startsWith(`${entry.path}/`))));
   }
 
   private userPlace(directory: string): boolean {

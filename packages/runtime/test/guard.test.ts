@@ -1,9 +1,9 @@
 import { chmodSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { readCall } from "../src/call-events.js";
-import { databaseFiles, Guard, vigilCodePaths, type GuardFinding } from "../src/guard.js";
+import { databaseFiles, Guard, GUARD_BUDGET, vigilCodePaths, type GuardFinding, type ProtectedPath } from "../src/guard.js";
 
 /**
  * The guard against what the policed agent could do to Vigil from its own shell: each command is
@@ -14,6 +14,7 @@ import { databaseFiles, Guard, vigilCodePaths, type GuardFinding } from "../src/
 let root = "";
 let project = "";
 let home = "";
+let entries: ProtectedPath[] = [];
 let guard: Guard;
 
 beforeAll(() => {
@@ -28,15 +29,13 @@ beforeAll(() => {
   writeFileSync(join(project, ".claude", "policy.vigil"), "policy p {}\n");
   writeFileSync(join(project, ".claude", "settings.json"), "{}\n");
   writeFileSync(join(project, "src", "app.py"), "print(1)\n");
-  guard = new Guard(
-    [
-      ...databaseFiles(join(project, ".vigil", "audit.db")),
-      { path: join(project, ".claude", "policy.vigil"), what: "the policy" },
-      { path: join(project, ".vigil", "sidecar.token"), what: "the sidecar's token", secret: true },
-      ...vigilCodePaths(),
-    ],
-    { claudeSettings: true, home },
-  );
+  entries = [
+    ...databaseFiles(join(project, ".vigil", "audit.db")),
+    { path: join(project, ".claude", "policy.vigil"), what: "the policy" },
+    { path: join(project, ".vigil", "sidecar.token"), what: "the sidecar's token", secret: true },
+    ...vigilCodePaths(),
+  ];
+  guard = new Guard(entries, { claudeSettings: true, home });
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -318,9 +317,38 @@ describe("the guard refuses what would switch enforcement off", () => {
   });
 
   it("refuses a command line that names more paths than it can check within its budget, instead of holding the hook", () => {
-    const quick = new Guard([...databaseFiles(join(project, ".vigil", "audit.db"))], { home, budgetMs: 1 });
     const read = readCall("Bash", { command: `rm -rf ${Array.from({ length: 2000 }, (_, i) => `a${i}*`).join(" ")}` }, "t");
-    expect(quick.check(read.events, { cwd: project, notes: read.notes })).toMatchObject([{ guard: "unknown_command", response: "block", message: expect.stringContaining("budget of 1 ms") }]);
+    // The default budget, counted in units of work: the guard stops where the budget runs out.
+    expect(guard.check(read.events, { cwd: project, notes: read.notes })).toMatchObject([
+      { guard: "unknown_command", response: "block", message: expect.stringContaining(`budget of ${GUARD_BUDGET} units of work`) },
+    ]);
+    // A smaller budget given: a line the default lets through is refused under it.
+    const small = readCall("Bash", { command: "rm -rf build/*.o dist/*.js" }, "t");
+    expect(guard.check(small.events, { cwd: project, notes: small.notes })).toEqual([]);
+    const quick = new Guard(entries, { claudeSettings: true, home, budget: 100_000 });
+    expect(quick.check(small.events, { cwd: project, notes: small.notes })).toMatchObject([
+      { guard: "unknown_command", response: "block", message: expect.stringContaining("budget of 100000 units of work") },
+    ]);
+  });
+
+  it("gives the same answer however long the check takes: its budget counts work, not time", () => {
+    const crafted = readCall("Bash", { command: `rm -rf ${Array.from({ length: 2000 }, (_, i) => `a${i}*`).join(" ")}` }, "t");
+    const ordinary = ["find . -name __pycache__ -type d -exec rm -rf {} +", "rm -rf *", "rm .vigil/audit.db", "vigilc check .claude/policy.vigil --trace trace.jsonl"].map((command) =>
+      readCall("Bash", { command }, "t"),
+    );
+    const answers = () => [crafted, ...ordinary].map((read) => guard.check(read.events, { cwd: project, notes: read.notes }));
+    const first = answers();
+    expect(first[0]).toMatchObject([{ guard: "unknown_command" }]);
+    expect(first.slice(1).map((findings) => findings.length)).toEqual([0, 0, 1, 0]);
+    expect(answers()).toEqual(first);
+    // A machine so busy that every look at the clock is ten seconds later than the one before.
+    let now = 0;
+    const clock = vi.spyOn(performance, "now").mockImplementation(() => (now += 10_000));
+    try {
+      expect(answers()).toEqual(first);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("relaxes what cannot be grounded to ask when told", () => {
@@ -419,6 +447,15 @@ describe("the guard lets ordinary work through", () => {
   ];
   it.each(allowed)("%s", (command) => {
     expect(bash(command)).toEqual([]);
+  });
+
+  it("stays well within the guard's budget: a twentieth of it is enough for all of the above", () => {
+    const frugal = new Guard(entries, { claudeSettings: true, home, budget: GUARD_BUDGET / 20 });
+    const refused = allowed.filter((command) => {
+      const read = readCall("Bash", { command: fill(command) }, "t");
+      return frugal.check(read.events, { cwd: project, notes: read.notes }).length > 0;
+    });
+    expect(refused).toEqual([]);
   });
 
   it("reads a variable the line does not set from the shell's environment, when it is known", () => {
