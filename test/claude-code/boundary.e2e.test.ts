@@ -150,7 +150,7 @@ describe("the real Claude Code behind the boundary that `vigilc hook claude-code
       sandbox: { enabled: boolean; failIfUnavailable: boolean; allowUnsandboxedCommands: boolean; filesystem: { denyWrite: string[]; denyRead: string[] }; network: object };
       hooks: Record<string, unknown>;
     };
-    expect(settings.sandbox).toMatchObject({ enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false, network: { httpProxyPort: egressPorts.http, socksProxyPort: egressPorts.socks } });
+    expect(settings.sandbox).toMatchObject({ enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false, autoAllowBashIfSandboxed: false, network: { httpProxyPort: egressPorts.http, socksProxyPort: egressPorts.socks } });
     expect(settings.sandbox.filesystem.denyWrite).toEqual(expect.arrayContaining([join(project, ".vigil"), join(project, ".claude", "policy.vigil"), join(home, ".claude"), process.execPath]));
     expect(settings.sandbox.filesystem.denyRead).toEqual(expect.arrayContaining([join(project, ".vigil")]));
     expect(Object.keys(settings.hooks)).toContain("SessionStart");

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, posix, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { stateToSeal } from "@vigil/runtime";
 import type { HookGuardArguments } from "./hook.js";
 import { shellQuote } from "./shell-words.js";
 
@@ -46,6 +47,16 @@ const EVENTS: readonly [string, boolean][] = [
   ["SessionEnd", false],
 ];
 
+/** The `sandbox` settings Vigil writes. */
+export interface SandboxSettings {
+  readonly enabled: true;
+  readonly failIfUnavailable: true;
+  readonly allowUnsandboxedCommands: false;
+  readonly autoAllowBashIfSandboxed: false;
+  readonly filesystem: { readonly denyWrite: string[]; readonly denyRead: string[] };
+  readonly network?: { readonly httpProxyPort: number; readonly socksProxyPort: number };
+}
+
 /** A protected path, and whether it is a directory protected with everything in it. */
 interface Protected {
   readonly path: string;
@@ -57,7 +68,7 @@ export function claudeCodeSettings(
   cwd: string,
   env: Readonly<Record<string, string | undefined>>,
   codePaths: readonly Protected[],
-): { permissions: { deny: string[] }; hooks: Record<string, object[]>; sandbox: object } {
+): { permissions: { deny: string[] }; hooks: Record<string, object[]>; sandbox: SandboxSettings } {
   const project = projectDirectory(cwd, env);
   const absolute = (path: string) => resolve(cwd, path);
   const guard = parsed.guard ?? { off: false, protect: [] };
@@ -74,8 +85,7 @@ export function claudeCodeSettings(
     const policies = parsed.policies.map(absolute);
     const database = databasePath(parsed, cwd, env);
     words.push("--policy", ...policies, ...(parsed.db !== undefined ? ["--db", database] : []));
-    const state: Protected[] =
-      posix.basename(dirname(database)) === ".vigil" ? [{ path: dirname(database), tree: true }] : ["", "-wal", "-shm", "-journal"].map((suffix) => ({ path: `${database}${suffix}`, tree: false }));
+    const state = stateToSeal(database);
     writeProtected.push(...state, ...policies.map((path) => ({ path, tree: false })));
     readProtected.push(...state);
   }
@@ -110,11 +120,14 @@ export function claudeCodeSettings(
     ...readProtected.flatMap((p) => (p.tree ? [`Read(/${p.path})`, `Read(/${p.path}/**)`] : [`Read(/${p.path})`])),
     ...["vigilc hook", "vigilc serve", "vigilc audit", "vigilc egress", "npx vigilc hook", "npx vigilc serve", "npx vigilc audit", "npx vigilc egress"].map((prefix) => `Bash(${prefix}:*)`),
   ];
-  const sandbox = {
+  const sandbox: SandboxSettings = {
     enabled: true,
     // No sandbox, no session: a shell command never runs outside it.
     failIfUnavailable: true,
     allowUnsandboxedCommands: false,
+    // Being in the sandbox is no reason to stop asking: Claude Code's permission rules decide a
+    // shell command as they did without Vigil (its default would allow every sandboxed one).
+    autoAllowBashIfSandboxed: false,
     filesystem: {
       denyWrite: unique(writeProtected.map((p) => p.path)),
       denyRead: unique(readProtected.map((p) => p.path)),
@@ -135,33 +148,74 @@ export function databasePath(parsed: Pick<SettingsArguments, "db">, cwd: string,
 }
 
 /**
- * Writes the settings into `file` (the project's `.claude/settings.json` by default), keeping
- * what else it holds: other hooks stay (an earlier Vigil hook is replaced), deny rules are added,
- * the sandbox's settings are Vigil's. The database's directory is created, so that the sandbox
- * has a path to protect. Returns the file written.
+ * Writes the settings into `file` (the project's `.claude/settings.json` by default), keeping what
+ * else it holds and never loosening it: other hooks stay (an earlier Vigil hook is replaced); deny
+ * rules are added; the sandbox keeps the user's own settings, its lists of paths joined with
+ * Vigil's, with Vigil's switches on top. What the boundary cannot keep is refused rather than
+ * dropped: a list of network domains (the egress proxy replaces Claude Code's, so the domains must
+ * become a rule over `net`), commands excluded from the sandbox (they would run outside it), and
+ * the switches that weaken it (all Unix sockets, nested user namespaces, the weaker nested sandbox). The database's directory is created, so that the sandbox has a path to protect. Returns the
+ * file written, or why it was not.
  */
-export function installSettings(settings: ReturnType<typeof claudeCodeSettings>, file: string, database: string | undefined): string {
+export function installSettings(settings: ReturnType<typeof claudeCodeSettings>, file: string, database: string | undefined): { readonly written: string } | { readonly problem: string } {
   let existing: Record<string, unknown> = {};
   if (existsSync(file)) {
-    const parsed = JSON.parse(readFileSync(file, "utf8")) as unknown;
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${file} does not hold a JSON object`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, "utf8"));
+    } catch (error) {
+      return { problem: `${file} is not JSON (${(error as Error).message})` };
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return { problem: `${file} does not hold a JSON object` };
     existing = parsed as Record<string, unknown>;
   }
-  const hooks = { ...((existing["hooks"] as Record<string, unknown[]> | undefined) ?? {}) };
+  const sandbox = objectAt(existing, "sandbox");
+  const network = objectAt(sandbox, "network");
+  for (const key of ["allowedDomains", "deniedDomains"]) {
+    if (Array.isArray(network[key]) && network[key].length > 0) {
+      return { problem: `${file} lists sandbox.network.${key}, which Vigil's egress proxy would replace: write them as a rule over \`net\` and its \`host\` in the policy, remove them, and install again` };
+    }
+  }
+  if (Array.isArray(sandbox["excludedCommands"]) && sandbox["excludedCommands"].length > 0) {
+    return { problem: `${file} lists sandbox.excludedCommands, which would run outside the sandbox and past the boundary: remove them, and install again` };
+  }
+  // Each of these lets a sandboxed command undo the sandbox's read-only mounts or reach past it.
+  for (const [where, key] of [[sandbox, "enableWeakerNestedSandbox"], [sandbox, "allowNestedUserNamespaces"], [network, "allowAllUnixSockets"]] as const) {
+    if (where[key] === true) return { problem: `${file} sets sandbox${where === network ? ".network" : ""}.${key}, which would let a sandboxed command past the boundary: remove it, and install again` };
+  }
+  const hooks = { ...(objectAt(existing, "hooks") as Record<string, unknown[]>) };
   for (const [event, entries] of Object.entries(settings.hooks)) {
-    const kept = (hooks[event] ?? []).filter((entry) => !JSON.stringify(entry).includes(" hook claude-code"));
+    const kept = (Array.isArray(hooks[event]) ? hooks[event] : []).filter((entry) => !JSON.stringify(entry).includes(" hook claude-code"));
     hooks[event] = [...kept, ...entries];
   }
-  const permissions = { ...((existing["permissions"] as Record<string, unknown> | undefined) ?? {}) };
-  permissions["deny"] = unique([...((permissions["deny"] as string[] | undefined) ?? []), ...settings.permissions.deny]);
-  const written = { ...existing, permissions, hooks, sandbox: settings.sandbox };
+  const permissions = objectAt(existing, "permissions");
+  const ours = settings.sandbox;
+  const filesystem = objectAt(sandbox, "filesystem");
+  const lists = (key: string, add: readonly string[]) => unique([...(Array.isArray(filesystem[key]) ? (filesystem[key] as string[]) : []), ...add]);
+  const written = {
+    ...existing,
+    permissions: { ...permissions, deny: unique([...(Array.isArray(permissions["deny"]) ? (permissions["deny"] as string[]) : []), ...settings.permissions.deny]) },
+    hooks,
+    sandbox: {
+      ...sandbox,
+      ...ours,
+      filesystem: { ...filesystem, denyWrite: lists("denyWrite", ours.filesystem.denyWrite), denyRead: lists("denyRead", ours.filesystem.denyRead) },
+      ...(ours.network !== undefined ? { network: { ...network, ...ours.network } } : {}),
+    },
+  };
   if (database !== undefined) mkdirSync(dirname(database), { recursive: true });
   mkdirSync(dirname(file), { recursive: true });
   // Written whole or not at all: a torn settings file would leave Claude Code without the hook.
   const temporary = `${file}.vigil-${process.pid}`;
   writeFileSync(temporary, JSON.stringify(written, null, 2) + "\n");
   renameSync(temporary, file);
-  return file;
+  return { written: file };
+}
+
+/** The object under `key`, or an empty one. */
+function objectAt(record: Record<string, unknown>, key: string): Record<string, unknown> {
+  const value = record[key];
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 function unique(values: readonly string[]): string[] {

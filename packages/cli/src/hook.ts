@@ -244,6 +244,8 @@ const SIDECAR_TIMEOUT_MS = 20_000;
 
 /** The event's \`hook_event_name\`, if it is a JSON object that has one. */
 function hookEventName(event: string): string | undefined {
+  // Read whole only when it may be a session's start: a tool's result can be long, and the runtime reads it anyway.
+  if (!event.includes("SessionStart")) return undefined;
   try {
     const parsed = JSON.parse(event) as { hook_event_name?: unknown };
     return typeof parsed.hook_event_name === "string" ? parsed.hook_event_name : undefined;
@@ -266,10 +268,14 @@ async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number
   }
   const project = process.env["CLAUDE_PROJECT_DIR"] !== undefined && process.env["CLAUDE_PROJECT_DIR"] !== "" ? resolve(io.cwd, process.env["CLAUDE_PROJECT_DIR"]) : io.cwd;
   const file = parsed.settingsFile !== undefined ? resolve(io.cwd, parsed.settingsFile) : join(project, ".claude", "settings.json");
+  let installed;
   try {
-    installSettings(settings, file, parsed.server === undefined ? databasePath(parsed, io.cwd, process.env) : undefined);
+    installed = installSettings(settings, file, parsed.server === undefined ? databasePath(parsed, io.cwd, process.env) : undefined);
   } catch (error) {
-    io.stderr(`error: cannot install the settings in ${file}: ${(error as Error).message}\n`);
+    installed = { problem: (error as Error).message };
+  }
+  if ("problem" in installed) {
+    io.stderr(`error: the settings were not installed: ${installed.problem}\n`);
     return 2;
   }
   io.stdout(

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join, posix, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { shellQuote } from "./shell-words.js";
 import type { CliIo } from "./cli.js";
 import { openEnforcement } from "./enforcement.js";
@@ -35,7 +35,7 @@ export async function runSandboxedCommand(command: readonly string[], options: R
   const { store, enforcer, database } = opened;
   const runId = options.run ?? `run-${randomUUID()}`;
   const { startEgressProxy } = await import("@vigil/runtime/egress");
-  const { vigilCodePaths } = await import("@vigil/runtime");
+  const { stateToSeal, vigilCodePaths } = await import("@vigil/runtime");
   const { SandboxManager } = await import("@anthropic-ai/sandbox-runtime");
   let proxy;
   try {
@@ -45,7 +45,7 @@ export async function runSandboxedCommand(command: readonly string[], options: R
     io.stderr(`error: the egress proxy could not start: ${printableLine((error as Error).message)}\n`);
     return 2;
   }
-  const state = posix.basename(dirname(database)) === ".vigil" ? [dirname(database)] : ["", "-wal", "-shm", "-journal"].map((suffix) => `${database}${suffix}`);
+  const state = stateToSeal(database).map((p) => p.path);
   const keyFile = options.auditKeyFile !== undefined ? [resolve(io.cwd, options.auditKeyFile)] : [];
   try {
     try {

@@ -313,8 +313,8 @@ export function attributeToCallInFlight(store: Store, policyFiles: readonly stri
   const now = options.now ?? Date.now;
   return async () => {
     // The policy's files are read for each connection: a changed policy applies from the next one, as in the hook.
-    const policy = await loadPolicy(policyFiles, store);
-    if (current === undefined || current.policy.hash !== policy.hash) current = new Enforcer(store, policy, options);
+    const policy = await loadPolicy(policyFiles, store, current?.policy);
+    if (current === undefined || current.policy !== policy) current = new Enforcer(store, policy, options);
     const runs = queries.runsWithCallsInFlight(now() - IN_FLIGHT_MS);
     if (runs.length === 0) return { refuse: "Vigil refused the connection: no tool call of an agent is running, so it comes from no call that was decided (a process left in the background?)" };
     if (runs.length > 1) {

@@ -172,6 +172,17 @@ function vigilDependencies(code: string): string[] {
   return [...found];
 }
 
+/**
+ * What of Vigil's state a sandbox must keep the agent from: the `.vigil` directory that holds the
+ * database (and the tokens, and the key file put there), whole; or, for a database elsewhere, its
+ * four files.
+ */
+export function stateToSeal(database: string): { readonly path: string; readonly tree: boolean }[] {
+  const path = resolve(database);
+  if (posix.basename(dirname(path)) === ".vigil") return [{ path: dirname(path), tree: true }];
+  return ["", "-wal", "-shm", "-journal"].map((suffix) => ({ path: `${path}${suffix}`, tree: false }));
+}
+
 /** The database's files: the file, its write-ahead log, its shared memory and a rollback journal. */
 export function databaseFiles(database: string): ProtectedPath[] {
   if (database === ":memory:") return [];

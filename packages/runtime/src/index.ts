@@ -13,7 +13,7 @@ export { decideCall, mergeViolations, recordCall, verdictOf } from "@vigil/engin
 export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RebuiltEntry, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
 export { Enforcer, IN_FLIGHT_MS, logRefusal, StateError } from "./enforcer.js";
 export type { Effect, GuardContext, GuardFinding, GuardOptions, GuardRule, ProtectedPath } from "./guard.js";
-export { databaseFiles, describeFindings, Guard, vigilCodeDirectory, vigilCodePaths } from "./guard.js";
+export { databaseFiles, describeFindings, Guard, stateToSeal, vigilCodeDirectory, vigilCodePaths } from "./guard.js";
 export type { EnforcedPolicy } from "./policy.js";
 export { decodeProgram, encodeProgram, loadPolicy, PolicyError, policyHash } from "./policy.js";
 export type { InvolvedEvent } from "./reason.js";

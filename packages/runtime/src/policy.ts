@@ -30,7 +30,12 @@ export class PolicyError extends Error {}
  */
 const PROGRAM_FORMAT = "vigil-checked-program-3";
 
-export async function loadPolicy(files: readonly string[], store?: Store): Promise<EnforcedPolicy> {
+/**
+ * Reads the policy's files and gives its checked program: from the database when a policy of the
+ * same texts was compiled before, else compiled (and stored). `known`: the policy this process
+ * loaded last, given back as it is when the texts have not changed.
+ */
+export async function loadPolicy(files: readonly string[], store?: Store, known?: EnforcedPolicy): Promise<EnforcedPolicy> {
   if (files.length === 0) throw new PolicyError("no policy was given (--policy FILE)");
   const texts: string[] = [];
   for (const file of files) {
@@ -39,6 +44,8 @@ export async function loadPolicy(files: readonly string[], store?: Store): Promi
     texts.push(text);
   }
   const hash = policyHash(texts);
+  // The same texts as a policy already loaded (a long-lived process reading its files again): nothing to decode.
+  if (known !== undefined && known.hash === hash && known.files.length === files.length && known.files.every((file, index) => file === files[index])) return known;
   const stored = store?.db.prepare("SELECT program FROM programs WHERE hash = ?").get(hash) as { program: string } | undefined;
   if (stored !== undefined) {
     try {

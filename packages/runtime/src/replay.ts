@@ -89,14 +89,15 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
         run.unjudged++;
         continue;
       }
+      const inFlight = [...run.inFlight].flatMap(([id, calls]) => (id === record.callId || !isInFlight(calls, events) ? [] : calls));
+      // A call let run is in flight for the decisions after it, whoever decided it (the guard may have asked).
+      if (record.callId !== undefined && record.outcome !== "block") run.inFlight.set(record.callId, events);
       if (Array.isArray(body["guard"]) && body["guard"].length > 0) {
         run.guarded++;
         continue;
       }
       run.decisions++;
-      const inFlight = [...run.inFlight].flatMap(([id, calls]) => (id === record.callId || !isInFlight(calls, events) ? [] : calls));
       const decided = decideCall(run.monitor, policy.statements, events, undefined, inFlight);
-      if (record.callId !== undefined && record.outcome !== "block") run.inFlight.set(record.callId, events);
       const now = verdictOf(decided.decision, decided.violations);
       const was = record.outcome as Verdict;
       const wasRules = ((body["violations"] ?? []) as unknown as Violation[]).map(ruleName);

@@ -1,6 +1,6 @@
 import { createServer, request, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -34,13 +34,18 @@ beforeEach(async () => {
   proxy = await startEgressProxy({
     attribute: attributeToCallInFlight(store, [codingPolicy]),
     // Every host is this machine's upstream server: the proxy's decision is what is tested.
-    connect: () =>
-      new Promise((resolve, reject) => {
-        const socket = connect({ host: "127.0.0.1", port: upstreamPort }, () => resolve(socket));
-        socket.once("error", reject);
-      }),
+    connect: upstreamConnector(),
   });
 });
+
+/** Every host is this machine's upstream server. */
+function upstreamConnector(): () => Promise<Socket> {
+  return () =>
+    new Promise((resolve, reject) => {
+      const socket = connect({ host: "127.0.0.1", port: upstreamPort }, () => resolve(socket));
+      socket.once("error", reject);
+    });
+}
 
 afterEach(async () => {
   await proxy.close();
@@ -55,8 +60,12 @@ async function enforcer(): Promise<Enforcer> {
 
 /** A plain HTTP GET through the proxy: its status and body. */
 function viaHttp(url: string): Promise<{ status: number; body: string }> {
+  return viaHttpAt(proxy.httpPort, url);
+}
+
+function viaHttpAt(port: number, url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: proxy.httpPort, path: url, headers: { host: URL.canParse(url) ? new URL(url).host : "x" } }, (res) => {
+    const req = request({ host: "127.0.0.1", port, path: url, headers: { host: URL.canParse(url) ? new URL(url).host : "x" } }, (res) => {
       let body = "";
       res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
@@ -170,5 +179,23 @@ describe("the egress proxy: every connection of a sandboxed command is a `net` e
     await expect(connectOutside()("::ffff:127.0.0.2", upstreamPort)).rejects.toThrow(/this machine itself/);
     const socket = await connectOutside([upstreamPort])("127.0.0.1", upstreamPort);
     socket.destroy();
+  });
+
+  it("reads the policy again for each connection: an edited policy decides the next one", async () => {
+    const file = join(scratch, "net.vigil");
+    writeFileSync(file, "policy p {\n  rule quiet: always not (action in {net} and host ~ \"*.blocked.example\")\n}\n");
+    const own = await startEgressProxy({ attribute: attributeToCallInFlight(store, [file]), connect: upstreamConnector() });
+    try {
+      const guard = new Enforcer(store, await loadPolicy([file], store));
+      guard.decide("s1", { id: "t1", action: "Bash", args: { command: "make" } });
+      const through = (url: string) => viaHttpAt(own.httpPort, url);
+      expect((await through("http://api.example.com/")).status).toBe(200);
+      writeFileSync(file, "policy p {\n  rule quiet: always not (action in {net} and host ~ \"api.*\")\n}\n");
+      const refused = await through("http://api.example.com/");
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain("p.quiet");
+    } finally {
+      await own.close();
+    }
   });
 });

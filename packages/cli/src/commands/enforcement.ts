@@ -100,8 +100,8 @@ export function registerEgress(program: Command, context: CommandContext): void 
     .option("--db <path>", "the enforcement database the hooks write (default: .vigil/audit.db)")
     .addOption(new Option("--http-port <n>", "the HTTP proxy's port (Claude Code's sandbox.network.httpProxyPort)").argParser(parsePort).makeOptionMandatory())
     .addOption(new Option("--socks-port <n>", "the SOCKS5 proxy's port (sandbox.network.socksProxyPort)").argParser(parsePort).makeOptionMandatory())
-    .option("--audit-key-file <file>", "the audit chain's key, read from this file (instead of VIGIL_AUDIT_KEY)")
-    .option("--allow-loopback <ports...>", "ports of this machine's loopback that connections may reach (a local server); any other connection to this machine is refused", (value: string, previous: number[] = []) => [...previous, parsePort(value)])
+    .addOption(auditKeyFileOption())
+    .addOption(allowLoopbackOption())
     .action(async (options: { policy: string[]; db?: string; httpPort: number; socksPort: number; auditKeyFile?: string; allowLoopback?: number[] }) => {
       const { egressCommand } = await import("../egress.js");
       context.exitCode = await egressCommand(options, context.io);
@@ -116,11 +116,23 @@ export function registerRun(program: Command, context: CommandContext): void {
     .requiredOption("--policy <files...>", "the policy (.vigil files)")
     .option("--db <path>", "the enforcement database (default: .vigil/audit.db)")
     .option("--run <id>", "the run id (default: a new one)")
-    .option("--audit-key-file <file>", "the audit chain's key, read from this file (instead of VIGIL_AUDIT_KEY)")
-    .option("--allow-loopback <ports...>", "ports of this machine's loopback that connections may reach (a local server)", (value: string, previous: number[] = []) => [...previous, parsePort(value)])
+    .addOption(auditKeyFileOption())
+    .addOption(allowLoopbackOption())
     .argument("<command...>", "the command to run, after --")
     .action(async (command: string[], options: { policy: string[]; db?: string; run?: string; auditKeyFile?: string; allowLoopback?: number[] }) => {
       const { runSandboxedCommand } = await import("../run-sandboxed.js");
       context.exitCode = await runSandboxedCommand(command, options, context.io);
     });
+}
+
+/** `--audit-key-file`, the same for every command that keeps the key out of the environment. */
+function auditKeyFileOption(): Option {
+  return new Option("--audit-key-file <file>", "the audit chain's key, read from this file (instead of VIGIL_AUDIT_KEY)");
+}
+
+/** `--allow-loopback`, the same for every command that runs an egress proxy. */
+function allowLoopbackOption(): Option {
+  return new Option("--allow-loopback <ports...>", "ports of this machine's loopback that connections may reach (a local server); any other connection to this machine is refused").argParser(
+    (value: string, previous: number[] = []) => [...previous, parsePort(value)],
+  );
 }

@@ -1,0 +1,99 @@
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { examples, vigilc } from "./support/run-vigilc.js";
+
+/**
+ * `vigilc hook claude-code --install`: the settings of the boundary written into a project's
+ * `.claude/settings.json`, keeping what the file held and never loosening it.
+ */
+
+let project = "";
+let settingsFile = "";
+beforeEach(() => {
+  project = mkdtempSync(join(tmpdir(), "vigil-install-"));
+  mkdirSync(join(project, ".claude"));
+  copyFileSync(join(examples, "coding-agent", "coding-agent.vigil"), join(project, ".claude", "policy.vigil"));
+  settingsFile = join(project, ".claude", "settings.json");
+});
+afterEach(() => rmSync(project, { recursive: true, force: true }));
+
+const install = (...extra: string[]) =>
+  vigilc(["hook", "claude-code", "--install", "--policy", ".claude/policy.vigil", "--egress", "18080:18081", ...extra], { cwd: project, env: { CLAUDE_PROJECT_DIR: project, HOME: project } });
+
+type Settings = {
+  permissions: { deny: string[]; allow?: string[] };
+  hooks: Record<string, { hooks: { command: string }[] }[]>;
+  sandbox: Record<string, unknown> & { filesystem: { denyWrite: string[]; denyRead: string[]; allowWrite?: string[] }; network: Record<string, unknown> };
+  model?: string;
+};
+const read = (): Settings => JSON.parse(readFileSync(settingsFile, "utf8")) as Settings;
+
+describe("vigilc hook claude-code --install", () => {
+  it("writes the hook, a sandbox with no way out that still asks about shell commands, and the proxy as the only network", async () => {
+    const installed = await install();
+    expect(installed.stderr).toBe("");
+    expect(installed.code).toBe(0);
+    const settings = read();
+    expect(settings.sandbox).toMatchObject({
+      enabled: true,
+      failIfUnavailable: true,
+      allowUnsandboxedCommands: false,
+      // Sandboxed is not allowed: Claude Code's permission rules still decide, as without Vigil.
+      autoAllowBashIfSandboxed: false,
+      network: { httpProxyPort: 18080, socksProxyPort: 18081 },
+    });
+    expect(settings.sandbox.filesystem.denyWrite).toEqual(expect.arrayContaining([join(project, ".vigil"), join(project, ".claude", "policy.vigil")]));
+    expect(settings.sandbox.filesystem.denyRead).toEqual([join(project, ".vigil")]);
+    expect(existsSync(join(project, ".vigil"))).toBe(true);
+    expect(settings.hooks["SessionStart"]![0]!.hooks[0]!.command).toContain("--egress 18080:18081");
+  });
+
+  it("keeps what the file held: other keys, other hooks, the user's deny rules and sandbox paths; a second install replaces its own hook", async () => {
+    writeFileSync(
+      settingsFile,
+      JSON.stringify({
+        model: "opus",
+        permissions: { allow: ["Bash(npm test:*)"], deny: ["Read(./secrets/**)"] },
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "lint-hook" }] }] },
+        sandbox: { enabled: false, filesystem: { denyRead: ["~/.ssh"], allowWrite: ["/tmp/build"] }, network: { allowLocalBinding: true } },
+      }),
+    );
+    expect((await install()).code).toBe(0);
+    expect((await install()).code).toBe(0);
+    const settings = read();
+    expect(settings.model).toBe("opus");
+    expect(settings.permissions.allow).toEqual(["Bash(npm test:*)"]);
+    expect(settings.permissions.deny).toContain("Read(./secrets/**)");
+    expect(settings.hooks["PreToolUse"]!.map((entry) => entry.hooks[0]!.command)).toEqual(["lint-hook", expect.stringContaining("hook claude-code")]);
+    expect(settings.sandbox.enabled).toBe(true);
+    expect(settings.sandbox.filesystem.denyRead).toEqual(["~/.ssh", join(project, ".vigil")]);
+    expect(settings.sandbox.filesystem.allowWrite).toEqual(["/tmp/build"]);
+    expect(settings.sandbox.network).toEqual({ allowLocalBinding: true, httpProxyPort: 18080, socksProxyPort: 18081 });
+  });
+
+  it.each([
+    [{ network: { allowedDomains: ["github.com"] } }, "sandbox.network.allowedDomains"],
+    [{ network: { deniedDomains: ["evil.example"] } }, "sandbox.network.deniedDomains"],
+    [{ excludedCommands: ["docker"] }, "sandbox.excludedCommands"],
+    [{ network: { allowAllUnixSockets: true } }, "sandbox.network.allowAllUnixSockets"],
+    [{ enableWeakerNestedSandbox: true }, "sandbox.enableWeakerNestedSandbox"],
+    [{ allowNestedUserNamespaces: true }, "sandbox.allowNestedUserNamespaces"],
+  ])("refuses, and leaves the file as it was, when the sandbox holds what the boundary cannot keep: %j", async (sandbox, named) => {
+    const before = JSON.stringify({ sandbox });
+    writeFileSync(settingsFile, before);
+    const installed = await install();
+    expect(installed.code).toBe(2);
+    expect(installed.stderr).toContain(named);
+    expect(readFileSync(settingsFile, "utf8")).toBe(before);
+  });
+
+  it("refuses a settings file that is not a JSON object, and leaves it as it was", async () => {
+    writeFileSync(settingsFile, "{ not json");
+    const installed = await install();
+    expect(installed.code).toBe(2);
+    expect(installed.stderr).toContain("is not JSON");
+    expect(readFileSync(settingsFile, "utf8")).toBe("{ not json");
+  });
+});
