@@ -154,10 +154,17 @@ export function databasePath(parsed: Pick<SettingsArguments, "db">, cwd: string,
  * Vigil's, with Vigil's switches on top. What the boundary cannot keep is refused rather than
  * dropped: a list of network domains (the egress proxy replaces Claude Code's, so the domains must
  * become a rule over `net`), commands excluded from the sandbox (they would run outside it), and
- * the switches that weaken it (all Unix sockets, nested user namespaces, the weaker nested sandbox). The database's directory is created, so that the sandbox has a path to protect. Returns the
+ * the switches that weaken it (all Unix sockets, nested user namespaces, the weaker nested sandbox).
+ * A sandbox already on, whose proxy asks the user about each new domain, is replaced by Vigil's
+ * proxy (which asks no one) only with `replaceNetwork`. The database's directory is created, so that the sandbox has a path to protect. Returns the
  * file written, or why it was not.
  */
-export function installSettings(settings: ReturnType<typeof claudeCodeSettings>, file: string, database: string | undefined): { readonly written: string } | { readonly problem: string } {
+export function installSettings(
+  settings: ReturnType<typeof claudeCodeSettings>,
+  file: string,
+  database: string | undefined,
+  options: { readonly replaceNetwork?: boolean } = {},
+): { readonly written: string } | { readonly problem: string } {
   let existing: Record<string, unknown> = {};
   if (existsSync(file)) {
     let parsed: unknown;
@@ -175,6 +182,13 @@ export function installSettings(settings: ReturnType<typeof claudeCodeSettings>,
     if (Array.isArray(network[key]) && network[key].length > 0) {
       return { problem: `${file} lists sandbox.network.${key}, which Vigil's egress proxy would replace: write them as a rule over \`net\` and its \`host\` in the policy, remove them, and install again` };
     }
+  }
+  // A sandbox already on, with Claude Code's own proxy, asks the user about each new domain; Vigil's
+  // proxy decides them by the policy and asks no one. Only the user may trade the one for the other.
+  if (sandbox["enabled"] === true && network["httpProxyPort"] === undefined && settings.sandbox.network !== undefined && options.replaceNetwork !== true) {
+    return {
+      problem: `${file} already turns Claude Code's sandbox on, whose proxy asks you about each new domain; Vigil's egress proxy would decide every connection by the policy instead, asking no one. Write the domains you allow as a rule over \`net\` and its \`host\`, then install again with --replace-network`,
+    };
   }
   if (Array.isArray(sandbox["excludedCommands"]) && sandbox["excludedCommands"].length > 0) {
     return { problem: `${file} lists sandbox.excludedCommands, which would run outside the sandbox and past the boundary: remove them, and install again` };

@@ -79,11 +79,13 @@ export function listening(port: number): Promise<boolean> {
 
 /**
  * Starts `vigilc egress` in the background unless its ports are already listened on, and waits
- * until they are (at most `attempts` looks, 100 ms apart). Used by the hook when a session starts:
+ * until they are (at most `attempts` looks, 100 ms apart: 25 s, within the 30 s Claude Code gives
+ * the hook, so that a slow start on a busy machine is waited for rather than reported as a
+ * failure). Used by the hook when a session starts:
  * the proxy runs outside the sandbox, as the hook does. Its output goes to `egress.log` next to the
  * database. Resolves to why it could not be started, or undefined.
  */
-export async function ensureEgressProxy(argv: { policies: readonly string[]; db: string; httpPort: number; socksPort: number; keyFile?: string }, attempts = 100): Promise<string | undefined> {
+export async function ensureEgressProxy(argv: { policies: readonly string[]; db: string; httpPort: number; socksPort: number; keyFile?: string }, attempts = 250): Promise<string | undefined> {
   if ((await listening(argv.httpPort)) && (await listening(argv.socksPort))) return undefined;
   mkdirSync(dirname(argv.db), { recursive: true });
   const log = openSync(join(dirname(argv.db), "egress.log"), "a");

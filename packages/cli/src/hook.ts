@@ -38,6 +38,8 @@ options:
                     no network but the egress proxy) and deny rules for Claude Code's own tools; read no event
   --install         write those settings into the project's .claude/settings.json (or --settings FILE),
                     keeping what else it holds; with no --egress, two free ports are chosen
+  --replace-network with --install, where the sandbox is already on: let Vigil's egress proxy (which decides
+                    each connection by the policy) replace Claude Code's (which asks you about each new domain)
   -h, --help        show this help
 
 guard options (the guard refuses calls that would change Vigil's database, policy, code or Claude
@@ -64,6 +66,7 @@ interface HookArguments {
   readonly problem?: string;
   readonly printSettings?: boolean;
   readonly install?: boolean;
+  readonly replaceNetwork?: boolean;
   readonly settingsFile?: string;
   readonly egress?: { readonly httpPort: number; readonly socksPort: number };
   readonly auditKeyFile?: string;
@@ -87,6 +90,7 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
   let help = false;
   let printSettings = false;
   let install = false;
+  let replaceNetwork = false;
   let settingsFile: string | undefined;
   let egress: { httpPort: number; socksPort: number } | undefined;
   let auditKeyFile: string | undefined;
@@ -123,6 +127,7 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     } else if (flag === "--no-guard") guardOff = true;
     else if (flag === "--print-settings") printSettings = true;
     else if (flag === "--install") install = true;
+    else if (flag === "--replace-network") replaceNetwork = true;
     else if (flag === "--settings") {
       settingsFile = inline ?? argv[++index];
       if (settingsFile === undefined || settingsFile === "") return { agent, policies, explicitAllow, help, problem: "--settings needs a file" };
@@ -156,6 +161,7 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     help,
     ...(printSettings ? { printSettings } : {}),
     ...(install ? { install } : {}),
+    ...(replaceNetwork ? { replaceNetwork } : {}),
     ...(settingsFile !== undefined ? { settingsFile } : {}),
     ...(egress !== undefined ? { egress } : {}),
     ...(auditKeyFile !== undefined ? { auditKeyFile } : {}),
@@ -270,7 +276,7 @@ async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number
   const file = parsed.settingsFile !== undefined ? resolve(io.cwd, parsed.settingsFile) : join(project, ".claude", "settings.json");
   let installed;
   try {
-    installed = installSettings(settings, file, parsed.server === undefined ? databasePath(parsed, io.cwd, process.env) : undefined);
+    installed = installSettings(settings, file, parsed.server === undefined ? databasePath(parsed, io.cwd, process.env) : undefined, { replaceNetwork: parsed.replaceNetwork === true });
   } catch (error) {
     installed = { problem: (error as Error).message };
   }
@@ -283,6 +289,10 @@ async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number
       (egress !== undefined ? ` with the egress proxy on 127.0.0.1:${egress.httpPort} (HTTP) and :${egress.socksPort} (SOCKS5)` : "") +
       `, deny rules for Claude Code's own tools\n`,
   );
+  // Relaying to a sidecar, the hook has no policy to start the proxy with: whoever runs the sidecar runs it too.
+  if (parsed.server !== undefined && egress !== undefined) {
+    io.stdout(`the sandbox's only network is the egress proxy: run \`vigilc egress --policy FILE… --db DB --http-port ${egress.httpPort} --socks-port ${egress.socksPort}\` beside the sidecar, with its policy and database; until then sandboxed commands have no network\n`);
+  }
   return 0;
 }
 

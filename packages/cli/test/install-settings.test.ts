@@ -89,6 +89,27 @@ describe("vigilc hook claude-code --install", () => {
     expect(readFileSync(settingsFile, "utf8")).toBe(before);
   });
 
+  it("takes over a sandbox already on, whose proxy asks about each new domain, only when told to (--replace-network)", async () => {
+    const before = JSON.stringify({ sandbox: { enabled: true } });
+    writeFileSync(settingsFile, before);
+    const refused = await install();
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--replace-network");
+    expect(readFileSync(settingsFile, "utf8")).toBe(before);
+    expect((await install("--replace-network")).code).toBe(0);
+    expect(read().sandbox.network).toEqual({ httpProxyPort: 18080, socksProxyPort: 18081 });
+  });
+
+  it("relaying to a sidecar: the hook token is denied to the sandbox and to Claude Code's Read", async () => {
+    const token = join(project, "run", "hook.token");
+    const installed = await vigilc(["hook", "claude-code", "--install", "--server", "unix:/run/vigil/sidecar.sock", "--token-file", token], { cwd: project, env: { CLAUDE_PROJECT_DIR: project, HOME: project } });
+    expect(installed.code).toBe(0);
+    const settings = read();
+    expect(settings.sandbox.filesystem.denyRead).toContain(token);
+    expect(settings.sandbox.filesystem.denyWrite).toContain(token);
+    expect(settings.permissions.deny).toContain(`Read(/${token})`);
+  });
+
   it("refuses a settings file that is not a JSON object, and leaves it as it was", async () => {
     writeFileSync(settingsFile, "{ not json");
     const installed = await install();
