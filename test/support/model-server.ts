@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { pieces, writeAnthropicMessage } from "./anthropic-wire.js";
 
 /**
  * A model endpoint on 127.0.0.1 speaking the two wire formats the providers use: Anthropic's
@@ -80,21 +81,7 @@ export class ModelServer {
     const model = String(body?.model ?? "test-model");
     const stream = body?.stream === true;
     if (anthropic) {
-      const stop = step.stopReason ?? "end_turn";
-      if (!stream) {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ id: "msg_test", type: "message", role: "assistant", model, content: [{ type: "text", text: step.text }], stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 10 } }));
-        return;
-      }
-      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      const event = (name: string, data: object) => response.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-      event("message_start", { type: "message_start", message: { id: "msg_test", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
-      event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
-      for (const piece of pieces(step.text)) event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } });
-      event("content_block_stop", { type: "content_block_stop", index: 0 });
-      event("message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 10 } });
-      event("message_stop", { type: "message_stop" });
-      response.end();
+      writeAnthropicMessage(response, { id: "msg_test", model, content: [{ type: "text", text: step.text }], stopReason: step.stopReason ?? "end_turn", stream });
       return;
     }
     const finish = step.stopReason ?? "stop";
@@ -112,11 +99,4 @@ export class ModelServer {
     response.write("data: [DONE]\n\n");
     response.end();
   }
-}
-
-/** A text in pieces of a few characters, as a stream delivers it. */
-function pieces(text: string): string[] {
-  const out: string[] = [];
-  for (let index = 0; index < text.length; index += 17) out.push(text.slice(index, index + 17));
-  return out;
 }

@@ -1,5 +1,6 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { writeAnthropicMessage } from "./anthropic-wire.js";
 
 /**
  * A scripted model for the real Claude Code, on 127.0.0.1 (`ANTHROPIC_BASE_URL`): Anthropic's
@@ -64,7 +65,7 @@ export class ScriptedAgent {
     await new Promise((resolve) => this.server.close(resolve));
   }
 
-  private answer(body: { tools?: unknown[]; messages?: { content?: unknown }[]; stream?: boolean; model?: string }, response: import("node:http").ServerResponse): void {
+  private answer(body: { tools?: unknown[]; messages?: { content?: unknown }[]; stream?: boolean; model?: string }, response: ServerResponse): void {
     let step: ToolStep | undefined;
     if (Array.isArray(body.tools) && body.tools.length > 0) {
       const results = (body.messages ?? [])
@@ -74,27 +75,13 @@ export class ScriptedAgent {
       step = this.steps[results.length];
     }
     const id = `toolu_${Math.random().toString(36).slice(2, 12)}`;
-    const block = step !== undefined ? { type: "tool_use", id, name: step.tool, input: step.input } : { type: "text", text: "Done." };
-    const stopReason = step !== undefined ? "tool_use" : "end_turn";
-    const message = { id: `msg_${id}`, type: "message", role: "assistant", model: body.model ?? "scripted", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
-    if (body.stream !== true) {
-      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...message, content: [block], stop_reason: stopReason }));
-      return;
-    }
-    response.writeHead(200, { "content-type": "text/event-stream" });
-    const send = (event: string, data: object) => response.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-    send("message_start", { message: { ...message, content: [], stop_reason: null } });
-    if (block.type === "text") {
-      send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
-      send("content_block_delta", { index: 0, delta: { type: "text_delta", text: (block as { text: string }).text } });
-    } else {
-      send("content_block_start", { index: 0, content_block: { type: "tool_use", id, name: step!.tool, input: {} } });
-      send("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(step!.input) } });
-    }
-    send("content_block_stop", { index: 0 });
-    send("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 1 } });
-    send("message_stop", {});
-    response.end();
+    writeAnthropicMessage(response, {
+      id: `msg_${id}`,
+      model: body.model ?? "scripted",
+      content: step !== undefined ? [{ type: "tool_use", id, name: step.tool, input: step.input }] : [{ type: "text", text: "Done." }],
+      stopReason: step !== undefined ? "tool_use" : "end_turn",
+      stream: body.stream === true,
+    });
   }
 }
 
