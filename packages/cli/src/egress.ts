@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { connect } from "node:net";
+import { attributeToCallInFlight, startEgressProxy } from "@vigil/runtime/egress";
+import { egressListener } from "./egress-listener.js";
 import { dirname, join, resolve } from "node:path";
 import type { CliIo } from "./cli.js";
 import { openStore } from "./enforcement.js";
@@ -28,7 +30,6 @@ export async function egressCommand(options: EgressOptions, io: CliIo): Promise<
   const store = await openStore(database, io, options.auditKeyFile !== undefined ? { keyFile: resolve(io.cwd, options.auditKeyFile) } : {});
   if (store === 2) return 2;
   const { loadPolicy, PolicyError } = await import("@vigil/runtime");
-  const { attributeToCallInFlight, startEgressProxy } = await import("@vigil/runtime/egress");
   try {
     try {
       // Read once before listening: a policy with errors stops the proxy here, not at the first connection.
@@ -45,6 +46,7 @@ export async function egressCommand(options: EgressOptions, io: CliIo): Promise<
         httpPort: options.httpPort,
         socksPort: options.socksPort,
         loopbackPorts: options.allowLoopback ?? [],
+        identity: { database, pid: String(process.pid) },
         onDecision: (decided) =>
           io.stderr(`${decided.allowed ? "allow" : "refuse"} ${decided.request.via} ${decided.request.host}:${decided.request.port}${decided.runId !== undefined ? ` (run ${decided.runId})` : ""}\n`),
       });
@@ -65,28 +67,23 @@ export async function egressCommand(options: EgressOptions, io: CliIo): Promise<
   }
 }
 
-/** Whether something listens on 127.0.0.1:port. */
-export function listening(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolvePromise(true);
-    });
-    socket.once("error", () => resolvePromise(false));
-  });
-}
-
 /**
- * Starts `vigilc egress` in the background unless its ports are already listened on, and waits
- * until they are (at most `attempts` looks, 100 ms apart: 25 s, within the 30 s Claude Code gives
- * the hook, so that a slow start on a busy machine is waited for rather than reported as a
- * failure). Used by the hook when a session starts:
- * the proxy runs outside the sandbox, as the hook does. Its output goes to `egress.log` next to the
- * database. Resolves to why it could not be started, or undefined.
+ * Starts `vigilc egress` in the background unless it already serves `db` on its ports, and waits
+ * until it does (at most `attempts` looks, 100 ms apart: 25 s, within the 30 s Claude Code gives the
+ * hook, so that a slow start on a busy machine is waited for rather than reported as a failure).
+ * Used by the hook when a session starts: the proxy runs outside the sandbox, as the hook does. Its
+ * output goes to `egress.log` next to the database. Another program on the proxy's port is never
+ * taken for it: the sandbox would send every connection there, undecided. Resolves to why the
+ * proxy is not serving, or undefined.
  */
 export async function ensureEgressProxy(argv: { policies: readonly string[]; db: string; httpPort: number; socksPort: number; keyFile?: string }, attempts = 250): Promise<string | undefined> {
-  if ((await listening(argv.httpPort)) && (await listening(argv.socksPort))) return undefined;
+  const serving = async (): Promise<string | undefined | "not yet"> => {
+    const listener = await egressListener(argv.httpPort, argv.db);
+    if (listener === "other") return `127.0.0.1:${argv.httpPort} is taken by something that is not Vigil's egress proxy for ${argv.db}; the sandbox would send its connections there: free the port, or install again with other ports (--egress)`;
+    return listener === "ours" && (await listening(argv.socksPort)) ? undefined : "not yet";
+  };
+  const now = await serving();
+  if (now !== "not yet") return now;
   mkdirSync(dirname(argv.db), { recursive: true });
   const log = openSync(join(dirname(argv.db), "egress.log"), "a");
   const script = process.argv[1]!;
@@ -100,9 +97,22 @@ export async function ensureEgressProxy(argv: { policies: readonly string[]; db:
   child.once("exit", (code) => (exited = code));
   child.unref();
   for (let attempt = 0; attempt < attempts; attempt++) {
-    if ((await listening(argv.httpPort)) && (await listening(argv.socksPort))) return undefined;
-    if (exited !== undefined) return `\`vigilc egress\` exited with code ${String(exited)} (see ${join(dirname(argv.db), "egress.log")})`;
+    const state = await serving();
+    if (state !== "not yet") return state;
+    if (exited !== undefined) return `\`vigilc egress\` exited with code ${String(exited)} (see ${join(dirname(argv.db), "egress.log")}); until it runs, sandboxed commands have no network`;
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
   }
-  return `\`vigilc egress\` did not listen on 127.0.0.1:${argv.httpPort} and :${argv.socksPort} after ${attempts} looks`;
+  return `\`vigilc egress\` did not listen on 127.0.0.1:${argv.httpPort} and :${argv.socksPort} after ${attempts} looks; until it runs, sandboxed commands have no network`;
+}
+
+/** Whether something listens on 127.0.0.1:port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolvePromise(true);
+    });
+    socket.once("error", () => resolvePromise(false));
+  });
 }

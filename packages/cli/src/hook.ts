@@ -219,10 +219,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ...(keyFile !== undefined ? { keyFile } : {}),
     });
     // The session goes on without the proxy: its commands then have no network at all (closed).
-    if (problem !== undefined) io.stderr(`Vigil's egress proxy is not running: ${problem}; sandboxed commands have no network\n`);
+    if (problem !== undefined) io.stderr(`Vigil's egress proxy is not serving this session: ${problem}\n`);
   }
   const { runClaudeCodeHook } = await import("@vigil/runtime");
+  const beforeShellCall =
+    parsed.egress !== undefined ? (await import("./egress-listener.js")).proxyIsOurs(parsed.egress.httpPort, (await import("./claude-settings.js")).databasePath(parsed, io.cwd, process.env)) : undefined;
   const answer = await runClaudeCodeHook(event, {
+    ...(beforeShellCall !== undefined ? { beforeShellCall } : {}),
     policyFiles: parsed.policies,
     ...(parsed.db !== undefined ? { db: parsed.db } : {}),
     ...(key !== undefined && key !== "" ? { key } : {}),

@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
-import { isJsonObject, readRecording, readRegularFile, type JsonValue } from "@vigil/trace";
+import { isJsonObject, readRecording, readRegularFile, shellToolNames, type JsonValue } from "@vigil/trace";
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
 import { Enforcer, logRefusal, type EnforcedDecision, type RebuiltEntry } from "./enforcer.js";
 import type { GuardOptions } from "./guard.js";
@@ -59,12 +59,20 @@ export interface ClaudeCodeHookOptions {
    * input carries no time, so a call is timed when it is decided and a prompt when it is submitted.
    */
   readonly now?: () => number;
+  /** See {@link HookAnswerOptions.beforeShellCall}. */
+  readonly beforeShellCall?: () => Promise<string | undefined>;
 }
 
 /** How a hook answers, whoever runs it (a hook process, the sidecar). */
 export interface HookAnswerOptions {
   /** See {@link ClaudeCodeHookOptions.explicitAllow}. */
   readonly explicitAllow?: boolean;
+  /**
+   * Asked before a shell call is decided: a reason to refuse it whatever the policy says, or
+   * undefined. The CLI's hook asks whether the sandbox's network proxy is Vigil's: another program
+   * on its port would see every connection of the command, undecided.
+   */
+  readonly beforeShellCall?: () => Promise<string | undefined>;
 }
 
 /** What the hook answers: Claude Code reads standard output and the exit code. */
@@ -180,6 +188,12 @@ async function answer(event: string, payload: { readonly [key: string]: JsonValu
       if (call.action === undefined) return refused(event, "Vigil could not read the hook's input: it has no `tool_name`; the call is refused.", payload);
       // The guard reads relative paths against the directory Claude Code says the session is in.
       const where = typeof payload["cwd"] === "string" && isAbsolute(payload["cwd"]) ? { cwd: payload["cwd"] } : {};
+      const unsafe = options.beforeShellCall !== undefined && shellToolNames.includes(call.action) ? await options.beforeShellCall() : undefined;
+      if (unsafe !== undefined) {
+        const reason = `Vigil refused this ${printable(call.action)} call: ${unsafe}`;
+        enforcer.refuse(session, reason, callOf(payload));
+        return refused(event, reason, payload);
+      }
       const decided = enforcer.decide(session, { ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args ?? {}, ...where });
       return preToolUseAnswer(decided, options.explicitAllow === true);
     }

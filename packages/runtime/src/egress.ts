@@ -4,6 +4,7 @@ import { connect as netConnect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer as createSocksServer } from "@pondwader/socks5-server";
 import { Enforcer, IN_FLIGHT_MS, type EnforcerOptions } from "./enforcer.js";
+import { EGRESS_IDENTITY_PATH } from "./egress-identity.js";
 import { loadPolicy } from "./policy.js";
 import { RunQueries } from "./run-queries.js";
 import type { Store } from "./store.js";
@@ -25,6 +26,7 @@ import type { Store } from "./store.js";
 
 /** The action of an egress event. */
 export const EGRESS_ACTION = "net";
+export { EGRESS_IDENTITY_PATH };
 
 export interface EgressRequest {
   readonly host: string;
@@ -53,7 +55,13 @@ export interface EgressProxyOptions {
   readonly loopbackPorts?: readonly number[];
   /** Told of each decision (for a log line). */
   readonly onDecision?: (decision: EgressDecision) => void;
+  /**
+   * What the proxy says it is, at `GET /.well-known/vigil-egress` (a request that is not a proxy's):
+   * so that whoever starts it can tell it from another program listening on its port.
+   */
+  readonly identity?: { readonly [key: string]: string };
 }
+
 
 export interface EgressDecision {
   readonly request: EgressRequest;
@@ -223,6 +231,10 @@ function closeServer(server: Server): Promise<void> {
 
 /** A plain HTTP request through the proxy (`GET http://host/path`): decided with its method and URL, then forwarded. */
 async function forwardHttp(options: EgressProxyOptions, connect: Connector, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  if (request.url === EGRESS_IDENTITY_PATH && options.identity !== undefined) {
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ vigil: "egress", ...options.identity }));
+    return;
+  }
   let url: URL;
   try {
     url = new URL(request.url ?? "");
