@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { homedir, tmpdir } from "node:os";
+import { constants, homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { shellQuote } from "./shell-words.js";
 import type { CliIo } from "./cli.js";
@@ -76,7 +76,8 @@ export async function runSandboxedCommand(command: readonly string[], options: R
         io.stderr(`error: ${printableLine(error.message)}\n`);
         resolvePromise(2);
       });
-      child.once("exit", (exitCode, signal) => resolvePromise(exitCode ?? (signal !== null ? 128 + 1 : 1)));
+      // Killed by a signal: the shell's convention, 128 and the signal's number.
+      child.once("exit", (exitCode, signal) => resolvePromise(exitCode ?? 128 + (signal !== null ? (constants.signals[signal] ?? 0) : 0)));
     });
     const finished = enforcer.finish(runId);
     io.stderr(`vigil: run ${runId} ${finished.verdict} (${finished.verdicts.filter((v) => !v.holds).length} rules broken); database ${printableLine(database)}\n`);
