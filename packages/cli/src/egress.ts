@@ -1,8 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
-import { connect } from "node:net";
 import { attributeToCallInFlight, startEgressProxy } from "@vigil/runtime/egress";
-import { egressListener } from "./egress-listener.js";
+import { egressListeners } from "./egress-listener.js";
 import { dirname, join, resolve } from "node:path";
 import type { CliIo } from "./cli.js";
 import { openStore } from "./enforcement.js";
@@ -78,9 +77,11 @@ export async function egressCommand(options: EgressOptions, io: CliIo): Promise<
  */
 export async function ensureEgressProxy(argv: { policies: readonly string[]; db: string; httpPort: number; socksPort: number; keyFile?: string }, attempts = 250): Promise<string | undefined> {
   const serving = async (): Promise<string | undefined | "not yet"> => {
-    const listener = await egressListener(argv.httpPort, argv.db);
-    if (listener === "other") return `127.0.0.1:${argv.httpPort} is taken by something that is not Vigil's egress proxy for ${argv.db}; the sandbox would send its connections there: free the port, or install again with other ports (--egress)`;
-    return listener === "ours" && (await listening(argv.socksPort)) ? undefined : "not yet";
+    const listener = await egressListeners(argv, argv.db);
+    if (listener === "other") {
+      return `127.0.0.1:${argv.httpPort} or :${argv.socksPort} is taken by something that is not Vigil's egress proxy for ${argv.db}; the sandbox would send its connections there: free the ports, or install again with other ports (--egress)`;
+    }
+    return listener === "ours" ? undefined : "not yet";
   };
   const now = await serving();
   if (now !== "not yet") return now;
@@ -103,16 +104,4 @@ export async function ensureEgressProxy(argv: { policies: readonly string[]; db:
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
   }
   return `\`vigilc egress\` did not listen on 127.0.0.1:${argv.httpPort} and :${argv.socksPort} after ${attempts} looks; until it runs, sandboxed commands have no network`;
-}
-
-/** Whether something listens on 127.0.0.1:port. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolvePromise(true);
-    });
-    socket.once("error", () => resolvePromise(false));
-  });
 }

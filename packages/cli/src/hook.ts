@@ -223,7 +223,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const { runClaudeCodeHook } = await import("@vigil/runtime");
   const beforeShellCall =
-    parsed.egress !== undefined ? (await import("./egress-listener.js")).proxyIsOurs(parsed.egress.httpPort, (await import("./claude-settings.js")).databasePath(parsed, io.cwd, process.env)) : undefined;
+    parsed.egress !== undefined ? (await import("./egress-listener.js")).proxyIsOurs(parsed.egress, (await import("./claude-settings.js")).databasePath(parsed, io.cwd, process.env)) : undefined;
   const answer = await runClaudeCodeHook(event, {
     ...(beforeShellCall !== undefined ? { beforeShellCall } : {}),
     policyFiles: parsed.policies,

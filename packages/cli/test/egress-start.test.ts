@@ -1,5 +1,6 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, get, type Server } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -50,6 +51,26 @@ function identity(port: number): Promise<{ vigil?: string; database?: string; pi
 }
 
 describe("the egress proxy, started by the hook when a session starts", () => {
+  it("refuses shell calls while the SOCKS port is held by another program, the HTTP port being Vigil's proxy", async () => {
+    const [http, socksFree] = [await freePort(), await freePort()];
+    expect((await sessionStart(`${http}:${socksFree}`)).code).toBe(0);
+    const said = await identity(http);
+    started.push(Number(said.pid));
+    // A program that answers SOCKS5 as a proxy would, on another port: the sandbox would send it everything.
+    const squatter = createNetServer((socket) => socket.once("data", () => socket.end(Buffer.from([5, 0]))));
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    try {
+      const ports = `${http}:${(squatter.address() as { port: number }).port}`;
+      const shell = await preToolUse(ports, "Bash", { command: "ls" });
+      expect(shell.code).toBe(2);
+      expect(shell.stderr).toContain("are held by something that is not Vigil's egress proxy");
+      // Vigil's own two ports: decided as usual.
+      expect((await preToolUse(`${http}:${socksFree}`, "Bash", { command: "ls" })).code).toBe(0);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
   it("with nothing on the proxy's port, a shell call is decided as usual (the sandbox then has no network at all)", async () => {
     const shell = await preToolUse(`${await freePort()}:${await freePort()}`, "Bash", { command: "ls" });
     expect(shell.stderr).toBe("");
@@ -77,11 +98,12 @@ describe("the egress proxy, started by the hook when a session starts", () => {
       const port = (squatter.address() as { port: number }).port;
       const ports = `${port}:${await freePort()}`;
       const answered = await sessionStart(ports);
-      expect(answered.stderr).toContain(`127.0.0.1:${port} is taken by something that is not Vigil's egress proxy`);
+      expect(answered.stderr).toContain(`127.0.0.1:${port} or :`);
+      expect(answered.stderr).toContain("is taken by something that is not Vigil's egress proxy");
       const shell = await preToolUse(ports, "Bash", { command: "ls" });
       expect(shell.code).toBe(2);
       expect(shell.stdout).toContain('"permissionDecision":"deny"');
-      expect(shell.stderr).toContain("is held by something that is not Vigil's egress proxy");
+      expect(shell.stderr).toContain("are held by something that is not Vigil's egress proxy");
       // Claude Code's own tools run outside the sandbox and do not use the proxy: decided as usual.
       const read = await preToolUse(ports, "Read", { file_path: join(project, "notes.txt") });
       expect(read.code).toBe(0);

@@ -4,7 +4,7 @@ import { connect as netConnect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer as createSocksServer } from "@pondwader/socks5-server";
 import { Enforcer, IN_FLIGHT_MS, type EnforcerOptions } from "./enforcer.js";
-import { EGRESS_IDENTITY_PATH } from "./egress-identity.js";
+import { EGRESS_IDENTITY_HOST, EGRESS_IDENTITY_PATH } from "./egress-identity.js";
 import { loadPolicy } from "./policy.js";
 import { RunQueries } from "./run-queries.js";
 import type { Store } from "./store.js";
@@ -26,7 +26,7 @@ import type { Store } from "./store.js";
 
 /** The action of an egress event. */
 export const EGRESS_ACTION = "net";
-export { EGRESS_IDENTITY_PATH };
+export { EGRESS_IDENTITY_HOST, EGRESS_IDENTITY_PATH };
 
 export interface EgressRequest {
   readonly host: string;
@@ -56,8 +56,9 @@ export interface EgressProxyOptions {
   /** Told of each decision (for a log line). */
   readonly onDecision?: (decision: EgressDecision) => void;
   /**
-   * What the proxy says it is, at `GET /.well-known/vigil-egress` (a request that is not a proxy's):
-   * so that whoever starts it can tell it from another program listening on its port.
+   * What the proxy says it is, at `GET /.well-known/vigil-egress` on its HTTP port (a request that is
+   * not a proxy's) and to a SOCKS CONNECT to `vigil-egress.invalid` on its SOCKS port: so that whoever
+   * starts it can tell it from another program listening on its ports.
    */
   readonly identity?: { readonly [key: string]: string };
 }
@@ -169,6 +170,10 @@ async function decide(options: EgressProxyOptions, request: EgressRequest): Prom
   };
 }
 
+function identityOf(identity: { readonly [key: string]: string }): string {
+  return JSON.stringify({ vigil: "egress", ...identity });
+}
+
 /** Starts the proxy's two listeners on 127.0.0.1. */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const connect = options.connect ?? connectOutside(options.loopbackPorts);
@@ -180,6 +185,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     void (async () => {
       const request: EgressRequest = { host: connection.destAddress, port: connection.destPort, via: "socks" };
       if (connection.command !== "connect") return sendStatus("COMMAND_NOT_SUPPORTED");
+      if (request.host === EGRESS_IDENTITY_HOST && options.identity !== undefined) {
+        sendStatus("REQUEST_GRANTED");
+        connection.socket.end(identityOf(options.identity));
+        return;
+      }
       const decided = await decide(options, request);
       if (!decided.allowed) return sendStatus("CONNECTION_NOT_ALLOWED");
       let upstream: Socket;
@@ -232,7 +242,7 @@ function closeServer(server: Server): Promise<void> {
 /** A plain HTTP request through the proxy (`GET http://host/path`): decided with its method and URL, then forwarded. */
 async function forwardHttp(options: EgressProxyOptions, connect: Connector, request: IncomingMessage, response: ServerResponse): Promise<void> {
   if (request.url === EGRESS_IDENTITY_PATH && options.identity !== undefined) {
-    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ vigil: "egress", ...options.identity }));
+    response.writeHead(200, { "content-type": "application/json" }).end(identityOf(options.identity));
     return;
   }
   let url: URL;

@@ -38,4 +38,4 @@ export async function runMcpGateway(options: import("./mcp-gateway.js").McpGatew
   return gateway.runMcpGateway(options);
 }
 // The egress proxy is `@vigil/runtime/egress`: the hook, which runs once per call, does not load it.
-export { EGRESS_IDENTITY_PATH } from "./egress-identity.js";
+export { EGRESS_IDENTITY_HOST, EGRESS_IDENTITY_PATH } from "./egress-identity.js";
