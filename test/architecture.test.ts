@@ -20,8 +20,8 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   compiler: ["@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "@vigil/checker", "@vigil/engine", "@vigil/smt", "@vigil/sql"],
   "language-server": ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "vscode-languageserver", "vscode-languageserver-textdocument", "tinyglobby"],
   draft: ["@vigil/compiler", "@anthropic-ai/sdk", "openai"],
-  runtime: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/engine", "@vigil/trace", "better-sqlite3", "@modelcontextprotocol/sdk"],
-  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/draft", "@vigil/runtime", "@vigil/sql", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif"],
+  runtime: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/engine", "@vigil/trace", "better-sqlite3", "@modelcontextprotocol/sdk", "@pondwader/socks5-server"],
+  cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/draft", "@vigil/runtime", "@vigil/sql", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif", "@anthropic-ai/sandbox-runtime"],
 };
 
 function sources(directory: string): string[] {
