@@ -112,7 +112,7 @@ export function claudeCodeSettings(
     ...codePaths,
     { path: join(project, ".claude", "settings.json"), tree: false },
     { path: join(project, ".claude", "settings.local.json"), tree: false },
-    // The user's settings, the transcripts the hook may rebuild a run from, the shell snapshots.
+    // The user's settings, the transcripts, the shell snapshots.
     { path: join(home, ".claude"), tree: true },
   );
   const deny = [

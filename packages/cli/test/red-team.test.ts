@@ -18,7 +18,8 @@ let root = "";
 let project = "";
 let database = "";
 let policy = "";
-const transcript = () => join(root, "transcript.jsonl");
+/** Each session its own transcript, as Claude Code keeps them. */
+const transcript = (session: string) => join(root, `${session}.jsonl`);
 
 beforeAll(() => {
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npx tsc -b\` before the CLI tests`);
@@ -35,7 +36,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** One hook event of a session, as Claude Code sends it, answered by a new `vigilc hook` process. */
 async function hook(session: string, event: string, fields: Record<string, unknown>) {
-  const input = JSON.stringify({ session_id: session, transcript_path: transcript(), cwd: project, permission_mode: "default", hook_event_name: event, ...fields });
+  const input = JSON.stringify({ session_id: session, transcript_path: transcript(session), cwd: project, permission_mode: "default", hook_event_name: event, ...fields });
   return vigilc(["hook", "claude-code", "--policy", policy], { input, cwd: project, env: { CLAUDE_PROJECT_DIR: project }, timeoutMs: 60_000 });
 }
 
@@ -48,14 +49,14 @@ let calls = 0;
 /** A PreToolUse; the call's line goes into the session's transcript first, as Claude Code writes it. */
 async function pre(session: string, tool: string, input: Record<string, unknown>) {
   const id = `toolu_${++calls}`;
-  appendFileSync(transcript(), JSON.stringify({ type: "assistant", session_id: session, message: { role: "assistant", content: [{ type: "tool_use", id, name: tool, input }] } }) + "\n");
+  appendFileSync(transcript(session), JSON.stringify({ type: "assistant", session_id: session, message: { role: "assistant", content: [{ type: "tool_use", id, name: tool, input }] } }) + "\n");
   const answer = await hook(session, "PreToolUse", { tool_name: tool, tool_input: input, tool_use_id: id });
   return { id, answer, decided: decision(answer.stdout) };
 }
 /** A PostToolUse; the result's line goes into the transcript after it. */
 async function post(session: string, id: string, tool: string, input: Record<string, unknown>, response: unknown) {
   const answer = await hook(session, "PostToolUse", { tool_name: tool, tool_input: input, tool_use_id: id, tool_response: response });
-  appendFileSync(transcript(), JSON.stringify({ type: "user", session_id: session, message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: typeof response === "string" ? response : JSON.stringify(response) }] } }) + "\n");
+  appendFileSync(transcript(session), JSON.stringify({ type: "user", session_id: session, message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: typeof response === "string" ? response : JSON.stringify(response) }] } }) + "\n");
   return answer;
 }
 
@@ -109,7 +110,7 @@ describe("forged events", () => {
 });
 
 describe("lost state is not forgotten state", () => {
-  it("a deleted database is rebuilt from the session's transcript, and the upload refused before stays refused", async () => {
+  it("a deleted database refuses the rest of the session: its transcript, which the agent's user can write, is never taken as the record", async () => {
     const session = "lost-state-session";
     const read = await pre(session, "Read", { file_path: join(project, ".env") });
     expect(read.decided).toBeUndefined(); // no objection: Claude Code's own rules decide
@@ -120,15 +121,22 @@ describe("lost state is not forgotten state", () => {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${database}${suffix}`, { force: true });
     const again = await pre(session, "Bash", upload);
     expect(again.decided?.permissionDecision).toBe("deny");
-    expect(again.decided?.permissionDecisionReason).toContain("no_egress_after_secret");
+    expect(again.decided?.permissionDecisionReason).toContain("Vigil has no record of the");
+    expect(again.decided?.permissionDecisionReason).toContain("start a new session");
+    // Not only the upload: every call of the session, and a prompt does not make a run of it.
+    expect((await hook(session, "UserPromptSubmit", { prompt: "go on" })).code).toBe(0);
+    expect((await pre(session, "Read", { file_path: join(project, "README.md") })).decided?.permissionDecision).toBe("deny");
     const store = Store.open(database, { mustExist: true });
     try {
-      const rebuilt = [...readAudit(store, session)].filter((r) => r.kind === "anomaly");
-      expect(rebuilt).toHaveLength(1);
-      expect(rebuilt[0]!.body["anomaly"]).toContain("rebuilt from the transcript");
+      const records = [...readAudit(store, session)];
+      expect(records.map((r) => r.kind)).toEqual(["error", "error"]);
+      expect(records.every((r) => r.outcome === "block")).toBe(true);
+      expect(store.db.prepare("SELECT COUNT(*) AS n FROM runs").get()).toEqual({ n: 0 });
     } finally {
       store.close();
     }
+    // A new session is judged from its own calls.
+    expect((await pre("after-lost-state", "Read", { file_path: join(project, "README.md") })).decided).toBeUndefined();
   });
 
   it("a transcript that is not a regular file refuses the call instead of hanging", async () => {

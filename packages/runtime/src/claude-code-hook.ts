@@ -3,7 +3,7 @@ import { access } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { isJsonObject, readRecording, readRegularFile, shellToolNames, type JsonValue } from "@vigil/trace";
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
-import { Enforcer, logRefusal, type EnforcedDecision, type RebuiltEntry } from "./enforcer.js";
+import { Enforcer, logRefusal, type EnforcedDecision } from "./enforcer.js";
 import type { GuardOptions } from "./guard.js";
 import { loadPolicy } from "./policy.js";
 import { printable } from "./reason.js";
@@ -180,7 +180,7 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
 const HANDLED_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);
 
 async function answer(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer, options: HookAnswerOptions): Promise<HookAnswer> {
-  const lost = await rebuildLostRun(event, payload, session, enforcer);
+  const lost = await lostSession(event, payload, session, enforcer);
   if (lost !== undefined) return lost;
   switch (event) {
     case "PreToolUse": {
@@ -243,17 +243,20 @@ async function answer(event: string, payload: { readonly [key: string]: JsonValu
 }
 
 /**
- * Lost state is not forgotten state. A session the database has no run of, whose transcript
- * (`transcript_path`) shows calls that ran, lost its state (the database was deleted, say) or
- * began before Vigil was installed: the run is rebuilt from the transcript before the event is
- * answered, and the rebuild is logged. A transcript that exists but cannot be read as one refuses
- * the event (fail closed). A transcript that does not exist, or that this process may not read
- * (a sidecar running as another user), shows nothing to rebuild.
+ * Lost state is not forgotten state, and it is not rebuilt from what the agent's user can write. A
+ * session the database has no run of, whose transcript (`transcript_path`) shows calls that already
+ * ran, lost its state (the database was deleted) or began before Vigil was installed. Vigil's own
+ * records of those calls are gone or never existed, and the transcript is a file Claude Code writes
+ * as the agent's user: a run rebuilt from it would be only as true as that file (a fake `Read`
+ * appended, a real one deleted). So such a session is refused whole: every call, until a new
+ * session starts; its prompts and results are not recorded (which would make a run of them), and
+ * each refusal is logged. A transcript that exists but cannot be read as one refuses too (fail
+ * closed). A transcript that does not exist, or that this process may not read (a sidecar running
+ * as another user), shows no earlier calls.
  *
- * The transcript is written by Claude Code as the agent's user, so a rebuilt run is only as
- * faithful as that file; it is a fallback, not a replacement for a database the agent cannot reach.
+ * The transcript is only ever a reason to refuse: forging it cannot make Vigil allow anything.
  */
-async function rebuildLostRun(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer): Promise<HookAnswer | undefined> {
+async function lostSession(event: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer): Promise<HookAnswer | undefined> {
   const path = payload["transcript_path"];
   if (typeof path !== "string" || path === "" || enforcer.hasRun(session)) return undefined;
   try {
@@ -265,35 +268,31 @@ async function rebuildLostRun(event: string, payload: { readonly [key: string]: 
   // Read as every trace is: a regular file only (a pipe put in its place would hold the hook forever).
   const text = await readRegularFile(path, "transcript");
   if (typeof text !== "string") {
-    return refused(event, `Vigil has no state for this session, and its transcript cannot be read (${printable(text.message)}); the call is refused.`, payload);
+    return refusedLost(event, `Vigil has no record of this session, and its transcript cannot be read (${printable(text.message)})`, payload, session, enforcer);
   }
-  const read = readRecording(text, { format: "claude-code", ground: false, messages: true });
+  const read = readRecording(text, { format: "claude-code", ground: false });
   const errors = read.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) {
-    return refused(event, `Vigil has no state for this session, and its transcript \`${printable(path)}\` cannot be read (${printable(errors[0]!.message)}); the call is refused.`, payload);
+    return refusedLost(event, `Vigil has no record of this session, and its transcript \`${printable(path)}\` cannot be read (${printable(errors[0]!.message)})`, payload, session, enforcer);
   }
-  const entries: RebuiltEntry[] = [];
-  for (const recorded of read.trace.events) {
-    // A session file stamps its lines: each call and message is rebuilt at its time (without one, at the clock's now).
-    const time = recorded.time !== undefined ? { time: recorded.time } : {};
-    if (recorded.kind === "message") {
-      const text = recorded.args["text"];
-      if (recorded.action === "user_message" && typeof text === "string") entries.push({ kind: "message", text, ...time });
-    } else if (recorded.status !== undefined) {
-      entries.push({
-        kind: "call",
-        ...(recorded.source?.id !== undefined ? { id: recorded.source.id } : {}),
-        action: recorded.action,
-        args: recorded.args,
-        result: { status: recorded.status, ...(recorded.output !== undefined ? { content: recorded.output } : {}) },
-        ...time,
-      });
-    }
-  }
+  const ran = read.trace.events.filter((recorded) => recorded.kind !== "message" && recorded.status !== undefined).length;
   // Nothing ran yet (the session's first prompt): a new run, not a lost one.
-  if (!entries.some((entry) => entry.kind === "call")) return undefined;
-  enforcer.rebuild(session, entries, `the transcript ${path}`);
-  return undefined;
+  if (ran === 0) return undefined;
+  return refusedLost(
+    event,
+    `Vigil has no record of the ${ran} call${ran === 1 ? "" : "s"} this session already made (it began before Vigil's hook was installed, or Vigil's state was lost), and what they did cannot be taken from the transcript, which the agent's user can write`,
+    payload,
+    session,
+    enforcer,
+  );
+}
+
+/** The answer to an event of a session Vigil lost: a call is refused and logged; anything else is left unrecorded. */
+function refusedLost(event: string, why: string, payload: { readonly [key: string]: JsonValue }, session: string, enforcer: Enforcer): HookAnswer {
+  if (event !== "PreToolUse") return { stdout: "", stderr: "", exitCode: 0 };
+  const reason = `${why}. Every call of this session is refused: start a new session.`;
+  enforcer.refuse(session, reason, callOf(payload));
+  return refused(event, reason, payload);
 }
 
 function preToolUseAnswer(decided: EnforcedDecision, explicitAllow: boolean): HookAnswer {

@@ -381,41 +381,6 @@ export class Enforcer {
     return this.queries.hasRun(runId);
   }
 
-  /**
-   * Lost state is not forgotten state: a run whose state is gone (its database deleted, or Vigil
-   * installed in the middle of a session) while its recording shows earlier calls is rebuilt from
-   * the recording, in one transaction: each call that ran and each message of the user, in order,
-   * as if recorded when they happened (at the time the recording gives each, or else at the clock's
-   * now), and a record saying where they came from. Nothing is done when the run exists already.
-   * Returns how many calls and messages were added.
-   */
-  rebuild(runId: string, entries: readonly RebuiltEntry[], from: string): { readonly calls: number; readonly messages: number } {
-    return this.transaction(runId, (run) => {
-      if (run.monitor.length > 0 || this.queries.hasCalls(runId)) return { calls: 0, messages: 0 };
-      let calls = 0;
-      let messages = 0;
-      entries.forEach((entry, index) => {
-        const time = entry.time !== undefined && isEventTime(entry.time) ? entry.time : this.clock();
-        if (entry.kind === "message") {
-          this.addMessage(run, entry.text, time, { rebuiltFrom: from });
-          messages++;
-          return;
-        }
-        const callId = entry.id ?? `rebuilt-${index + 1}`;
-        this.queries.insertRebuiltCall(runId, callId, entry.action, argumentsJson(entry.args));
-        this.addCall(run, callId, entry.action, entry.args, entry.result, time, { rebuiltFrom: from });
-        calls++;
-      });
-      this.append(run, "anomaly", "note", undefined, {
-        anomaly: `the run's state was not found; it was rebuilt from ${from}: ${calls} call${calls === 1 ? "" : "s"} and ${messages} message${messages === 1 ? "" : "s"}`,
-        rebuiltFrom: from,
-        calls,
-        messages,
-      });
-      return { calls, messages };
-    });
-  }
-
   /** A decided call that did not run (a person refused it, say). Returns false when no such call waits. */
   cancel(runId: string, callId: string): boolean {
     return this.transaction(runId, (run) => {
@@ -655,14 +620,6 @@ export class Enforcer {
     return `call-${count + 1}`;
   }
 }
-
-/**
- * A call that ran, or a message of the user, as a recording shows it: what a lost run is rebuilt
- * from, with its time (epoch milliseconds) where the recording gives one.
- */
-export type RebuiltEntry =
-  | { readonly kind: "call"; readonly id?: string; readonly action: string; readonly args: unknown; readonly result: { readonly status: "ok" | "error"; readonly content?: JsonValue }; readonly time?: number }
-  | { readonly kind: "message"; readonly text: string; readonly time?: number };
 
 /** A run's stored state is not the one the audit log committed to: nothing is decided on it. */
 export class StateError extends Error {}

@@ -10,7 +10,7 @@ export type { CallEvent, CallResultContent, ReadCall } from "./call-events.js";
 export { CallEventsError, callEvents, readCall, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";
 export type { CallDecision, CallRecord, CallVerdict } from "@vigil/engine";
 export { decideCall, mergeViolations, recordCall, verdictOf } from "@vigil/engine";
-export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RebuiltEntry, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
+export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
 export { Enforcer, IN_FLIGHT_MS, logRefusal, StateError } from "./enforcer.js";
 export type { Effect, GuardContext, GuardFinding, GuardOptions, GuardRule, ProtectedPath } from "./guard.js";
 export { databaseFiles, describeFindings, Guard, stateToSeal, vigilCodeDirectory, vigilCodePaths } from "./guard.js";

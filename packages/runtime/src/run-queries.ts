@@ -22,7 +22,7 @@ export interface CallRow {
   readonly action: string;
   /** The call's events as decided (JSON). */
   readonly events: string;
-  /** `allow`, `ask`, `block`, `unknown` (recorded before decisions were kept), or `rebuilt`. */
+  /** `allow`, `ask`, `block`, `unknown` (recorded before decisions were kept), or `rebuilt` (a call rebuilt from a transcript, by versions that did). */
   readonly decision: string;
   readonly state: "pending" | "recorded" | "cancelled";
   /** The arguments as given (JSON); null in a database of before they were kept. */
@@ -151,16 +151,6 @@ export class RunQueries {
     this.statement(
       "INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq, args) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT (run_id, call_id) DO UPDATE SET action = excluded.action, events = excluded.events, decision = excluded.decision, args = excluded.args",
     ).run(runId, callId, action, events, decision, args);
-  }
-
-  /** A call that ran before the run's state was lost, as its recording shows it. */
-  insertRebuiltCall(runId: string, callId: string, action: string, args: string | null): void {
-    this.statement("INSERT INTO calls (run_id, call_id, action, events, decision, state, audit_seq, args) VALUES (?, ?, ?, '[]', 'rebuilt', 'recorded', 0, ?) ON CONFLICT (run_id, call_id) DO NOTHING").run(
-      runId,
-      callId,
-      action,
-      args,
-    );
   }
 
   setCallAudit(runId: string, callId: string, seq: number): void {
