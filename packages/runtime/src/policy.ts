@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { CheckedStatement } from "@vigil/compiler";
-import { readRegularFile } from "@vigil/trace";
+import { isJsonObject, readRegularFile, type JsonValue } from "@vigil/trace";
+import { appendAudit, canonicalRecord, linkHash, type AuditRow } from "./audit-chain.js";
 import type { Store } from "./store.js";
 
 /**
@@ -11,6 +12,12 @@ import type { Store } from "./store.js";
  * has for a whole decision. So the checked program is stored in the database under the policy's
  * hash the first time it is compiled, and every later process reads it from there: the compiler
  * is loaded only when the texts changed.
+ *
+ * A stored program is under the audit chain: storing it appends a `policy` record that commits to
+ * the program's SHA-256, and a program is read from the database only when that record still
+ * vouches for it (its hash holds: with a keyed chain, no one without the key can make one). A
+ * program edited in the database (to weaken the policy without touching its files) is compiled
+ * again from the files instead, and the record of the new program says what it replaced.
  */
 export interface EnforcedPolicy {
   /** SHA-256 (hex) of the policy texts, in the order given. */
@@ -46,8 +53,8 @@ export async function loadPolicy(files: readonly string[], store?: Store, known?
   const hash = policyHash(texts);
   // The same texts as a policy already loaded (a long-lived process reading its files again): nothing to decode.
   if (known !== undefined && known.hash === hash && known.files.length === files.length && known.files.every((file, index) => file === files[index])) return known;
-  const stored = store?.db.prepare("SELECT program FROM programs WHERE hash = ?").get(hash) as { program: string } | undefined;
-  if (stored !== undefined) {
+  const stored = store?.db.prepare("SELECT program, audit_seq FROM programs WHERE hash = ?").get(hash) as { program: string; audit_seq: number | null } | undefined;
+  if (stored !== undefined && store !== undefined && vouched(store, hash, stored.program, stored.audit_seq)) {
     try {
       return { hash, files, statements: decodeProgram(stored.program), cached: true };
     } catch {
@@ -55,12 +62,55 @@ export async function loadPolicy(files: readonly string[], store?: Store, known?
     }
   }
   const statements = await compilePolicy(files, texts);
+  const program = encodeProgram(statements);
   store?.write(() => {
+    const record = appendAudit(store, {
+      runId: "",
+      kind: "policy",
+      outcome: "note",
+      policyHash: hash,
+      body: {
+        compiled: { program: programDigest(program), files: [...files] },
+        // A stored program its record does not vouch for was edited, or written before programs were vouched for.
+        ...(stored !== undefined ? { replaced: { program: programDigest(stored.program), vouched: false } } : {}),
+      },
+    });
     store.db
-      .prepare("INSERT INTO programs (hash, program, created) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET program = excluded.program")
-      .run(hash, encodeProgram(statements), new Date().toISOString());
+      .prepare("INSERT INTO programs (hash, program, created, audit_seq) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO UPDATE SET program = excluded.program, audit_seq = excluded.audit_seq")
+      .run(hash, program, new Date().toISOString(), record.seq);
   });
   return { hash, files, statements, cached: false };
+}
+
+/** The SHA-256 of a stored program's text, which its `policy` record commits to. */
+function programDigest(program: string): string {
+  return createHash("sha256").update(program).digest("hex");
+}
+
+/**
+ * Whether the `policy` audit record `seq` vouches for `program` as the compilation of the policy
+ * `hash`: it is such a record, it commits to the program's SHA-256, and its own hash holds (one
+ * link of the chain: `vigilc audit verify` walks the whole chain).
+ */
+function vouched(store: Store, hash: string, program: string, seq: number | null): boolean {
+  if (seq === null) return false;
+  const row = store.db.prepare("SELECT * FROM audit WHERE seq = ?").get(seq) as AuditRow | undefined;
+  if (row === undefined || row.kind !== "policy" || row.policy_hash !== hash) return false;
+  let body: JsonValue;
+  try {
+    body = JSON.parse(row.body) as JsonValue;
+  } catch {
+    return false;
+  }
+  const compiled = isJsonObject(body) ? body["compiled"] : undefined;
+  const digest = compiled !== undefined && isJsonObject(compiled) ? compiled["program"] : undefined;
+  if (digest !== programDigest(program)) return false;
+  try {
+    return linkHash(store.chain, store.key, row.prev_hash, canonicalRecord(row, body)) === row.hash;
+  } catch {
+    // A keyed chain opened without its key cannot be checked: nothing is vouched for.
+    return false;
+  }
 }
 
 /** The SHA-256 of policy texts: each text with its length before it, so that no two lists of texts collide. */

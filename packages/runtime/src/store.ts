@@ -15,10 +15,10 @@ import { chainKeyCheck, type ChainAlgorithm } from "./audit-chain.js";
  */
 
 /**
- * The version of the schema below. A database of version 1 or 2 is migrated in place when opened
+ * The version of the schema below. A database of version 1, 2 or 3 is migrated in place when opened
  * (see `MIGRATIONS`); one of any other version is refused, not migrated blindly.
  */
-export const SCHEMA_VERSION = "3";
+export const SCHEMA_VERSION = "4";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -27,9 +27,10 @@ CREATE TABLE IF NOT EXISTS meta (
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS programs (
-  hash     TEXT PRIMARY KEY,
-  program  TEXT NOT NULL,
-  created  TEXT NOT NULL
+  hash       TEXT PRIMARY KEY,
+  program    TEXT NOT NULL,
+  created    TEXT NOT NULL,
+  audit_seq  INTEGER
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -87,10 +88,12 @@ CREATE INDEX IF NOT EXISTS audit_by_run ON audit (run_id, seq);
  * What turns a database of an older version into the current one: for each version, the columns
  * it lacks. Version 2 adds each audit record's commitment to its run's monitor state
  * (`audit.state_hash`) and each decided call's arguments (`calls.args`); version 3 adds each
- * event's time (`events.time`, epoch milliseconds). All are nullable, so the rows written before
+ * event's time (`events.time`, epoch milliseconds); version 4 the audit record that vouches for each
+ * compiled program (`programs.audit_seq`). All are nullable, so the rows written before
  * stay as they were: an audit record without a state hash keeps the encoding (and the hash) it was
- * written with, and an event recorded without a time has none (it is timed by the clock when its
- * run is judged again).
+ * written with, an event recorded without a time has none (it is timed by the clock when its
+ * run is judged again), and a program without a record is compiled again (and vouched for) when next
+ * loaded.
  */
 const COLUMNS_SINCE: readonly (readonly [version: string, columns: readonly { readonly table: string; readonly column: string; readonly type: string }[]])[] = [
   [
@@ -101,11 +104,12 @@ const COLUMNS_SINCE: readonly (readonly [version: string, columns: readonly { re
     ],
   ],
   ["3", [{ table: "events", column: "time", type: "INTEGER" }]],
+  ["4", [{ table: "programs", column: "audit_seq", type: "INTEGER" }]],
 ];
 
 /** For each older version, every column it lacks: those of the versions after it. */
 const MIGRATIONS: ReadonlyMap<string, readonly { readonly table: string; readonly column: string; readonly type: string }[]> = new Map(
-  ["1", "2"].map((version) => [version, COLUMNS_SINCE.filter(([since]) => Number(since) > Number(version)).flatMap(([, columns]) => columns)]),
+  ["1", "2", "3"].map((version) => [version, COLUMNS_SINCE.filter(([since]) => Number(since) > Number(version)).flatMap(([, columns]) => columns)]),
 );
 
 export interface OpenStoreOptions {

@@ -77,7 +77,9 @@ describe("each audit record commits to its run's monitor state", () => {
     const store = open("audit.db");
     await writeRuns(store);
     const records = [...readAudit(store)];
-    expect(records.every((r) => r.stateHash !== undefined)).toBe(true);
+    // Every record of a run; the policy's own record (its compiled program) belongs to no run.
+    expect(records.filter((r) => r.runId !== "").every((r) => r.stateHash !== undefined)).toBe(true);
+    expect(records.filter((r) => r.runId === "").map((r) => r.kind)).toEqual(["policy"]);
     expect(lastCommitment(store, "passed").stateHash).toBe(stateDigest(stateOf(store, "passed")));
     expect(verifyAudit(store)).toMatchObject({ ok: true, records: records.length });
     expect(checkState(store)).toEqual([]);
@@ -269,7 +271,7 @@ describe("a database of schema version 1", () => {
     }
   }
 
-  it("(e) is migrated in place when opened, keeps its records' hashes, verifies, and goes on as version 3", async () => {
+  it("(e) is migrated in place when opened, keeps its records' hashes, verifies, and goes on as version 4", async () => {
     const path = join(scratch, "v1.db");
     await writeV1(path);
     const before = new Database(path, { readonly: true });
@@ -277,8 +279,8 @@ describe("a database of schema version 1", () => {
     before.close();
 
     const store = open("v1.db", { mustExist: true });
-    expect(SCHEMA_VERSION).toBe("3");
-    expect((store.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value).toBe("3");
+    expect(SCHEMA_VERSION).toBe("4");
+    expect((store.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value).toBe("4");
     expect(columns(store, "audit")).toContain("state_hash");
     expect(columns(store, "calls")).toContain("args");
     expect(columns(store, "events")).toContain("time");
@@ -291,14 +293,15 @@ describe("a database of schema version 1", () => {
     const guard = await enforcer(store);
     guard.decide("old", { id: "1", action: "check", args: {} });
     guard.record("old", { id: "1", status: "ok", content: "all green" });
-    expect(verifyAudit(store)).toMatchObject({ ok: true, records: 4 });
+    // Two records of the run, and the record of the policy compiled for it.
+    expect(verifyAudit(store)).toMatchObject({ ok: true, records: 5 });
     expect(checkState(store)).toEqual([]);
     expect(lastCommitment(store, "old").stateHash).toBe(stateDigest(stateOf(store, "old")));
     store.close();
 
-    // Opened again, it is version 3 already: nothing more to do.
+    // Opened again, it is version 4 already: nothing more to do.
     const again = open("v1.db", { mustExist: true });
-    expect(verifyAudit(again)).toMatchObject({ ok: true, records: 4 });
+    expect(verifyAudit(again)).toMatchObject({ ok: true, records: 5 });
   });
 
   it("a database of an unknown version is still refused, and left as it was", () => {
@@ -307,7 +310,7 @@ describe("a database of schema version 1", () => {
     db.exec(SCHEMA_V1);
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', '9'), ('chain', 'sha256')").run();
     db.close();
-    expect(() => Store.open(path, { mustExist: true })).toThrow(/has schema version 9; this vigilc reads version 3/);
+    expect(() => Store.open(path, { mustExist: true })).toThrow(/has schema version 9; this vigilc reads version 4/);
     const after = new Database(path, { readonly: true });
     expect(after.prepare("SELECT name FROM pragma_table_info('audit') WHERE name = 'state_hash'").get()).toBeUndefined();
     after.close();

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,6 +66,29 @@ describe("the checked program stored by hash", () => {
     const second = await loadPolicy([copy], store);
     expect(second.hash).not.toBe(first.hash);
     expect(second.cached).toBe(false);
+  });
+
+  it("uses a stored program only while its audit record vouches for it: one weakened in the database is compiled again from the files", async () => {
+    const key = "a-key-of-the-chain";
+    const store = openStore("keyed.db", key);
+    const first = await loadPolicy([codingPolicy], store);
+    const [record] = [...readAudit(store, "")];
+    expect(record).toMatchObject({ kind: "policy", outcome: "note", policyHash: first.hash, body: { compiled: { files: [codingPolicy] } } });
+    // Someone who can write the database empties the stored program (no rule left to break).
+    store.db.prepare("UPDATE programs SET program = '[]' WHERE hash = ?").run(first.hash);
+    const second = await loadPolicy([codingPolicy], store);
+    expect(second.cached).toBe(false);
+    expect(second.statements).toEqual(first.statements);
+    const records = [...readAudit(store, "")];
+    expect(records).toHaveLength(2);
+    expect(records[1]!.body["replaced"]).toMatchObject({ vouched: false });
+    // Forging the record too takes the key: a record hashed without it vouches for nothing.
+    store.db.prepare("UPDATE programs SET program = '[]' WHERE hash = ?").run(first.hash);
+    const forged = JSON.stringify({ compiled: { files: [codingPolicy], program: createHash("sha256").update("[]").digest("hex") } });
+    store.db.prepare("UPDATE audit SET body = ? WHERE seq = ?").run(forged, records[1]!.seq);
+    expect((await loadPolicy([codingPolicy], store)).statements).toEqual(first.statements);
+    // And the edit of the record is in the chain for all to see.
+    expect(verifyAudit(store)).toMatchObject({ ok: false, problem: "edited", seq: records[1]!.seq });
   });
 
   it("refuses a policy with errors, naming the first", async () => {
@@ -181,7 +205,7 @@ describe("decide and record, with the state and the audit log in one database", 
     expect(decided.decision).toBe("block");
     expect(decided.error).toMatch(/not a JSON object/);
     expect(decided.reason).toMatch(/could not be judged/);
-    expect([...readAudit(store)].map((r) => [r.kind, r.outcome])).toEqual([["decision", "block"]]);
+    expect([...readAudit(store, "s")].map((r) => [r.kind, r.outcome])).toEqual([["decision", "block"]]);
   });
 
   it("keeps a run across processes: another enforcer on the same database goes on from the state written", async () => {
@@ -207,7 +231,9 @@ describe("decide and record, with the state and the audit log in one database", 
     writeFileSync(copy, "policy p {\n  rule r: prec(action in {deploy}, action in {check} and status = ok)\n}\n");
     const after = new Enforcer(store, await loadPolicy([copy], store));
     expect(after.decide("run", { id: "d", action: "deploy", args: {} }).decision).toBe("allow");
-    expect([...readAudit(store)].map((r) => r.kind)).toEqual(["decision", "result", "policy", "decision"]);
+    expect([...readAudit(store, "run")].map((r) => r.kind)).toEqual(["decision", "result", "policy", "decision"]);
+    // Each policy compiled into the database is vouched for by a record of its own.
+    expect([...readAudit(store, "")].map((r) => [r.kind, r.outcome])).toEqual([["policy", "note"], ["policy", "note"]]);
   });
 
   it("a second result of the same call is not recorded again", async () => {
@@ -293,10 +319,11 @@ describe("decide and record, with the state and the audit log in one database", 
     guard.record("r", { id: "c", status: "ok" });
     guard.stop("r", false);
     guard.finish("r");
-    const records = [...readAudit(store)];
+    const records = [...readAudit(store, "r")];
     expect(records.map((r) => `${r.kind}:${r.outcome}`)).toEqual(["decision:block", "result:cancel", "decision:block", "anomaly:note", "decision:allow", "result:ok", "stop:allow", "finish:safe"]);
     expect(records.every((r) => r.policyHash === records[0]!.policyHash)).toBe(true);
-    expect(verifyAudit(store)).toMatchObject({ ok: true, records: 8, chain: "sha256" });
+    // The run's eight, and the record of the policy compiled for it.
+    expect(verifyAudit(store)).toMatchObject({ ok: true, records: 9, chain: "sha256" });
   });
 });
 

@@ -74,7 +74,7 @@ describe("the enforcer's times", () => {
       { position: 4, action: "user_message", time: T0 + 45 * SECOND },
     ]);
     // The log holds the same times: the decision's events, the result's, the message's.
-    const bodies = [...readAudit(store)].map((record) => [record.kind, (record.body["events"] as { time?: number }[]).map((e) => e.time)]);
+    const bodies = [...readAudit(store, "r")].map((record) => [record.kind, (record.body["events"] as { time?: number }[]).map((e) => e.time)]);
     expect(bodies).toEqual([
       ["decision", [T0, T0, T0]],
       ["result", [T0, T0, T0]],
@@ -219,6 +219,10 @@ CREATE INDEX audit_by_run ON audit (run_id, seq);
         else if (table === "calls") {
           const events = (JSON.parse(row["events"] as string) as { [key: string]: JsonValue }[]).map(({ time: _time, ...rest }) => rest);
           insert(table, { ...row, events: JSON.stringify(events) });
+        } else if (table === "programs") {
+          // Version 2 kept no record vouching for a program: it is compiled (and vouched for) again when next loaded.
+          const { audit_seq: _seq, ...program } = row;
+          insert(table, program);
         } else insert(table, row);
       }
     }
@@ -226,8 +230,8 @@ CREATE INDEX audit_by_run ON audit (run_id, seq);
     v2.close();
 
     const store = openStore("v2.db");
-    expect(SCHEMA_VERSION).toBe("3");
-    expect((store.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value).toBe("3");
+    expect(SCHEMA_VERSION).toBe("4");
+    expect((store.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value).toBe("4");
     expect(times(store, "old")).toEqual([{ position: 1, action: "ping", time: null }]);
     expect(verifyAudit(store)).toMatchObject({ ok: true });
     expect(checkState(store)).toEqual([]);
