@@ -58,8 +58,8 @@ export interface EngineOptions {
   /** For `smt`: a decider to use (one solver call at a time); without one, the engine creates one on first use and disposes it. */
   readonly decider?: SmtDecider;
   readonly smt?: SmtDeciderOptions;
-  /** For `monitor`: how long one decision may take before the call is blocked (default 10 s offline). */
-  readonly decisionBudgetMs?: number;
+  /** For `monitor`: how much work one decision may do before the call is blocked, in the monitor's units (default its `DECISION_BUDGET`). */
+  readonly decisionBudget?: number;
 }
 
 /** The engine of that name. */
@@ -70,7 +70,7 @@ export function createEngine(name: EngineName, options: EngineOptions = {}): Dec
     case "smt":
       return smtEngine(options);
     case "monitor":
-      return monitorEngine(options.decisionBudgetMs ?? 10_000);
+      return monitorEngine(options.decisionBudget);
     case "sql":
       return sqlEngine;
   }
@@ -184,12 +184,12 @@ export interface MonitorEngine extends DecisionEngine {
   start(statements: readonly CheckedStatement[], options?: EngineRunOptions): MonitorEngineRun;
 }
 
-function monitorEngine(decisionBudgetMs: number): MonitorEngine {
+function monitorEngine(decisionBudget?: number): MonitorEngine {
   return {
     name: "monitor",
     start(statements: readonly CheckedStatement[], options: EngineRunOptions = {}): MonitorEngineRun {
       const forward = new TraceRun(statements, options.budget ?? {}, options.observer);
-      const monitor = new Monitor(statements, { decisionBudgetMs });
+      const monitor = new Monitor(statements, decisionBudget !== undefined ? { decisionBudget } : {});
       const decisions = new Map<number, CallDecision>();
       const online: { position: number; rule: string; witness: number }[] = [];
       const disagreements: string[] = [];
@@ -207,7 +207,7 @@ function monitorEngine(decisionBudgetMs: number): MonitorEngine {
           note(first.position, monitor.observe({ action: first.action, args: first.args, ...timeOf(first) }).violations);
           return;
         }
-        const decided = decideCall(monitor, statements, events.map((event) => ({ action: event.action, args: event.args, ...timeOf(event) })), decisionBudgetMs);
+        const decided = decideCall(monitor, statements, events.map((event) => ({ action: event.action, args: event.args, ...timeOf(event) })), decisionBudget);
         decisions.set(first.position, decided);
         if (first.status === undefined) {
           // No result: the call is not known to have run. It keeps its place in the run, with no status.
@@ -266,6 +266,6 @@ function timeOf(event: TraceEvent): { time?: number } {
 }
 
 /** The monitor engine's run, with its decisions (the test runner's `decide` expectations read them). */
-export function startMonitorRun(statements: readonly CheckedStatement[], decisionBudgetMs = 10_000): MonitorEngineRun {
-  return monitorEngine(decisionBudgetMs).start(statements);
+export function startMonitorRun(statements: readonly CheckedStatement[], decisionBudget?: number): MonitorEngineRun {
+  return monitorEngine(decisionBudget).start(statements);
 }

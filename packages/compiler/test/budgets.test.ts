@@ -33,11 +33,19 @@ describe("the evaluator's budgets", () => {
 });
 
 describe("the monitor's budgets", () => {
-  it("a decision past its time budget blocks the call and says why", () => {
-    const monitor = createMonitor(policy, { decisionBudgetMs: -1 });
+  it("a decision past its budget of work blocks the call and says why, counted not timed", () => {
+    // Each statement the action concerns counts one, and one per obligation it holds open.
+    const monitor = createMonitor(policy, { decisionBudget: 5 });
+    for (let i = 0; i < 5; i++) {
+      expect(monitor.decide({ id: `c${i}`, action: "open", args: { id: `f${i}` } }).decision).toBe("allow");
+      monitor.record({ id: `c${i}`, status: "ok" });
+    }
     const decided = monitor.decide({ action: "open", args: { id: "a" } });
     expect(decided.decision).toBe("block");
-    expect(decided.error).toMatch(/past its budget/);
+    expect(decided.error).toMatch(/units of work .* past its budget of 5/);
+    // The same state, the same answer: the count does not depend on the machine.
+    const again = createMonitor(policy, { decisionBudget: 5, restore: monitor.snapshot() });
+    expect(again.decide({ action: "open", args: { id: "a" } })).toEqual(decided);
   });
 
   it("once a statement is past its memory budget, every call is blocked with the reason", () => {

@@ -47,18 +47,18 @@ export function decideCall(
   monitor: Monitor,
   statements: readonly CheckedStatement[],
   events: readonly CallEvent[],
-  decisionBudgetMs?: number,
+  decisionBudget?: number,
   inFlight: readonly CallEvent[] = [],
 ): CallDecision {
   const position = monitor.length + 1;
   if (events.length === 0) return { decision: "block", violations: [], error: "the call makes no event", position };
   // One call, one time: every event grounded from it is decided at the call's.
   const time = events[0]!.time ?? monitor.nextTime();
-  const alone = probe(monitor, statements, [], events, time, decisionBudgetMs);
+  const alone = probe(monitor, statements, [], events, time, decisionBudget);
   // Calls let run and not finished yet may have done their work by now (a secret read in flight
   // before this upload), or may still fail: the call must be allowed both ways, so an unfinished
   // call counts against it and never as a prerequisite met.
-  const decided = inFlight.length === 0 ? alone : [...alone, ...probe(monitor, statements, inFlight, events, time, decisionBudgetMs)];
+  const decided = inFlight.length === 0 ? alone : [...alone, ...probe(monitor, statements, inFlight, events, time, decisionBudget)];
   const errors = [...new Set(decided.flatMap((d) => (d.error !== undefined ? [d.error] : [])))];
   const violations = mergeViolations(decided.flatMap((d) => d.violations));
   const decision: Decision =
@@ -70,13 +70,13 @@ export function decideCall(
  * Decides each of `events` on the run so far, then `before` (taken as having succeeded, with no
  * output known), then the events before it, and forgets it all: the monitor keeps no trace.
  */
-function probe(monitor: Monitor, statements: readonly CheckedStatement[], before: readonly CallEvent[], events: readonly CallEvent[], time: number, decisionBudgetMs: number | undefined) {
+function probe(monitor: Monitor, statements: readonly CheckedStatement[], before: readonly CallEvent[], events: readonly CallEvent[], time: number, decisionBudget: number | undefined) {
   if (before.length === 0 && events.length === 1) {
     const decided = monitor.decide({ id: PROBE, action: events[0]!.action, args: events[0]!.args, time });
     monitor.cancel(PROBE);
     return [decided];
   }
-  const scratch = new Monitor(statements, { restore: monitor.snapshot(), now: () => time, ...(decisionBudgetMs !== undefined ? { decisionBudgetMs } : {}) });
+  const scratch = new Monitor(statements, { restore: monitor.snapshot(), now: () => time, ...(decisionBudget !== undefined ? { decisionBudget } : {}) });
   // What is in flight happened before this call, if at all: at the time it was decided, at the latest at this call's.
   before.forEach((event) => scratch.record({ action: event.action, args: event.args, status: "ok", time: Math.min(event.time ?? time, time) }));
   return events.map((event, index) => {

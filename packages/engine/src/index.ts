@@ -20,7 +20,7 @@ export type {
   StatementStanding,
   Violation,
 } from "./monitor.js";
-export { Monitor, violationOf } from "./monitor.js";
+export { DECISION_BUDGET, Monitor, violationOf } from "./monitor.js";
 export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
 export { PatternMatches } from "./pattern-matches.js";
 export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-decision.js";

@@ -122,10 +122,13 @@ export interface MonitorOptions {
   /** Resume from a snapshot of a monitor of the same policy. */
   readonly restore?: MonitorSnapshot;
   /**
-   * A decision that takes longer than this (milliseconds; default 100) blocks the call with the
-   * reason: a monitor that cannot keep up fails closed.
+   * How much work one decision may do, in units of work (default {@link DECISION_BUDGET}): each
+   * statement the call's action may concern counts one, and one more for each obligation it holds
+   * open, which is what probing it may examine. A decision that would do more blocks the call with
+   * the reason: a monitor that cannot keep up fails closed. Counted, not timed, so the decision is
+   * the same on a loaded machine as on an idle one.
    */
-  readonly decisionBudgetMs?: number;
+  readonly decisionBudget?: number;
   /**
    * How many obligations one statement may hold open (default ten million): past it the statement
    * cannot be judged within its memory budget, and every later call is blocked with the reason.
@@ -137,6 +140,9 @@ export interface MonitorOptions {
    */
   readonly now?: () => number;
 }
+
+/** The default budget of one decision, in units of work (see {@link MonitorOptions.decisionBudget}). */
+export const DECISION_BUDGET = 50_000_000;
 
 /** How often (in recorded calls) the statements' memory budgets are checked. */
 const OBLIGATION_CHECK_INTERVAL = 1024;
@@ -154,7 +160,7 @@ export class Monitor {
   private pending: PendingEntry[] = [];
   private dispatch: Dispatch;
 
-  private readonly decisionBudgetMs: number;
+  private readonly decisionBudget: number;
   private readonly now: () => number;
   /** Whether a statement measures time: only then is the clock read for an event without a time. */
   private readonly clocked: boolean;
@@ -165,7 +171,7 @@ export class Monitor {
   private exhausted: string | undefined;
 
   constructor(statements: readonly CheckedStatement[], options: MonitorOptions = {}) {
-    this.decisionBudgetMs = options.decisionBudgetMs ?? 100;
+    this.decisionBudget = options.decisionBudget ?? DECISION_BUDGET;
     this.openObligationLimit = options.openObligations ?? 10_000_000;
     this.now = options.now ?? Date.now;
     this.clocked = statements.some(needsTime);
@@ -186,23 +192,24 @@ export class Monitor {
    */
   decide(call: PendingCall): MonitorDecision {
     const position = this.events + 1;
-    const started = performance.now();
     if (this.exhausted !== undefined) return { decision: "block", violations: [], position, error: this.exhausted };
     try {
       const time = this.timeOf(call.time);
       const event = eventOf(call, position, time);
       const violations: Violation[] = [];
       const reported: [number, number[]][] = [];
-      for (const index of this.dispatch.machinesFor(event.action)) {
+      const machines = this.dispatch.machinesFor(event.action);
+      let work = 0;
+      for (const index of machines) work += 1 + this.statements[index]!.machine.openObligations();
+      if (work > this.decisionBudget) {
+        return { decision: "block", violations: [], position, error: `the decision would take ${work.toLocaleString("en")} units of work (the statements it concerns and their open obligations), past its budget of ${this.decisionBudget.toLocaleString("en")}` };
+      }
+      for (const index of machines) {
         const entry = this.statements[index]!;
         const witnesses = entry.machine.probe(event);
         if (witnesses.length === 0) continue;
         reported.push([index, witnesses]);
         violations.push(violationOf(entry.statement, witnesses));
-      }
-      const elapsed = performance.now() - started;
-      if (elapsed > this.decisionBudgetMs) {
-        return { decision: "block", violations, position, error: `the decision took ${elapsed.toFixed(1)} ms, past its budget of ${this.decisionBudgetMs} ms` };
       }
       const decision = decisionOf(violations);
       this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, time, reported });

@@ -118,8 +118,8 @@ export interface RunStanding {
 }
 
 export interface EnforcerOptions {
-  /** The monitor's decision budget in milliseconds (default 100): a slower decision blocks the call. */
-  readonly decisionBudgetMs?: number;
+  /** The monitor's budget of work for one decision (default the monitor's `DECISION_BUDGET`): a decision that would do more blocks the call. */
+  readonly decisionBudget?: number;
   /** How many runs' monitors a long-lived enforcer keeps in memory (default 1,000); others are read from the database when used. */
   readonly runsKeptInMemory?: number;
   /**
@@ -169,7 +169,7 @@ export class Enforcer {
     readonly policy: EnforcedPolicy,
     options: EnforcerOptions = {},
   ) {
-    this.budget = options.decisionBudgetMs;
+    this.budget = options.decisionBudget;
     this.runsKept = options.runsKeptInMemory ?? 1000;
     this.cwd = options.cwd ?? process.cwd();
     this.env = options.env;
@@ -474,7 +474,7 @@ export class Enforcer {
   /** The run's monitor, as the database has it now; a run of another policy is judged again under this one. */
   private openRun(runId: string): LiveRun {
     const row = this.queries.run(runId);
-    const options = { now: this.now, ...(this.budget !== undefined ? { decisionBudgetMs: this.budget } : {}) };
+    const options = { now: this.now, ...(this.budget !== undefined ? { decisionBudget: this.budget } : {}) };
     if (row === undefined) {
       const monitor = new Monitor(this.policy.statements, options);
       const now = new Date().toISOString();
@@ -511,7 +511,7 @@ export class Enforcer {
    * again under this policy (the state is a function of the events), and the change is logged.
    */
   private rejudge(row: RunRow): LiveRun {
-    const monitor = new Monitor(this.policy.statements, { now: this.now, ...(this.budget !== undefined ? { decisionBudgetMs: this.budget } : {}) });
+    const monitor = new Monitor(this.policy.statements, { now: this.now, ...(this.budget !== undefined ? { decisionBudget: this.budget } : {}) });
     for (const event of this.queries.events(row.run_id)) {
       const args = JSON.parse(event.args) as { [key: string]: JsonValue };
       // Each event at its stored time (one recorded before times were kept: the clock's now).
