@@ -15,6 +15,10 @@ export interface ServeOptions {
   readonly guard?: boolean;
   readonly protect?: string[];
   readonly unknownCommands?: "block" | "ask";
+  /** Requests of one token in flight at once (default 16). */
+  readonly maxConcurrent?: number;
+  /** Requests of one token per second (default 200). */
+  readonly maxRate?: number;
 }
 
 /** The port when neither --port nor --socket is given. */
@@ -88,6 +92,8 @@ export async function serveCommand(options: ServeOptions, io: CliIo): Promise<nu
         enforcer,
         token: admin.token,
         ...(hookToken !== undefined ? { hookToken } : {}),
+        ...(options.maxConcurrent !== undefined ? { maxConcurrentPerToken: options.maxConcurrent } : {}),
+        ...(options.maxRate !== undefined ? { maxRequestsPerSecond: options.maxRate } : {}),
         ...(socket !== undefined ? { socket, socketMode: options.socketMode === "660" ? 0o660 : 0o600 } : { port }),
       });
     } catch (error) {

@@ -142,14 +142,18 @@ function preToolUse(session: string, id: string, tool: string): Record<string, u
   return { session_id: session, transcript_path: `/tmp/${session}.jsonl`, cwd: scratch, hook_event_name: "PreToolUse", tool_name: tool, tool_input: {}, tool_use_id: id };
 }
 
-/** The audit records and events in a database, once the sidecar that wrote it has exited. */
+/**
+ * The audit records of runs and the events in a database, once the sidecar that wrote it has
+ * exited; the log verifies. The record of the policy compiled into the database (of no run) is left out.
+ */
 function recorded(database: string): { records: number; events: number; kinds: string[] } {
   const store = Store.open(database, { mustExist: true });
   try {
     const verified = verifyAudit(store);
     expect(verified).toMatchObject({ ok: true });
     const events = (store.db.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n;
-    return { records: verified.records, events, kinds: [...readAudit(store)].map((r) => `${r.runId}:${r.kind}:${r.outcome}`) };
+    const records = [...readAudit(store)].filter((r) => r.runId !== "");
+    return { records: records.length, events, kinds: records.map((r) => `${r.runId}:${r.kind}:${r.outcome}`) };
   } finally {
     store.close();
   }
@@ -189,7 +193,7 @@ describe("vigilc serve", () => {
     }
     const store = Store.open(database, { mustExist: true });
     try {
-      expect(verifyAudit(store)).toMatchObject({ ok: true, records: 10 });
+      expect(verifyAudit(store)).toMatchObject({ ok: true, records: 11 }); // the run's ten, and the record of the policy compiled into the database
       expect([...readAudit(store)].filter((r) => r.kind === "decision").map((r) => `${r.runId}:${r.outcome}`)).toEqual([
         "run-1:block",
         "run-1:allow",
@@ -312,7 +316,7 @@ describe("vigilc serve", () => {
     expect(exit.stderr).toContain("stopped (SIGTERM)");
     const store = Store.open(database, { mustExist: true });
     try {
-      expect(verifyAudit(store)).toMatchObject({ ok: true, records: 1 });
+      expect(verifyAudit(store)).toMatchObject({ ok: true, records: 2 }); // the decision, and the record of the policy compiled into the database
     } finally {
       store.close();
     }
@@ -431,6 +435,63 @@ describe("vigilc serve: who may ask", () => {
     }
     // Only the two relayed decisions: the ask still waits (nothing cancelled, recorded or finished).
     expect(recorded(database).kinds).toEqual(["session:decision:ask", "session:decision:allow"]);
+  });
+
+  it("caps each token's requests in flight and per second with 429, before reading them; one token's flood leaves the other's alone", async () => {
+    const database = join(scratch, "caps.db");
+    const hookTokenFile = join(scratch, "caps", "hook.token");
+    const server = await serve(database, ["--hook-token-file", hookTokenFile, "--max-concurrent", "2", "--max-rate", "1000"]);
+    const asHook = { authorization: `Bearer ${readFileSync(hookTokenFile, "utf8").trim()}` };
+    const port = Number(new URL(server.url).port);
+    // Two requests of the admin token held in flight: their bodies never end.
+    const held = [0, 1].map(() => {
+      const outgoing = request({ host: "127.0.0.1", port, method: "POST", path: "/v1/runs/held/decide", headers: { "content-type": "application/json", "content-length": "1000", authorization: `Bearer ${server.token}` } });
+      outgoing.on("error", () => undefined);
+      outgoing.write("{");
+      return outgoing;
+    });
+    try {
+      // Wait until the sidecar counts both (each answer below is read only after it arrives).
+      let third: Answer | undefined;
+      for (let attempt = 0; attempt < 200; attempt++) {
+        third = await raw(server.url, "POST", "/v1/runs/r/decide", { id: "c1", action: "export", args: {} }, { authorization: `Bearer ${server.token}` });
+        if (third.status === 429) break;
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      expect(third?.status).toBe(429);
+      expect(errorCode(third!)).toBe("too_many_requests");
+      expect(third!.headers["retry-after"]).toBe("1");
+      expect(third!.body["error"]).toMatchObject({ message: expect.stringContaining("2 requests of the admin token are in flight") });
+      // The hook token has its own caps.
+      expect((await raw(server.url, "POST", "/v1/hooks/claude-code", preToolUse("caps", "toolu_1", "validate_output"), asHook)).status).toBe(200);
+    } finally {
+      for (const outgoing of held) outgoing.destroy();
+    }
+    // Once the held requests are gone, the admin token is answered again.
+    let after: Answer | undefined;
+    for (let attempt = 0; attempt < 200; attempt++) {
+      after = await raw(server.url, "GET", "/v1/runs/r/standing", undefined, { authorization: `Bearer ${server.token}` });
+      if (after.status === 200) break;
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    expect(after?.status).toBe(200);
+    server.child.kill("SIGTERM");
+    expect((await server.exited).code).toBe(0);
+    // What was refused was neither decided nor logged: only the hook's decision is.
+    expect(recorded(database).kinds).toEqual(["caps:decision:allow"]);
+
+    // A burst past the rate: some are refused, none is decided twice, and the ones let in are answered.
+    const rated = await serve(join(scratch, "rate.db"), ["--max-rate", "2"]);
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => raw(rated.url, "GET", `/v1/runs/r${i}/standing`, undefined, { authorization: `Bearer ${rated.token}` })));
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+      expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+      expect(answers.find((answer) => answer.status === 429)!.body["error"]).toMatchObject({ message: expect.stringContaining("more than 2 requests a second") });
+    } finally {
+      rated.child.kill("SIGTERM");
+      expect((await rated.exited).code).toBe(0);
+    }
   });
 
   it("creates the token file with mode 0600 and 64 hex digits next to the database, and reuses it on restart", async () => {

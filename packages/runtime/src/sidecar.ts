@@ -43,6 +43,13 @@ import type { Enforcer } from "./enforcer.js";
  *     Claude Code hook events, 403 `forbidden` for anything else. With the sidecar under its own
  *     OS user, the hook (run as the agent's user) can then be given the hook token only: it can ask
  *     for decisions on the agent's calls, but not record results, cancel calls or end runs.
+ *
+ * How much each token may ask. A caller that floods the sidecar (hundreds of hook processes at
+ * once, say) must not push every decision past the time its host waits for an answer. Each token
+ * has its own caps: at most `maxConcurrentPerToken` requests in flight (default 16) and
+ * `maxRequestsPerSecond` on average (default 200, with bursts of as many). A request past either
+ * gets 429 `too_many_requests` with `Retry-After`, at once and without being read or decided; the
+ * hook's relay refuses the call then (fail closed). One token's flood does not slow the other's.
  */
 
 export interface SidecarOptions {
@@ -68,6 +75,10 @@ export interface SidecarOptions {
   readonly hookToken?: string;
   /** The largest request body accepted, in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number;
+  /** How many requests of one token may be in flight at once (default 16); past it, 429. */
+  readonly maxConcurrentPerToken?: number;
+  /** How many requests one token may make per second on average, in bursts of as many (default 200); past it, 429. */
+  readonly maxRequestsPerSecond?: number;
 }
 
 export interface Sidecar {
@@ -83,6 +94,49 @@ export interface Sidecar {
 
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+const DEFAULT_MAX_CONCURRENT = 16;
+const DEFAULT_MAX_RATE = 200;
+
+/** Who a request is: one of the two tokens, or nobody (the health check needs none). */
+type Caller = "admin" | "hook" | undefined;
+
+/**
+ * The caps of one token: requests in flight, and a bucket of requests that refills at the rate per
+ * second (on the monotonic clock) up to its size. What is refused is refused before it is read.
+ */
+class TokenLimits {
+  private inFlight = 0;
+  private tokens: number;
+  private refilled = performance.now();
+
+  constructor(
+    private readonly maxConcurrent: number,
+    private readonly ratePerSecond: number,
+  ) {
+    this.tokens = ratePerSecond;
+  }
+
+  /** Takes a place for one request, or throws the 429 that refuses it; the place is given back by the function returned. */
+  acquire(who: string): () => void {
+    const now = performance.now();
+    this.tokens = Math.min(this.ratePerSecond, this.tokens + ((now - this.refilled) / 1000) * this.ratePerSecond);
+    this.refilled = now;
+    if (this.inFlight >= this.maxConcurrent) {
+      throw new HttpError(429, "too_many_requests", `${this.maxConcurrent} requests of the ${who} token are in flight already: wait for them (do not run the call meanwhile)`, true, { "retry-after": "1" });
+    }
+    if (this.tokens < 1) {
+      throw new HttpError(429, "too_many_requests", `the ${who} token made more than ${this.ratePerSecond} requests a second: slow down (do not run the call meanwhile)`, true, { "retry-after": "1" });
+    }
+    this.tokens -= 1;
+    this.inFlight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+    };
+  }
+}
 const MAX_RUN_ID = 256;
 
 class HttpError extends Error {
@@ -104,6 +158,8 @@ interface Admission {
   readonly hookToken: Buffer | undefined;
   /** The origins a request may come from (the sidecar's own); empty on a Unix socket. */
   origins: ReadonlySet<string>;
+  /** Each token's caps. */
+  readonly limits: { readonly admin: TokenLimits; readonly hook: TokenLimits };
 }
 
 export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
@@ -117,7 +173,16 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     if (options.hookToken === options.token) throw new TypeError("the hook token must differ from the admin token");
   }
   if (options.socket !== undefined && options.port !== undefined) throw new TypeError("listen on a port or on a Unix socket, not both");
-  const admission: Admission = { token: digest(options.token), hookToken: options.hookToken !== undefined ? digest(options.hookToken) : undefined, origins: new Set() };
+  const maxConcurrent = options.maxConcurrentPerToken ?? DEFAULT_MAX_CONCURRENT;
+  const maxRate = options.maxRequestsPerSecond ?? DEFAULT_MAX_RATE;
+  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new TypeError(`maxConcurrentPerToken must be a whole number of at least 1, not ${String(maxConcurrent)}`);
+  if (!(maxRate >= 1) || !Number.isFinite(maxRate)) throw new TypeError(`maxRequestsPerSecond must be a number of at least 1, not ${String(maxRate)}`);
+  const admission: Admission = {
+    token: digest(options.token),
+    hookToken: options.hookToken !== undefined ? digest(options.hookToken) : undefined,
+    origins: new Set(),
+    limits: { admin: new TokenLimits(maxConcurrent, maxRate), hook: new TokenLimits(maxConcurrent, maxRate) },
+  };
   const server = createServer((request, response) => {
     handle(options.enforcer, maxBody, admission, request, response).catch((error: unknown) => {
       if (error instanceof HttpError) send(response, error.status, { error: { code: error.code, message: error.message } }, error.close, error.headers);
@@ -260,9 +325,9 @@ const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
 
 /**
  * Checks the request's Host, Origin and token (see the top of this file), and throws the refusal
- * when one does not pass. The health check needs no token.
+ * when one does not pass; gives the token's name. The health check needs no token.
  */
-function admit(admission: Admission, request: IncomingMessage, path: string): void {
+function admit(admission: Admission, request: IncomingMessage, path: string): Caller {
   const host = request.headers.host;
   if (host === undefined || !LOOPBACK_HOST.test(host)) {
     const what = host === undefined ? "the request has no Host header" : `the Host header \`${printableHeader(host)}\` is not a loopback name`;
@@ -272,7 +337,7 @@ function admit(admission: Admission, request: IncomingMessage, path: string): vo
   if (origin !== undefined && !admission.origins.has(origin.toLowerCase())) {
     throw new HttpError(403, "bad_origin", `the Origin header \`${printableHeader(origin)}\` is not this sidecar's own: requests from web pages are refused`, true);
   }
-  if (path === "/v1/health") return;
+  if (path === "/v1/health") return undefined;
   const presented = /^Bearer +([\x21-\x7e]+) *$/i.exec(request.headers.authorization ?? "")?.[1];
   if (presented === undefined) {
     throw new HttpError(401, "unauthorized", "the Authorization header is missing or not `Bearer <token>`: give the sidecar's token (its file is named when the sidecar starts)", true, UNAUTHORIZED_HEADERS);
@@ -281,9 +346,9 @@ function admit(admission: Admission, request: IncomingMessage, path: string): vo
   // Both comparisons are always made, so that which token matched does not show in the timing.
   const admin = timingSafeEqual(given, admission.token);
   const hook = admission.hookToken !== undefined && timingSafeEqual(given, admission.hookToken);
-  if (admin) return;
+  if (admin) return "admin";
   if (hook) {
-    if (path === "/v1/hooks/claude-code") return;
+    if (path === "/v1/hooks/claude-code") return "hook";
     throw new HttpError(403, "forbidden", `the hook token may only relay Claude Code hook events (POST /v1/hooks/claude-code), not ${printableHeader(request.method ?? "?")} ${printableHeader(path)}`, true);
   }
   throw new HttpError(401, "unauthorized", "the token in the Authorization header is not the sidecar's", true, UNAUTHORIZED_HEADERS);
@@ -300,8 +365,18 @@ function printableHeader(text: string): string {
 async function handle(enforcer: Enforcer, maxBody: number, admission: Admission, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? "/", "http://127.0.0.1");
   const path = url.pathname;
-  // Nothing is read, decided or recorded for a request that does not pass.
-  admit(admission, request, path);
+  // Nothing is read, decided or recorded for a request that does not pass, or past its token's caps.
+  const caller = admit(admission, request, path);
+  const release = caller !== undefined ? admission.limits[caller].acquire(caller) : undefined;
+  try {
+    await handleAdmitted(enforcer, maxBody, url, request, response);
+  } finally {
+    release?.();
+  }
+}
+
+async function handleAdmitted(enforcer: Enforcer, maxBody: number, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const path = url.pathname;
   if (path === "/v1/health") {
     allow(request, ["GET"]);
     send(response, 200, { ok: true, policy: enforcer.policy.hash, files: [...enforcer.policy.files], rules: enforcer.policy.statements.map((s) => `${s.policy}.${s.name}`) });

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
-import { parsePort } from "./shared.js";
+import { parsePort, parsePositiveInteger } from "./shared.js";
 
 /**
  * The commands over the runtime (docs/enforcement.md): `hook`, `audit verify`, `replay`, `serve`
@@ -64,10 +64,12 @@ export function registerServe(program: Command, context: CommandContext): void {
     .option("--token-file <file>", "the admin token, allowed every request: read from this file (mode 0600, owned by you), or created there with a random 256-bit token (default: sidecar.token next to the database)")
     .option("--hook-token-file <file>", "a second token, allowed only to relay Claude Code hook events (POST /v1/hooks/claude-code): read from this file, or created there")
     .addOption(new Option("--socket-mode <mode>", "who may connect to the socket: 600 (the sidecar's user) or 660 (its group too: a hook run as another user in that group)").choices(["600", "660"]).default("600"))
+    .addOption(new Option("--max-concurrent <n>", "requests of one token in flight at once; past it, 429 (the hook's relay then refuses the call)").argParser(parsePositiveInteger).default(16))
+    .addOption(new Option("--max-rate <n>", "requests of one token per second on average, in bursts of as many; past it, 429").argParser(parsePositiveInteger).default(200))
     .option("--protect <paths...>", "guard: protect more paths (a directory with everything in it)")
     .addOption(new Option("--unknown-commands <response>", "guard: what a call whose commands cannot be known gets").choices(["block", "ask"]).default("block"))
     .option("--no-guard", "turn the guard of Vigil's own state off (every decision's audit record says so)")
-    .action(async (options: { policy: string[]; port?: number; socket?: string; db?: string; tokenFile?: string; hookTokenFile?: string; socketMode: "600" | "660" } & GuardFlags) => {
+    .action(async (options: { policy: string[]; port?: number; socket?: string; db?: string; tokenFile?: string; hookTokenFile?: string; socketMode: "600" | "660"; maxConcurrent: number; maxRate: number } & GuardFlags) => {
       const { serveCommand } = await import("../serve.js");
       context.exitCode = await serveCommand(options, context.io);
     });
