@@ -37,6 +37,7 @@ let pristineKeyed = "";
 async function writeRuns(database: string, key?: string): Promise<void> {
   const store = Store.open(database, key !== undefined ? { key } : {});
   try {
+    // Record 1 is the policy's own: its compiled program, stored in the database.
     const guard = new Enforcer(store, await loadPolicy([strict], store));
     for (const run of ["run-a", "run-b"]) {
       guard.message(run, "clean up and deploy");
@@ -99,73 +100,73 @@ describe("vigilc audit verify", () => {
   it("verifies an untouched log, and its runs' state", async () => {
     const result = await verify(pristine);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/the audit log verifies: 14 records, sha256 chain, head [0-9a-f]{64}/);
+    expect(result.stdout).toMatch(/the audit log verifies: 15 records, sha256 chain, head [0-9a-f]{64}/);
     const json = await vigilc(["audit", "verify", pristine, "--format", "json"]);
-    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, chain: { ok: true, records: 14 }, state: { ok: true, problems: [] } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, chain: { ok: true, records: 15 }, state: { ok: true, problems: [] } });
   });
 
   it.each([
     [
       "an edited decision",
-      (store: Store) => store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run(),
-      /broken at record 3 \(edited\): record 3 \(decision allow of run "run-a", call "2"/,
+      (store: Store) => store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 4").run(),
+      /broken at record 4 \(edited\): record 4 \(decision allow of run "run-a", call "2"/,
     ],
     [
       "an edited body (a result's output)",
-      (store: Store) => store.db.prepare("UPDATE audit SET body = replace(body, 'all green', 'all red') WHERE seq = 5").run(),
-      /broken at record 5 \(edited\): record 5 \(result ok of run "run-a", call "3"/,
+      (store: Store) => store.db.prepare("UPDATE audit SET body = replace(body, 'all green', 'all red') WHERE seq = 6").run(),
+      /broken at record 6 \(edited\): record 6 \(result ok of run "run-a", call "3"/,
     ],
     [
       "an edited record whose hash was recomputed",
       (store: Store) => {
-        store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
-        rehash(store, 3);
+        store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 4").run();
+        rehash(store, 4);
       },
-      /broken at record 4 \(unlinked\): record 4 .* does not follow record 3/,
+      /broken at record 5 \(unlinked\): record 5 .* does not follow record 4/,
     ],
-    ["a removed record", (store: Store) => store.db.prepare("DELETE FROM audit WHERE seq = 5").run(), /broken at record 5 \(missing\): record 5 is missing/],
+    ["a removed record", (store: Store) => store.db.prepare("DELETE FROM audit WHERE seq = 6").run(), /broken at record 6 \(missing\): record 6 is missing/],
     [
       "a removed record, the rest renumbered",
       (store: Store) => {
-        store.db.prepare("DELETE FROM audit WHERE seq = 5").run();
-        store.db.prepare("UPDATE audit SET seq = seq - 1 WHERE seq > 5").run();
+        store.db.prepare("DELETE FROM audit WHERE seq = 6").run();
+        store.db.prepare("UPDATE audit SET seq = seq - 1 WHERE seq > 6").run();
       },
-      /broken at record 5 \(unlinked\)/,
+      /broken at record 6 \(unlinked\)/,
     ],
     [
       "an inserted record",
       (store: Store) => {
-        store.db.prepare("UPDATE audit SET seq = -seq WHERE seq >= 6").run();
-        store.db.prepare("UPDATE audit SET seq = -seq + 1 WHERE seq <= -6").run();
-        const copy = row(store, 5);
+        store.db.prepare("UPDATE audit SET seq = -seq WHERE seq >= 7").run();
+        store.db.prepare("UPDATE audit SET seq = -seq + 1 WHERE seq <= -7").run();
+        const copy = row(store, 6);
         store.db
-          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (6, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (7, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
           .run(copy.time, copy.run_id, copy.kind, copy.outcome, copy.policy_hash, copy.call_id, copy.body, copy.hash, copy.hash, copy.state_hash);
       },
-      /broken at record 6 \(edited\)/,
+      /broken at record 7 \(edited\)/,
     ],
     [
       "two records swapped",
       (store: Store) => {
-        const [a, b] = [row(store, 3), row(store, 4)];
+        const [a, b] = [row(store, 4), row(store, 5)];
         const swap = store.db.prepare("UPDATE audit SET time = ?, run_id = ?, kind = ?, outcome = ?, policy_hash = ?, call_id = ?, body = ?, prev_hash = ?, hash = ? WHERE seq = ?");
-        swap.run(b.time, b.run_id, b.kind, b.outcome, b.policy_hash, b.call_id, b.body, b.prev_hash, b.hash, 3);
-        swap.run(a.time, a.run_id, a.kind, a.outcome, a.policy_hash, a.call_id, a.body, a.prev_hash, a.hash, 4);
+        swap.run(b.time, b.run_id, b.kind, b.outcome, b.policy_hash, b.call_id, b.body, b.prev_hash, b.hash, 4);
+        swap.run(a.time, a.run_id, a.kind, a.outcome, a.policy_hash, a.call_id, a.body, a.prev_hash, a.hash, 5);
       },
-      /broken at record 3 \(unlinked\)/,
+      /broken at record 4 \(unlinked\)/,
     ],
-    ["the last record removed", (store: Store) => store.db.prepare("DELETE FROM audit WHERE seq = 14").run(), /broken at record 14 \(truncated\): the log ends at record 13, but its head says record 14/],
+    ["the last record removed", (store: Store) => store.db.prepare("DELETE FROM audit WHERE seq = 15").run(), /broken at record 15 \(truncated\): the log ends at record 14, but its head says record 15/],
     [
       "a record appended with a valid link",
       (store: Store) => {
-        const last = row(store, 14);
-        const forged = { ...last, seq: 15, outcome: "allow", prev_hash: last.hash };
+        const last = row(store, 15);
+        const forged = { ...last, seq: 16, outcome: "allow", prev_hash: last.hash };
         const hash = linkHash("sha256", undefined, forged.prev_hash, canonicalRecord(forged, JSON.parse(forged.body)));
         store.db
-          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (15, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .prepare("INSERT INTO audit (seq, time, run_id, kind, outcome, policy_hash, call_id, body, prev_hash, hash, state_hash) VALUES (16, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
           .run(forged.time, forged.run_id, forged.kind, forged.outcome, forged.policy_hash, forged.call_id, forged.body, forged.prev_hash, hash, forged.state_hash);
       },
-      /broken at record 15 \(extended\)/,
+      /broken at record 16 \(extended\)/,
     ],
   ])("finds %s and names the first broken link (exit 1)", async (_name, tamper, message) => {
     const result = await verify(tampered(tamper));
@@ -175,14 +176,14 @@ describe("vigilc audit verify", () => {
 
   it("a keyed log (HMAC-SHA-256) cannot be re-signed without the key", async () => {
     const env = { VIGIL_AUDIT_KEY: KEY };
-    expect((await verify(pristineKeyed, env)).stdout).toMatch(/14 records, hmac-sha256 chain/);
+    expect((await verify(pristineKeyed, env)).stdout).toMatch(/15 records, hmac-sha256 chain/);
     const forged = tampered((store) => {
-      store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
-      rehash(store, 3);
+      store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 4").run();
+      rehash(store, 4);
     }, true);
     const result = await verify(forged, env);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/broken at record 3 \(edited\)/);
+    expect(result.stdout).toMatch(/broken at record 4 \(edited\)/);
     // Without the key, a keyed log cannot be verified at all.
     const keyless = await verify(pristineKeyed);
     expect(keyless.code).toBe(2);
@@ -193,7 +194,7 @@ describe("vigilc audit verify", () => {
     // What someone with the file and without the key can do: edit a decision, recompute every link
     // as plain SHA-256, name the chain `sha256`, write the head, drop the key check.
     const downgraded = tampered((store) => {
-      store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 3").run();
+      store.db.prepare("UPDATE audit SET outcome = 'allow' WHERE seq = 4").run();
       let prev = GENESIS_HASH;
       const rows = store.db.prepare("SELECT * FROM audit ORDER BY seq").all() as AuditRow[];
       for (const r of rows) {
@@ -214,10 +215,10 @@ describe("vigilc audit verify", () => {
     expect(result.stdout).toMatch(
       /the audit log is refused \(downgraded\): the audit log is not keyed \(a plain SHA-256 chain\), although a key was given \(VIGIL_AUDIT_KEY\): anyone who can write the file could have rewritten it/,
     );
-    expect(result.stdout).toContain("it holds 14 records on a sha256 chain; with a key, a log is hmac-sha256");
+    expect(result.stdout).toContain("it holds 15 records on a sha256 chain; with a key, a log is hmac-sha256");
     const json = await vigilc(["audit", "verify", downgraded, "--format", "json"], { env });
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, chain: { ok: false, problem: "downgraded", chain: "sha256", expected: "hmac-sha256", records: 14 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, chain: { ok: false, problem: "downgraded", chain: "sha256", expected: "hmac-sha256", records: 15 } });
     const replay = await vigilc(["replay", "--audit", downgraded, "--policy", strict], { env });
     expect(replay.code).toBe(2);
     expect(replay.stderr).toMatch(/does not verify \(the audit log is not keyed .*\); a tampered log is not replayed/);
@@ -234,7 +235,7 @@ describe("vigilc audit verify", () => {
     const result = await verify(edited);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("the audit log verifies");
-    expect(result.stdout).toMatch(/run "run-a": its monitor state was changed after audit record 7/);
+    expect(result.stdout).toMatch(/run "run-a": its monitor state was changed after audit record 8/);
   });
 
   it("reports the runs' state when it disagrees with the log", async () => {

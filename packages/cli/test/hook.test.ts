@@ -166,7 +166,7 @@ describe("each event, as Claude Code sends it", () => {
     try {
       expect(verifyAudit(store).ok).toBe(true);
       expect(checkState(store)).toEqual([]);
-      const records = [...readAudit(store)].map((r) => `${r.kind}:${r.outcome}`);
+      const records = [...readAudit(store, session)].map((r) => `${r.kind}:${r.outcome}`);
       expect(records).toEqual([
         "message:ok",
         "decision:allow",
@@ -262,7 +262,7 @@ describe("failing closed", () => {
     expect(decisionOf(result.stdout).permissionDecisionReason).toMatch(/could not be judged/);
     const store = openDatabase(db);
     try {
-      const [record] = [...readAudit(store)];
+      const [record] = [...readAudit(store, "s")];
       expect(record).toMatchObject({ kind: "decision", outcome: "block", callId: "toolu_1" });
       expect(record!.body["error"]).toMatch(/not a JSON object/);
     } finally {
@@ -372,7 +372,7 @@ describe("through the sidecar (--server)", () => {
     }
     const store = openDatabase(database);
     try {
-      expect([...readAudit(store)].map((r) => `${r.kind}:${r.outcome}`)).toEqual(["decision:allow", "result:ok", "decision:block"]);
+      expect([...readAudit(store, "served-session")].map((r) => `${r.kind}:${r.outcome}`)).toEqual(["decision:allow", "result:ok", "decision:block"]);
     } finally {
       store.close();
     }
