@@ -355,12 +355,11 @@ describe("paths against the working directory", () => {
     for (let depth = 0; depth < 30; depth++) functions = `f${depth}() { ${functions}; }`;
     let calls = "f0() { cd /y; }";
     for (let depth = 1; depth < 30; depth++) calls += `; f${depth}() { f${depth - 1}; }`;
-    const started = performance.now();
+    // A walk that went exponential would not end: the test's time-out is the bound on a hang, not a budget.
     expect(path(`${loops}; cat z`, "cat", "/w")).toBe("z");
     // Calling f29 only defines f28: no cd runs.
     expect(path(`${functions}; f29; cat z`, "cat", "/w")).toBe("/w/z");
     expect(path(`${calls}; f29 && cat z`, "cat", "/w")).toBe("z");
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it("takes a program's own directory option, and none under a login or chroot", () => {

@@ -53,8 +53,12 @@ export function suiteBudgetMs(): number {
   return seconds * 1000;
 }
 
-/** No single input may take longer than this: a slower one is a performance bug worth a report. */
-export const PER_INPUT_MS = 5_000;
+/**
+ * An input still running after this long has hung: a bound on a hang (an input that takes
+ * milliseconds here), not a speed target. How fast `vigilc` is, is measured by the benchmarks
+ * (`npm run bench`); a test's verdict does not depend on the machine's load.
+ */
+export const PER_INPUT_MS = 60_000;
 
 /** The vitest time limit of a fuzzing test: its budget, and room for shrinking a failure and for a slow machine. */
 export function testTimeoutMs(budgetMs: number): number {
@@ -119,7 +123,7 @@ export function insanity(result: CliResult): string | undefined {
   if (![0, 1, 2].includes(result.code)) return `exit code ${result.code} is not 0, 1 or 2`;
   if (stackFrame.test(result.stderr)) return "stderr holds a stack trace";
   if (result.stderr.includes("internal error")) return "stderr reports an internal error";
-  if (result.ms > PER_INPUT_MS) return `the run took ${Math.round(result.ms)} ms, over the ${PER_INPUT_MS} ms an input may take`;
+  if (result.ms > PER_INPUT_MS) return `the run took ${Math.round(result.ms)} ms, past the ${PER_INPUT_MS} ms after which an input is taken to hang`;
   return undefined;
 }
 
