@@ -1,11 +1,35 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, posix, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "@vigil/diagnostics";
-import { groundWords, isJsonObject, shellToolNames, type JsonValue } from "@vigil/trace";
+import { evaluatedValueSafe, groundWords, isJsonObject, shellToolNames, type EvaluatedAs, type JsonValue } from "@vigil/trace";
 import { readCall, type CallEvent } from "./call-events.js";
-import { childWord, fileIdentity, LOOKUP_UNITS, mayBeIn, mayHold, mayName, pathWord, realPath, sharedFileIdentity, spend, withinWork, WorkBudgetExceeded, type PathWord, type WordContext } from "./guard-paths.js";
+import {
+  childWord,
+  exactPath,
+  fileIdentity,
+  gitIgnores,
+  gitMayBeRevision,
+  gitRepository,
+  gitTrackedAt,
+  gitTrackedPaths,
+  gitUnchanged,
+  LOOKUP_UNITS,
+  mayBeIn,
+  mayHold,
+  mayName,
+  pathWord,
+  realPath,
+  sharedFileIdentity,
+  spend,
+  withinWork,
+  WorkBudgetExceeded,
+  type GitRepository,
+  type PathToken,
+  type PathWord,
+  type WordContext,
+} from "./guard-paths.js";
 
 /**
  * The guard: what no policy can forget. The agent being policed runs commands as the same user as
@@ -20,8 +44,15 @@ import { childWord, fileIdentity, LOOKUP_UNITS, mayBeIn, mayHold, mayName, pathW
  * command substitution) taken as every path it may become.
  *
  * It also refuses what cannot be grounded (`unknown_command`: a command line too complex to parse,
- * a command or script known only when it runs), a shell command line that does not parse, and one
- * too long to be read whole: what such a call runs cannot be known, so it is not let through.
+ * a command or script known only when it runs, text Bash evaluates as code that may hide a command
+ * substitution: `$((x))` of a value not known to be a number, `set -x` with a PS4 not known to be
+ * plain), a shell command line that does not parse, and one too long to be read whole: what such a
+ * call runs cannot be known, so it is not let through. Where the shell's environment alone decides
+ * (`$((N))` of an N the line does not set), the environment the hook is given settles it.
+ *
+ * Git's commands over a whole tree (`git clean`, `git checkout -- .`) are read against the
+ * repository's index and ignore rules: what Git leaves alone (an ignored `.vigil/`, a tracked
+ * settings file as the index has it) is not at stake.
  *
  * Where it cannot know, it takes the worst: a program it has no model of (an interpreter, a
  * database client) given or mentioning a protected path, a program the agent's user may have put
@@ -97,7 +128,8 @@ export interface GuardContext {
    * The environment the call's shell starts with, as far as it is known (the hook's own: Claude
    * Code starts both from its environment, and its Bash tool also sources a snapshot of the user's
    * login shell, which may set a variable differently): a variable the line does not set reads as
-   * its value here (`> "$TMPDIR/x"`). A variable it does not hold stays unknown.
+   * its value here (`> "$TMPDIR/x"`). A variable it does not hold stays unknown as a path; where
+   * Bash evaluates it as code (`$((N))`), it is unset, and so harmless.
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -204,6 +236,13 @@ interface Scope {
   readonly opened: readonly string[];
   /** The identities on disk of the protected files, when first needed (a hard link shares one). */
   identities?: Map<string, ProtectedPath>;
+  /**
+   * Whether what Git tracks and ignores may differ from what its files say now: the line changes
+   * them (writes a `.gitignore` or into `.git`, `git rm`, `git config`…), or Git is pointed
+   * elsewhere (`GIT_DIR`, `GIT_INDEX_FILE`, … on the line or in the environment, or not known).
+   * Worked out when a Git command first asks.
+   */
+  readonly gitUnsettled: () => boolean;
 }
 
 /**
@@ -287,13 +326,17 @@ export class Guard {
     }
   }
 
-  private checkAt(events: readonly CallEvent[], context: GuardContext, depth: number): GuardFinding[] {
+  /**
+   * The findings against a call's events. `inherited`: for a command line that runs in the shell of
+   * the one it is nested in (a `trap`'s), how that shell reads a variable this line does not set.
+   */
+  private checkAt(events: readonly CallEvent[], context: GuardContext, depth: number, inherited?: Variables): GuardFinding[] {
     const findings: GuardFinding[] = [];
     const notes = context.notes ?? [];
     const shell = events[0];
     const command = shell !== undefined && shellToolNames.includes(shell.action) && typeof shell.args["command"] === "string" ? shell.args["command"] : undefined;
     const line = lineShell(command);
-    const scope = this.scopeOf(events, context, line);
+    const scope = this.scopeOf(events, context, line, inherited);
     const programs = new Programs(line, [this.home, homedir()], events, context.cwd, scope);
     // The directories the commands may run in: a `cd` adds one (the shell may or may not be in it
     // afterwards: a subshell's `cd` ends with the subshell), an unknown one adds "not known".
@@ -307,6 +350,11 @@ export class Guard {
         const unparsed = notes.find((n) => n.code === "T0011");
         if (unparsed !== undefined) found(this.unknown(`its command line does not parse (${unparsed.message.replace(/^.*not a valid shell command line \(|\); it is not grounded$/g, "")}), so what it runs cannot be known`));
         if (notes.some((n) => n.code === "T0014")) found(this.unknown("an argument is too long to be read whole, so what it runs cannot be known"));
+        return;
+      }
+      if (event.action === "unknown_command" && event.args["reason"] === "evaluated_text") {
+        const finding = this.evaluatedText(event.args, context.env);
+        if (finding !== undefined) found(finding);
         return;
       }
       if (event.action === "unknown_command") {
@@ -331,7 +379,7 @@ export class Guard {
       // of its own early on PATH) keeps the model of that one, and is also one the guard cannot follow.
       if (!effects.some((effect) => effect.opaque === true) && !programs.trusted(event, here)) effects.push(opaqueUse(event));
       if (effects.some((effect) => effect.opaque === true) && event.args["program"] !== undefined) opaque = true;
-      for (const finding of this.checkEvent(event, effects, here, scope, depth)) found(finding);
+      for (const finding of this.checkEvent(event, effects, here, scope, depth, context.env)) found(finding);
       if (program === "find") find = findScope(event);
     });
     findings.push(...this.checkLine(command, events, [...cwds], scope, opaque));
@@ -342,27 +390,35 @@ export class Guard {
   }
 
   /** The protected entries of a call, and how its command line's shell reads words. */
-  private scopeOf(events: readonly CallEvent[], context: GuardContext, line: LineShell): Scope {
+  private scopeOf(events: readonly CallEvent[], context: GuardContext, line: LineShell, inherited?: Variables): Scope {
     const entries = this.claudeSettings ? [...this.entries, ...claudeSettingsEntries(context.cwd, this.home)] : this.entries;
-    const env = context.env;
+    const outside = inherited ?? environmentVariables(context.env, line);
+    // Where mktemp makes a file: TMPDIR, or /tmp when the environment is known and does not set it.
+    const tmpdir = line.changes("TMPDIR") || context.env === undefined ? undefined : (context.env["TMPDIR"] ?? "/tmp");
     const words: WordContext = {
       ...(line.changes("HOME") ? {} : { home: this.home }),
       knownPwd: !line.redefinesPwd,
       dotglob: line.dotglob,
       nocaseglob: line.nocaseglob,
-      ...(env !== undefined ? { variable: (name: string) => (line.changes(name) ? undefined : env[name]) } : {}),
+      variable: (name: string) => {
+        const temporary = line.temporaries.get(name);
+        if (temporary !== undefined) return temporary(tmpdir);
+        return line.changes(name) ? undefined : outside(name);
+      },
     };
     const opened = events.flatMap((event) => (event.action === "read" && event.args["redirection"] !== undefined ? strings(event.args["path"]) : []));
     // Where the line may make or move a link (`ln`, `mv`, `cp -a`, extracting an archive), `x/..`
     // may lead elsewhere than the disk says now.
     const links = events.slice(1).flatMap((event) => ownEffects(event).filter((effect) => effect.effect === "link" || effect.effect === "move" || (effect.effect === "write" && (effect.tree || effect.into !== undefined))));
-    if (links.length === 0) return { entries, words, opened };
+    let unsettled: boolean | undefined;
+    const gitUnsettled = () => (unsettled ??= gitMayChange(events, context, line, words));
+    if (links.length === 0) return { entries, words, opened, gitUnsettled };
     const places = links.flatMap((effect) => effect.words.map((word) => ({ word: pathWord(word, context.cwd, { ...words, logical: true }), tree: effect.tree })));
-    return { entries, words: { ...words, linked: (path) => places.some((place) => mayName(place.word, path) || (place.tree && mayHold(place.word, path))) }, opened };
+    return { entries, words: { ...words, linked: (path) => places.some((place) => mayName(place.word, path) || (place.tree && mayHold(place.word, path))) }, opened, gitUnsettled };
   }
 
   /** The findings against one command of the call, given its effects and the directories it may run in. */
-  private checkEvent(event: CallEvent, effects: readonly PathEffect[], here: readonly (string | undefined)[], scope: Scope, depth: number): Omit<GuardFinding, "event">[] {
+  private checkEvent(event: CallEvent, effects: readonly PathEffect[], here: readonly (string | undefined)[], scope: Scope, depth: number, env: GuardContext["env"]): Omit<GuardFinding, "event">[] {
     const findings: Omit<GuardFinding, "event">[] = [];
     const program = programOf(event);
     const itself = vigilInvocation(event) ?? vigilReinstall(event);
@@ -370,7 +426,8 @@ export class Guard {
     const redefined = redefinition(event);
     if (redefined !== undefined) findings.push(this.unknown(`it changes what a command's name runs (${redefined}), so what the line runs cannot be known`));
     for (const effect of effects) {
-      const hit = here.map((cwd) => this.hit(effect, cwd, scope)).find((entry) => entry !== undefined);
+      // What Git leaves alone (`git clean` and untracked or ignored files, …) is spared.
+      const hit = here.map((cwd) => this.hit(effect, cwd, scope, gitSpares(event, cwd, scope))).find((entry) => entry !== undefined);
       if (hit !== undefined) findings.push({ guard: "protected_path", response: "block", path: hit.path, what: hit.what, effect: effect.effect, message: describeHit(event, effect, hit) });
     }
     const opaque = effects.some((effect) => effect.opaque === true);
@@ -382,6 +439,12 @@ export class Guard {
     for (const script of optionCommands(event)) {
       const refused = this.checkCommandText(script, runsIn, depth);
       if (refused !== undefined) findings.push({ ...refused, message: `\`${program}\` runs \`${script.slice(0, 120)}\`: ${refused.message}` });
+    }
+    // `trap 'CMD' EXIT`: the shell runs CMD later, itself, with the line's variables.
+    const trapped = trapCommand(event);
+    if (trapped !== undefined) {
+      const refused = this.checkCommandText(trapped, runsIn, depth, false, { variables: scope.words.variable ?? (() => undefined), ...(env !== undefined ? { env } : {}) });
+      if (refused !== undefined) findings.push({ ...refused, message: `\`trap\` runs \`${trapped.slice(0, 120)}\`: ${refused.message}` });
     }
     // A sed script may run a command (`1e CMD`), and the strings in the code of a program the
     // guard cannot follow may be paths (`glob('.v*')`) or commands (`system("rm -rf .v*")`).
@@ -426,11 +489,43 @@ export class Guard {
   }
 
   /**
+   * The finding against text the shell evaluates as code (grounding's `evaluated_text`: `$((x))`,
+   * `${x@P}`, `set -x` with PS4, …), if any. When only the environment's values of some variables
+   * decide it, the environment the call's shell starts with settles it: a variable it does not hold
+   * is unset there (evaluated, it is empty: 0, no prompt), one it holds must be harmless where it is
+   * evaluated (a whole number in arithmetic, a name as a reference, no substitution in a prompt).
+   */
+  private evaluatedText(args: CallEvent["args"], env: GuardContext["env"]): Omit<GuardFinding, "event"> | undefined {
+    const text = typeof args["text"] === "string" ? args["text"].slice(0, 120) : "";
+    const by = typeof args["by"] === "string" ? args["by"] : "the shell";
+    const environment = args["environment"];
+    const intro = `Bash evaluates text as code in \`${text}\` (${by}), which may run a command the line does not show`;
+    if (typeof args["why"] === "string" || !isJsonObject(environment)) {
+      return this.unknown(`${intro}: ${typeof args["why"] === "string" ? args["why"] : "what it evaluates is not known"}`);
+    }
+    const names = Object.entries(environment).filter((entry): entry is [string, EvaluatedAs] => entry[1] === "arithmetic" || entry[1] === "reference" || entry[1] === "prompt");
+    if (env === undefined) return this.unknown(`${intro}: the value of ${names.map(([name]) => `\`${name}\``).join(", ")} comes from the shell's environment, which is not known here`);
+    const harmful = names.filter(([name, as]) => {
+      const value = env[name];
+      return value !== undefined && !evaluatedValueSafe(as, value);
+    });
+    if (harmful.length === 0 && names.length === Object.keys(environment).length) return undefined;
+    const described = harmful.map(([name, as]) => `\`${name}\` is \`${(env[name] ?? "").slice(0, 60)}\` in the shell's environment, not ${as === "arithmetic" ? "a whole number" : as === "reference" ? "a variable's name" : "a prompt without substitutions"}`);
+    return this.unknown(`${intro}: ${described.length > 0 ? described.join("; ") : "what it evaluates is not known"}`);
+  }
+
+  /**
    * The first finding against a command line an option runs, if any. `lenient`: the text may not be
    * a command at all (a string in a program's code, a sed script), so what cannot be known of it
    * is not held against it; only what it would do to a protected path or to Vigil is.
    */
-  private checkCommandText(script: string, cwd: string | undefined, depth: number, lenient = false): Omit<GuardFinding, "event"> | undefined {
+  private checkCommandText(
+    script: string,
+    cwd: string | undefined,
+    depth: number,
+    lenient = false,
+    shell?: { readonly variables: Variables; readonly env?: GuardContext["env"] },
+  ): Omit<GuardFinding, "event"> | undefined {
     if (depth >= MAXIMUM_OPTION_DEPTH) return lenient ? undefined : this.unknown("a command given to an option of a command given to an option is not followed");
     // `git -c alias.x='!rm …'`, `--checkpoint-action=exec=CMD`: the command follows a key and `=`, or a `!`.
     const candidates = [script, script.replace(/^[^=\s]*=/, "").replace(/^exec=/, "").replace(/^!/, "")];
@@ -444,15 +539,16 @@ export class Guard {
       }
       // A value that is not a command line (a name with a quote in it) runs nothing the shell would run.
       if (read.notes.some((note) => note.code === "T0011")) continue;
-      const refused = this.checkAt(read.events, { ...(cwd !== undefined ? { cwd } : {}), notes: read.notes }, depth + 1).filter((finding) => !lenient || finding.guard !== "unknown_command");
+      const context: GuardContext = { ...(cwd !== undefined ? { cwd } : {}), notes: read.notes, ...(shell?.env !== undefined ? { env: shell.env } : {}) };
+      const refused = this.checkAt(read.events, context, depth + 1, shell?.variables).filter((finding) => !lenient || finding.guard !== "unknown_command");
       if (refused[0] !== undefined) return refused[0];
     }
     return undefined;
   }
 
   /** The protected entry an effect may reach from `cwd`, if any. */
-  private hit(effect: PathEffect, cwd: string | undefined, scope: Scope): ProtectedPath | undefined {
-    const entries = scope.entries;
+  private hit(effect: PathEffect, cwd: string | undefined, scope: Scope, spare?: (entry: ProtectedPath) => boolean): ProtectedPath | undefined {
+    const entries = spare === undefined ? scope.entries : scope.entries.filter((entry) => !spare(entry));
     for (const word of effect.words) {
       const path = pathWord(word, cwd, scope.words);
       // A program the guard has no model of, given nothing but a variable the line does not set
@@ -522,6 +618,190 @@ function directoryFiles(directory: string): string[] {
   }
 }
 
+/** How a shell reads a variable a command line does not set: its value, the paths it may be (as tokens), or undefined when not known. */
+type Variables = (name: string) => string | readonly PathToken[] | undefined;
+
+/**
+ * The variables of the shell's environment, as far as it is known: a value is its text, unless
+ * the shell would split it into several words (it holds a character of IFS: the environment's, or
+ * space, tab and line break; or the line changes IFS), which the guard does not follow.
+ */
+function environmentVariables(env: GuardContext["env"], line: LineShell): Variables {
+  if (env === undefined) return () => undefined;
+  const separators = env["IFS"] ?? " \t\n";
+  return (name) => {
+    const value = env[name];
+    if (value === undefined) return undefined;
+    // Only inside double quotes (`"$DIR"`) is a value one word whatever it holds.
+    // Split where IFS says: the environment's (or space, tab and line break), or, when the line sets it, anywhere.
+    const split = line.unquoted === undefined || line.unquoted.has(name);
+    if (split && (line.changes("IFS") || [...separators].some((separator) => value.includes(separator)))) return undefined;
+    return value;
+  };
+}
+
+/**
+ * The variables a command line expands outside double quotes (`$X`, `${X}`; inside `$(…)`,
+ * backquotes and arithmetic too), where the shell splits their values into words; undefined when
+ * the line is not read so simply (a `case`, parentheses that do not pair).
+ */
+function unquotedVariables(command: string): Set<string> | undefined {
+  if (/\bcase\b/.test(command)) return undefined;
+  const found = new Set<string>();
+  // Each frame: whether it is inside double quotes, and, for `$(`, the parentheses open in it.
+  const frames: { quoted: boolean; parentheses: number; closer: ")" | "`" | undefined }[] = [{ quoted: false, parentheses: 0, closer: undefined }];
+  for (let index = 0; index < command.length; index++) {
+    const frame = frames[frames.length - 1]!;
+    const char = command[index]!;
+    if (char === "\\") {
+      index++;
+      continue;
+    }
+    if (!frame.quoted && char === "'") {
+      const ansi = command[index - 1] === "$";
+      for (index++; index < command.length && command[index] !== "'"; index++) if (ansi && command[index] === "\\") index++;
+      continue;
+    }
+    if (char === '"') {
+      if (frame.quoted) frames.pop();
+      else frames.push({ quoted: true, parentheses: 0, closer: undefined });
+      continue;
+    }
+    if (char === "`") {
+      if (frame.closer === "`") frames.pop();
+      else frames.push({ quoted: false, parentheses: 0, closer: "`" });
+      continue;
+    }
+    if (char === "$" && command[index + 1] === "(") {
+      frames.push({ quoted: false, parentheses: 0, closer: ")" });
+      index++;
+      continue;
+    }
+    if (char === "$") {
+      const name = /^\{?([A-Za-z_][A-Za-z0-9_]*)/.exec(command.slice(index + 1));
+      if (name !== null && !frame.quoted) found.add(name[1]!);
+      continue;
+    }
+    if (!frame.quoted && char === "(") frame.parentheses++;
+    if (!frame.quoted && char === ")") {
+      if (frame.parentheses > 0) frame.parentheses--;
+      else if (frame.closer === ")") frames.pop();
+      else return undefined;
+    }
+    if (frames.length === 0) return undefined;
+  }
+  return frames.length === 1 ? found : undefined;
+}
+
+/**
+ * The command line `trap` is given to run later (`trap 'rm -f "$tmp"' EXIT`), or undefined: with a
+ * single operand, `-` or an empty one, it resets or ignores signals; `-p` and `-l` print.
+ */
+function trapCommand(event: CallEvent): string | undefined {
+  if (programOf(event) !== "trap") return undefined;
+  const operands = positionalsOf(event.args);
+  if (operands.length < 2 || operands[0] === "-" || operands[0]!.trim() === "") return undefined;
+  return operands[0];
+}
+
+/** Variables that point Git at another repository, index or configuration than its files in the working tree say. */
+const GIT_ENVIRONMENT = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_NAMESPACE"];
+
+/** Git commands that change which files the index tracks, or Git's configuration, other than from history. */
+const GIT_INDEX_CHANGES = new Set(["git rm", "git update-index", "git read-tree", "git config", "git sparse-checkout", "git submodule", "git worktree", "git init", "git clone"]);
+
+/** See {@link Scope.gitUnsettled}. */
+function gitMayChange(events: readonly CallEvent[], context: GuardContext, line: LineShell, words: WordContext): boolean {
+  const env = context.env;
+  if (env === undefined || GIT_ENVIRONMENT.some((name) => line.changes(name) || env[name] !== undefined)) return true;
+  return events.slice(1).some((event) => {
+    if (GIT_INDEX_CHANGES.has(event.action)) return true;
+    return ownEffects(event).some(
+      (effect) =>
+        effect.effect !== "read" &&
+        effect.effect !== "use" &&
+        effect.words.some((word) => {
+          const path = pathWord(word, context.cwd, words);
+          const exact = exactPath(path);
+          // A pattern or an expansion may be a `.gitignore`, unless it cannot hold `.git`.
+          if (exact === undefined) return path.tokens.some((token) => token.kind === "any" || (token.kind === "text" && token.text.includes(".git")));
+          return /(^|\/)\.git(ignore)?(\/|$)/.test(exact) || /(^|\/)\.git\//.test(path.real ?? "");
+        }),
+    );
+  });
+}
+
+/**
+ * What of the protected paths a Git command that deletes or rewrites a tree leaves alone, read
+ * from the repository the command runs in, or undefined when nothing is known to be spared:
+ *
+ * - `git clean` deletes untracked files that are not ignored; `-x` ignored ones too, `-X` only
+ *   those: a file the index tracks is spared, and, without `-x` or `-X`, a file or directory the
+ *   repository's ignore rules ignore (`.vigil/` in `.gitignore`). `git stash -u` (`--all`) takes
+ *   away untracked files as `git clean -d` (`-x`) deletes them.
+ * - `git checkout -- PATH` and `git restore PATH` rewrite tracked files that changed from the
+ *   index: a path with no tracked file at or under it, or none that changed since the index saw
+ *   it, is spared. From a commit (`git checkout main -- .`, `--source`), nothing is.
+ *
+ * Everything outside the repository's working tree is spared. Nothing is when there is no
+ * repository to read (Git may be pointed at one: see {@link Scope.gitUnsettled}), or the line may
+ * change what Git tracks or ignores.
+ */
+function gitSpares(event: CallEvent, cwd: string | undefined, scope: Scope): ((entry: ProtectedPath) => boolean) | undefined {
+  const action = event.action;
+  if (!["git clean", "git checkout", "git restore", "git stash"].includes(action) || cwd === undefined || scope.gitUnsettled()) return undefined;
+  const a = event.args;
+  if (["config", "git_dir", "work_tree", "namespace", "exec_path"].some((key) => a[key] !== undefined)) return undefined;
+  const repository = gitRepository(cwd);
+  if (repository === undefined) return undefined;
+  const config = readRepositoryConfig(repository);
+  if (/^\s*worktree\s*=/im.test(config)) return undefined;
+  const index = gitTrackedPaths(repository);
+  const outside = (entry: ProtectedPath) => !entry.path.startsWith(`${repository.root}/`);
+  const isTracked = (entry: ProtectedPath) => index !== undefined && entry.tree !== true && gitTrackedAt(index, entry.path, false).length > 0;
+  if (action === "git clean" || action === "git stash") {
+    const all = action === "git clean" ? a["x"] === true : a["all"] === true || a["a"] === true;
+    const onlyIgnored = action === "git clean" && (a["X"] !== undefined || a["strategy_option"] !== undefined);
+    // What does not exist is not deleted (Claude Code's settings of a directory that has none).
+    return (entry) => outside(entry) || !exists(entry.path) || isTracked(entry) || (!all && !onlyIgnored && gitIgnores(repository, entry.path, entry.tree === true || isDirectory(entry.path)));
+  }
+  // `git checkout` and `git restore`: from the index, unless a commit is named.
+  if (action === "git restore" && ["source", "s", "staged", "S"].some((key) => a[key] !== undefined)) return undefined;
+  const words = [...strings(a["target"]), ...positionalsOf(a)];
+  if (words.some((word) => gitMayBeRevision(repository, word))) return undefined;
+  if (index === undefined) return (entry) => outside(entry);
+  // A tracked file as the index has it is rewritten with what it holds: left as it is.
+  return (entry) => outside(entry) || gitTrackedAt(index, entry.path, entry.tree === true).every((path) => gitUnchanged(index, path));
+}
+
+function readRepositoryConfig(repository: GitRepository): string {
+  spend(LOOKUP_UNITS);
+  try {
+    return readFileSync(join(repository.commonDir, "config"), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function exists(path: string): boolean {
+  spend(LOOKUP_UNITS);
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  spend(LOOKUP_UNITS);
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * What a command line may change of how its shell reads words, as far as the line shows it (quotes
  * and backslashes do not hide a name from this, and ANSI-C quoting `$'…'` may hide any: then
@@ -544,16 +824,26 @@ interface LineShell {
    * parentheses, a pipe, backquotes or a `&`. Without, a `cd` moves the shell for what follows.
    */
   readonly subshells: boolean;
+  /**
+   * Variables the line sets only to a new temporary file's name (`tmp=$(mktemp)`, `d=$(mktemp -d)`):
+   * the paths the name may be, given how the shell reads the variables the line does not set.
+   */
+  readonly temporaries: ReadonlyMap<string, (tmpdir: string | undefined) => readonly PathToken[] | undefined>;
+  /** The variables the line expands outside double quotes, whose values the shell splits; undefined when not known. */
+  readonly unquoted: ReadonlySet<string> | undefined;
 }
 
 function lineShell(command: string | undefined): LineShell {
   const environmentCdpath = (process.env["CDPATH"] ?? "") !== "";
-  if (command === undefined) return { changes: () => false, redefinesPwd: false, dotglob: false, nocaseglob: false, cdpath: environmentCdpath, physical: false, subshells: false };
+  if (command === undefined) return { changes: () => false, redefinesPwd: false, dotglob: false, nocaseglob: false, cdpath: environmentCdpath, physical: false, subshells: false, temporaries: new Map(), unquoted: new Set() };
   const hidden = command.includes("$'");
   const plain = command.replace(/['"\\]/g, "");
-  const changes = (name: string) => hidden || new RegExp(`\\b${name}\\b`).test(plain.replace(new RegExp(`\\$\\{?${name}\\b`, "g"), ""));
+  const mentions = (text: string, name: string) => new RegExp(`\\b${name}\\b`).test(text.replace(new RegExp(`\\$\\{?${name}\\b`, "g"), ""));
+  const changes = (name: string) => hidden || mentions(plain, name);
   return {
     changes,
+    temporaries: hidden ? new Map() : temporaryVariables(command, changes, mentions),
+    unquoted: hidden ? undefined : unquotedVariables(command),
     redefinesPwd: changes("PWD") || /\bpwd\s*\(\s*\)|\bfunction\s+pwd\b|\balias\b[^;&|]*\bpwd=/.test(plain),
     dotglob: hidden || /\b(dotglob|GLOBIGNORE)\b/.test(plain),
     nocaseglob: hidden || /\bnocaseglob\b/.test(plain),
@@ -561,6 +851,74 @@ function lineShell(command: string | undefined): LineShell {
     physical: hidden || /\bset\s+-[A-Za-z]*P|\bphysical\b/.test(plain),
     // `||` and `&&` do not make subshells; a lone `|` or `&` does.
     subshells: hidden || /[()`]/.test(command) || /(^|[^|])\|([^|]|$)/.test(command) || /(^|[^&])&([^&>]|$)/.test(command),
+  };
+}
+
+/**
+ * `NAME=$(mktemp …)` (also after `local`, `export`, `declare`, `readonly`, and with backquotes or
+ * double quotes): the variable holds the name of a file or directory mktemp has just made, with
+ * random letters in it, so it is no protected path (deleting or writing it is ordinary work), unless
+ * `..` climbs out of it. Only a variable the line sets in no other way, and a mktemp given only
+ * options whose meaning is known and a template without a slash, are taken so.
+ */
+const MKTEMP = /(?:^|[\s;&|({])(?:(?:local|export|readonly|declare|typeset)(?:\s+-[A-Za-z]+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)(?:\$\(\s*mktemp((?:[ \t]+[^\s)$`;|&<>'"\\]+)*)\s*\)|`\s*mktemp((?:[ \t]+[^\s$`;|&<>'"\\]+)*)\s*`)\2(?=$|[\s;&|)])/g;
+
+function temporaryVariables(command: string, changes: (name: string) => boolean, mentions: (text: string, name: string) => boolean): Map<string, (tmpdir: string | undefined) => readonly PathToken[] | undefined> {
+  const found = new Map<string, (tmpdir: string | undefined) => readonly PathToken[] | undefined>();
+  const matches = [...command.matchAll(MKTEMP)];
+  for (const match of matches) {
+    const name = match[1]!;
+    if (found.has(name)) continue;
+    const words = (match[3] ?? match[4] ?? "").trim().split(/[ \t]+/).filter((word) => word !== "");
+    const made = mktempPath(words);
+    if (made === undefined) continue;
+    // Set in no other way: without the mktemp assignments, the line only expands it (an option
+    // `-f` is not the variable `f`).
+    const rest = matches.filter((other) => other[1] === name).reduceRight((text, other) => text.slice(0, other.index) + " " + text.slice(other.index + other[0].length), command);
+    if (mentions(rest.replace(/['"\\]/g, "").replace(new RegExp(`(^|\\s)-+[A-Za-z0-9_]*\\b`, "g"), " "), name)) continue;
+    found.set(name, made);
+  }
+  return found;
+}
+
+/**
+ * The paths `mktemp WORDS` makes, given the temporary directory (TMPDIR; undefined when not known):
+ * in `-p DIR` (`--tmpdir=DIR`), in the temporary directory without a template or with `-t`, and
+ * otherwise in the working directory; named by the template with its Xs random, or `tmp.` and
+ * random letters. Undefined for an option or template it does not know.
+ */
+function mktempPath(words: readonly string[]): ((tmpdir: string | undefined) => readonly PathToken[] | undefined) | undefined {
+  let directory: string | undefined;
+  let inTemporary = false;
+  let template: string | undefined;
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index]!;
+    if (/^-[dqu]+$/.test(word) || ["--directory", "--quiet", "--dry-run"].includes(word)) continue;
+    if (word === "-t" || word === "--tmpdir") inTemporary = true;
+    else if (word === "-p" && words[index + 1] !== undefined) directory = words[++index];
+    else if (word.startsWith("--tmpdir=")) directory = word.slice("--tmpdir=".length);
+    else if (!word.startsWith("-") && template === undefined && !word.includes("/")) template = word;
+    else return undefined;
+  }
+  if (directory !== undefined && (directory === "" || /[~*?[{]/.test(directory))) return undefined;
+  const random: PathToken[] = [{ kind: "one" }, { kind: "one" }, { kind: "one" }];
+  // A template's trailing Xs are random letters; without one, `tmp.` and at least six (GNU: ten, BSD: eight).
+  const xs = template !== undefined ? (/X{3,}$/.exec(template)?.[0].length ?? 0) : 0;
+  const name: PathToken[] =
+    template === undefined
+      ? [{ kind: "text", text: "tmp." }, ...random, ...random, { kind: "star" }]
+      : xs > 0
+        ? [...(xs < template.length ? [{ kind: "text" as const, text: template.slice(0, -xs) }] : []), ...Array.from({ length: xs }, (): PathToken => ({ kind: "one" }))]
+        : // BSD's `-t PREFIX`: PREFIX, a dot and random letters.
+          inTemporary
+          ? [{ kind: "text", text: `${template}.` }, ...random, ...random, { kind: "star" }]
+          : [];
+  if (name.length === 0) return undefined;
+  const inWorkingDirectory = directory === undefined && template !== undefined && !inTemporary;
+  return (tmpdir) => {
+    const base = directory !== undefined ? directory.replace(/\/+$/, "") : inWorkingDirectory ? "." : tmpdir?.replace(/\/+$/, "");
+    if (base === undefined || /[*?[\]{}$`]/.test(base)) return undefined;
+    return [{ kind: "text", text: `${base}/` }, ...name];
   };
 }
 
@@ -622,7 +980,7 @@ const READ_ONLY = new Set([
  */
 const NO_FILES = new Set([
   "cd", "pushd", "popd", "dirs", "exit", "return", "set", "shopt", "export", "unset", "local", "declare", "typeset", "readonly",
-  "shift", "wait", "break", "continue", ":", "sleep", "umask", "ulimit", "hash", "times",
+  "shift", "wait", "break", "continue", ":", "sleep", "umask", "ulimit", "hash", "times", "trap",
   "echo", "printf", "pwd", "which", "type", "command", "test", "[", "true", "false", "date", "basename", "dirname", "realpath", "readlink",
   "stat", "ls", "du", "df", "tree", "read",
 ]);
@@ -799,9 +1157,12 @@ function ownEffects(event: CallEvent): PathEffect[] {
         ...(writes ? [e("write", all("path"))] : []),
       ];
     }
-    case "git clean":
+    case "git clean": {
       if (flag("n", "dry_run")) return [];
-      return [e("delete", all("target", "arg1").length > 0 ? all("target", "arg1") : ["."], true)];
+      // Its paths limit it (`git clean -fd build`); `-e PATTERN`, taken as one of them, only adds to what is checked.
+      const paths = [...all("target", "exclude", "e"), ...positionals()];
+      return [e("delete", paths.length > 0 ? paths : ["."], true)];
+    }
     case "git rm":
       // `--cached` removes from the index only.
       return flag("cached") ? [] : [e("delete", all("path"), recursive)];

@@ -20,6 +20,8 @@ export type { ToolSpec } from "./grounding/catalog.js";
 export { toolCatalog } from "./grounding/catalog.js";
 export type { DirectoryStep, LineNode, LineOptions, ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/shell.js";
 export { parseCommandLine } from "./grounding/shell.js";
+export type { EvaluatedAs, EvaluatedText } from "./grounding/evaluated.js";
+export { evaluatedValueSafe } from "./grounding/evaluated.js";
 export { signatureFromToolSchemas } from "./schema-signature.js";
 export type { TextOrigin } from "./formats/lines.js";
 export type { ReadRunFileResult, RecordingRun, RunFile } from "./read-run-file.js";

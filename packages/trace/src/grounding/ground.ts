@@ -2,6 +2,7 @@ import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import type { EventStatus, TraceEvent } from "../event.js";
 import type { JsonValue } from "../value.js";
 import { toolCatalog, type ToolSpec } from "./catalog.js";
+import type { EvaluatedText } from "./evaluated.js";
 import { parseCommandLine, type DirectoryStep, type LineNode, type ParsedCommandLine, type Redirection, type SimpleCommand } from "./shell.js";
 
 /**
@@ -98,6 +99,8 @@ interface LinePieces {
   readonly commands: readonly CommandPieces[];
   readonly structure?: LineNode;
   readonly pipefail?: boolean;
+  /** What the line has the shell evaluate as code that is not known to be harmless (`$((x))` of a value from outside). */
+  readonly evaluated?: readonly GroundedCommand[];
 }
 
 /** What is known of a line's run: its exit status, and the programs the output shows were not found. */
@@ -110,7 +113,7 @@ interface LineRun {
 const noRun: LineRun = { notFound: new Set(), ran: false };
 
 function groundLine(
-  line: { readonly commands: readonly SimpleCommand[]; readonly structure?: LineNode; readonly pipefail?: true; readonly cdpath?: true },
+  line: { readonly commands: readonly SimpleCommand[]; readonly structure?: LineNode; readonly pipefail?: true; readonly cdpath?: true; readonly evaluated?: readonly EvaluatedText[] },
   catalog: Readonly<Record<string, ToolSpec>>,
   depth: number,
   lineContext: GroundingContext,
@@ -126,7 +129,35 @@ function groundLine(
     own.push(grounded.call);
     commands.push(grounded.pieces);
   }
-  return { commands, ...(line.structure !== undefined ? { structure: line.structure } : {}), ...(line.pipefail === true ? { pipefail: true } : {}) };
+  const evaluated = (line.evaluated ?? []).map((text) => evaluatedTextEvent(text, depth));
+  return {
+    commands,
+    ...(line.structure !== undefined ? { structure: line.structure } : {}),
+    ...(line.pipefail === true ? { pipefail: true } : {}),
+    ...(evaluated.length > 0 ? { evaluated } : {}),
+  };
+}
+
+/**
+ * An `unknown_command` event (reason `evaluated_text`) for text the shell evaluates as code that the
+ * line does not show to be harmless: `by` is the construct, `text` it as written, and `environment`
+ * the variables whose value in the shell's environment alone decides it (each with how it is
+ * evaluated: see `evaluatedValueSafe`). A script nested in the line (`bash -c '…'`) starts from the
+ * line's variables, not the environment: there, nothing decides it.
+ */
+function evaluatedTextEvent(text: EvaluatedText, depth: number): GroundedCommand {
+  const nested = depth > 0 && text.environment !== undefined;
+  const why = text.why ?? (nested ? "a script the line runs starts from the line's own variables" : undefined);
+  return {
+    action: unknownCommandAction,
+    args: {
+      reason: "evaluated_text",
+      by: text.by,
+      text: text.text,
+      ...(why !== undefined ? { why } : {}),
+      ...(text.environment !== undefined && !nested ? { environment: { ...text.environment } } : {}),
+    },
+  };
 }
 
 /** The working directory of a command of a line that starts in `start`: undefined when not known. */
@@ -260,13 +291,19 @@ function groundCallEvents(
   if (code !== undefined && known !== undefined && !code.unless.some((role) => call.command.args[role] !== undefined && call.command.args[role] !== "-")) {
     call = { ...call, command: withArgs(call.command, { [code.role]: known.text }) };
   }
-  const scriptText = scriptRole !== undefined ? call.command.args[scriptRole] : undefined;
+  let scriptText = scriptRole !== undefined ? call.command.args[scriptRole] : undefined;
   if (typeof scriptText === "string") {
     if (scriptExpanded) unknown.push(unknownCommand("dynamic_script", call.command, scriptText));
   } else {
     scriptRole = undefined;
     const file = script?.fromFile !== undefined ? call.command.args[script.fromFile] : undefined;
     if (typeof file === "string" && call.expandedRoles.has(script!.fromFile!)) unknown.push(unknownCommand("dynamic_script", call.command, file));
+    else if (typeof file === "string" && STANDARD_INPUT_FILE.test(file)) {
+      // `source /dev/stdin <<'EOF'`: the script is standard input, known or not.
+      if (known !== undefined && !known.expanded) scriptText = known.text;
+      else if (known === undefined && input?.command.readsPipe === true) unknown.push(unknownCommand("piped_script", call.command, file, producer !== undefined ? { piped_from: producer.command.action } : {}));
+      else unknown.push(unknownCommand("dynamic_script", call.command, file));
+    }
   }
   // Where the program works: the line's directory, or the one a wrapper or an option names.
   let cwd = context.cwd;
@@ -339,7 +376,8 @@ function withArgs(command: GroundedCommand, args: Record<string, JsonValue>): Gr
  * command's name is an expansion), `dynamic_script` (the script a program runs, or its file, is
  * expanded text or arguments from standard input), `piped_script` (a shell runs what a program
  * pipes into it), `too_deep` (a script nested beyond the depth grounded), `too_complex` (a line that
- * nests or chains beyond what is parsed). `by` is the program
+ * nests or chains beyond what is parsed), `evaluated_text` (text the shell evaluates as code, see
+ * {@link evaluatedTextEvent}). `by` is the program
  * that runs the script, and `text` what is known of it, as written.
  */
 function unknownCommand(reason: string, by: GroundedCommand, text?: string, extra: Record<string, JsonValue> = {}): GroundedCommand {
@@ -413,6 +451,9 @@ function fileReads(command: GroundedCommand, spec: ToolSpec | undefined, skip: s
   return reads;
 }
 
+/** A script file that is the program's standard input (`source /dev/stdin`, `bash /dev/fd/0`). */
+const STANDARD_INPUT_FILE = /^\/(dev\/stdin|dev\/fd\/0|proc\/[^/]+\/fd\/0)$/;
+
 /** `bash -c "bash -c …"` is grounded this many levels deep. */
 const maximumScriptDepth = 4;
 
@@ -462,6 +503,7 @@ function emitLine(line: LinePieces, status: EventStatus | undefined, run: LineRu
     const known = solved.notRun.has(index) ? undefined : solved.statuses.has(index) ? solved.statuses.get(index) : evidence(pieces, run);
     events.push(...emitCommand(pieces, known, run, output && run.ran && solved.final === index));
   });
+  events.push(...(line.evaluated ?? []));
   return events;
 }
 

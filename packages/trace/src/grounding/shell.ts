@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import type MvdanSh from "mvdan-sh";
+import { EvaluationCollector, type EvaluatedText } from "./evaluated.js";
 
 /**
  * Shell command lines as data, parsed with mvdan/sh (a complete POSIX/Bash parser): every simple
@@ -73,6 +74,11 @@ export type ParsedCommandLine =
       readonly changesDirectory?: true;
       /** `cd NAME` may search CDPATH (the line mentions it, or the shell's environment has it). */
       readonly cdpath?: true;
+      /**
+       * Where the line has Bash evaluate text as code (an arithmetic expression, a prompt string, a
+       * variable's name, a callback) that is not known from the line to be harmless (see evaluated.ts).
+       */
+      readonly evaluated?: readonly EvaluatedText[];
     }
   /** `tooComplex`: the line may be valid, but it nests or chains beyond what is parsed (see {@link lineComplexity}). */
   | { readonly ok: false; readonly message: string; readonly tooComplex?: true };
@@ -221,10 +227,12 @@ function parseWithinBounds(source: string, options: LineOptions): ParsedCommandL
   const compoundAt = new Map<number, number>();
   const pipes: BinaryCmd[] = [];
   const variables: ShellVariables = new Map();
+  const evaluations = new EvaluationCollector(source, syntax);
   syntax.Walk(file, (node) => {
     if (node === null) return true;
     // NodeType is a costly call through the library's wrappers: once per node.
     const type = syntax.NodeType(node);
+    evaluations.visit(node, type);
     if (type === "BinaryCmd") {
       const binary = node as unknown as BinaryCmd;
       // The operator is read at its own position: the text between the two sides also holds a
@@ -296,10 +304,12 @@ function parseWithinBounds(source: string, options: LineOptions): ParsedCommandL
   for (let index = 0; index < commands.length; index++) commands[index] = { ...commands[index]!, directoryUnknown: true };
   const walk = new LineWalk(source, commands, indexAt, compoundAt, options.cdpath === true);
   const structure = walk.file(file as unknown as { Stmts: Stmt[] });
+  const evaluated = evaluations.results();
   return {
     ok: true,
     commands,
     structure,
+    ...(evaluated.length > 0 ? { evaluated } : {}),
     ...(/pipefail/.test(source) ? { pipefail: true as const } : {}),
     ...(walk.changesDirectory ? { changesDirectory: true as const } : {}),
     ...(walk.cdpath ? { cdpath: true as const } : {}),
