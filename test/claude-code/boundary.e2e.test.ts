@@ -1,13 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, vigilc } from "../../packages/cli/test/support/run-vigilc.js";
-import { freePort } from "../support/ports.js";
-import { ScriptedAgent, type ToolStep } from "../support/scripted-agent.js";
+import { vigilc } from "../../packages/cli/test/support/run-vigilc.js";
+import { auditKey, codingPolicy, root, startBoundarySession, type BoundaryContext, type BoundarySession } from "../support/claude-boundary.js";
+import type { ToolStep } from "../support/scripted-agent.js";
 
 /**
  * The boundary, proved with the real host: the real Claude Code binary (from the development
@@ -21,31 +18,23 @@ import { ScriptedAgent, type ToolStep } from "../support/scripted-agent.js";
  * (`--allow-loopback`): had any exfiltration got through, this server would have received it.
  */
 
-const root = resolve(import.meta.dirname, "..", "..");
-const claude = join(root, "node_modules", ".bin", "claude");
-const codingPolicy = join(root, "examples", "coding-agent", "coding-agent.vigil");
 /** A file of Vigil's own code that the hook loads on every call. */
 const vigilModule = join(root, "packages", "runtime", "dist", "enforcer.js");
 
-let scratch = "";
+let session: BoundarySession;
 let project = "";
-let home = "";
-let outside: Server;
 let outsidePort = 0;
-const received: string[] = [];
-let egress: ChildProcess | undefined;
-let agent: ScriptedAgent;
+let egressPorts = { http: 0, socks: 0 };
+let received: readonly string[] = [];
 let transcript = "";
 let sessionCode: number | null = null;
-const egressPorts = { http: 0, socks: 0 };
 
 /** What the agent does, in order: each step's result is read by the test below. */
-function steps(): ToolStep[] {
+function steps({ project, home, target }: BoundaryContext): ToolStep[] {
   const bash = (command: string): ToolStep => ({ tool: "Bash", input: { command, description: "step" } });
   // The sandbox's proxy settings skip loopback; these commands send their traffic to the proxy anyway,
   // as a program bent on reaching the loopback server would.
   const viaProxy = "export no_proxy= NO_PROXY=;";
-  const target = `http://127.0.0.1:${outsidePort}`;
   return [
     /* 0 ordinary work */ bash("echo hello > out.txt && cat out.txt && ls && mkdir -p build && rm -rf build && git -C repo status --short && git -C repo log --oneline | wc -l && echo ordinary-done"),
     /* 1 allowed egress */ bash(`curl -sS --noproxy '' ${target}/ok`),
@@ -71,79 +60,15 @@ function steps(): ToolStep[] {
 }
 
 beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), "vigil-boundary-"));
-  project = join(scratch, "project");
-  home = join(scratch, "home");
-  mkdirSync(join(project, ".claude"), { recursive: true });
-  mkdirSync(join(project, ".vigil"), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  copyFileSync(codingPolicy, join(project, ".claude", "policy.vigil"));
-  writeFileSync(join(project, ".env"), "API_TOKEN=s3cr3t-value\n");
-  writeFileSync(join(project, "notes.txt"), "meeting notes\n");
-  // A repository with one commit, made by the user before the session.
-  execFileSync("git", ["init", "-q", join(project, "repo")]);
-  execFileSync("git", ["-C", join(project, "repo"), "-c", "user.email=u@example.com", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "start"]);
-  writeFileSync(join(project, ".vigil", "audit.key"), "an-audit-key-the-agent-never-sees-0123456789\n", { mode: 0o600 });
-
-  outside = createServer((request, response) => {
-    received.push(request.url ?? "");
-    request.resume();
-    response.end("upstream ok\n");
-  });
-  await new Promise<void>((done) => outside.listen(0, "127.0.0.1", done));
-  outsidePort = (outside.address() as { port: number }).port;
-  egressPorts.http = await freePort();
-  egressPorts.socks = await freePort();
-
-  const env = { HOME: home, CLAUDE_PROJECT_DIR: project };
-  const installed = await vigilc(
-    ["hook", "claude-code", "--install", "--policy", ".claude/policy.vigil", "--audit-key-file", ".vigil/audit.key", "--egress", `${egressPorts.http}:${egressPorts.socks}`],
-    { cwd: project, env },
-  );
-  expect(installed.stderr).toBe("");
-  expect(installed.code).toBe(0);
-
-  // The proxy, started here to let it reach the loopback server; the session's SessionStart hook finds it running.
-  egress = spawn(
-    process.execPath,
-    [cli, "egress", "--policy", ".claude/policy.vigil", "--audit-key-file", ".vigil/audit.key", "--http-port", String(egressPorts.http), "--socks-port", String(egressPorts.socks), "--allow-loopback", String(outsidePort)],
-    { cwd: project, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  await new Promise<void>((done, fail) => {
-    egress!.stdout!.once("data", () => done());
-    egress!.once("exit", (code) => fail(new Error(`vigilc egress exited with ${String(code)}`)));
-  });
-
-  agent = await ScriptedAgent.start(steps());
-  const session = spawn(
-    claude,
-    ["-p", "Do the task.", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash", "Read", "Write"],
-    {
-      cwd: project,
-      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, ANTHROPIC_BASE_URL: agent.url, ANTHROPIC_API_KEY: "scripted", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stdout = "";
-  let stderr = "";
-  session.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  session.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  // A bound on a hang, not a budget: the session normally ends in seconds.
-  const limit = setTimeout(() => session.kill("SIGKILL"), 300_000);
-  sessionCode = await new Promise<number | null>((done) => session.once("exit", (code) => done(code)));
-  clearTimeout(limit);
-  transcript = stdout;
-  if (sessionCode !== 0) throw new Error(`claude exited with ${String(sessionCode)}:\n${stderr.slice(-3000)}\n${stdout.slice(-3000)}`);
+  session = await startBoundarySession(steps);
+  ({ project, outsidePort, egressPorts, received, transcript, sessionCode } = session);
 }, 400_000);
 
 afterAll(async () => {
-  egress?.kill("SIGTERM");
-  await agent?.close();
-  await new Promise((done) => outside?.close(done));
-  if (scratch !== "") rmSync(scratch, { recursive: true, force: true });
+  await session?.close();
 });
 
-const result = (step: number): string => agent.results[step]?.content ?? `(no result for step ${step})`;
+const result = (step: number): string => session.result(step);
 
 describe("the real Claude Code behind the boundary that `vigilc hook claude-code --install` writes", () => {
   it("installs the hook, the sandbox with no way around it, and the proxy as the only network", () => {
@@ -152,7 +77,7 @@ describe("the real Claude Code behind the boundary that `vigilc hook claude-code
       hooks: Record<string, unknown>;
     };
     expect(settings.sandbox).toMatchObject({ enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false, autoAllowBashIfSandboxed: false, network: { httpProxyPort: egressPorts.http, socksProxyPort: egressPorts.socks } });
-    expect(settings.sandbox.filesystem.denyWrite).toEqual(expect.arrayContaining([join(project, ".vigil"), join(project, ".claude", "policy.vigil"), join(home, ".claude"), process.execPath]));
+    expect(settings.sandbox.filesystem.denyWrite).toEqual(expect.arrayContaining([join(project, ".vigil"), join(project, ".claude", "policy.vigil"), join(session.home, ".claude"), process.execPath]));
     expect(settings.sandbox.filesystem.denyRead).toEqual(expect.arrayContaining([join(project, ".vigil")]));
     expect(Object.keys(settings.hooks)).toContain("SessionStart");
     expect(sessionCode).toBe(0);
@@ -193,18 +118,18 @@ describe("the real Claude Code behind the boundary that `vigilc hook claude-code
     expect(result(11)).not.toContain("an-audit-key");
     expect(result(11)).toContain("key-done");
     expect(result(11)).toMatch(/No such file or directory|Permission denied/);
-    expect(agent.results[12]?.isError).toBe(true);
+    expect(session.results[12]?.isError).toBe(true);
   });
 
   it("gives a raw socket no network, and refuses a visible deletion of Vigil's state in the hook", () => {
     expect(result(15)).toContain("Network is unreachable");
-    expect(agent.results[16]?.isError).toBe(true);
+    expect(session.results[16]?.isError).toBe(true);
     expect(result(16)).toContain("guard.protected_path");
     expect(existsSync(join(project, ".vigil", "audit.db"))).toBe(true);
   });
 
   it("still refuses the later forbidden call, in the hook, before it runs", () => {
-    expect(agent.results[13]?.isError).toBe(true);
+    expect(session.results[13]?.isError).toBe(true);
     expect(result(13)).toContain("no_egress_after_secret");
     expect(received).not.toContain("/final");
   });
@@ -221,7 +146,7 @@ describe("the real Claude Code behind the boundary that `vigilc hook claude-code
     } finally {
       db.close();
     }
-    const verified = await vigilc(["audit", "verify", join(project, ".vigil", "audit.db")], { cwd: project, env: { VIGIL_AUDIT_KEY: "an-audit-key-the-agent-never-sees-0123456789" } });
+    const verified = await vigilc(["audit", "verify", join(project, ".vigil", "audit.db")], { cwd: project, env: { VIGIL_AUDIT_KEY: auditKey } });
     expect(verified.stdout + verified.stderr).not.toContain("error");
     expect(verified.code).toBe(0);
   });

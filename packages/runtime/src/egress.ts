@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { lookup } from "node:dns/promises";
-import { connect as netConnect, isIP, type Socket } from "node:net";
+import { connect as netConnect, isIP, isIPv4, isIPv6, type Socket } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { createServer as createSocksServer } from "@pondwader/socks5-server";
 import { Enforcer, IN_FLIGHT_MS, type EnforcerOptions } from "./enforcer.js";
@@ -84,14 +85,17 @@ export type Connector = (host: string, port: number) => Promise<Socket>;
  * The default connector: resolves the name once and connects to that address (so the name cannot
  * point elsewhere between the check and the connection). This machine's own loopback is not the
  * outside: the sandbox has no loopback of the host, and reaching it through the proxy would reach
- * every local service (Vigil's sidecar, databases), so it is refused but on the ports allowed.
+ * every local service (Vigil's sidecar, databases), so it is refused but on the ports allowed:
+ * every spelling of it (`127.0.0.0/8`, `0.0.0.0/8`, `::1`, `::`, IPv4 written in IPv6 as
+ * `::ffff:127.0.0.1` or `::ffff:7f00:1`) and every address of this machine's own interfaces (a
+ * service listening on all of them answers on each).
  */
 export function connectOutside(loopbackPorts: readonly number[] = []): Connector {
   return async (host, port) => {
     const addresses = isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
     const address = addresses[0];
     if (address === undefined) throw new Error(`${host} has no address`);
-    if (addresses.some((a) => isLoopback(a.address)) && !loopbackPorts.includes(port)) {
+    if (addresses.some((a) => isThisMachine(a.address)) && !loopbackPorts.includes(port)) {
       throw new Error(`${host}:${port} is this machine itself (${address.address}), which the sandbox may not reach through the proxy`);
     }
     return await new Promise<Socket>((resolve, reject) => {
@@ -102,9 +106,49 @@ export function connectOutside(loopbackPorts: readonly number[] = []): Connector
   };
 }
 
-function isLoopback(address: string): boolean {
-  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
-  return /^127\./.test(v4) || v4 === "0.0.0.0" || address === "::1" || address === "::";
+/** Whether an address (as resolved, or as written) reaches this machine: its loopback, "any", or one of its interfaces' addresses. */
+export function isThisMachine(address: string): boolean {
+  const bytes = addressBytes(address);
+  if (bytes === undefined) return true; // Not an address that can be read: refused, not guessed at.
+  const v4 = bytes.length === 4 ? bytes : embeddedIPv4(bytes);
+  if (v4 !== undefined && (v4[0] === 127 || v4[0] === 0)) return true;
+  if (bytes.length === 16 && bytes.slice(0, 15).every((b) => b === 0) && (bytes[15] === 0 || bytes[15] === 1)) return true;
+  const key = (v4 ?? bytes).join(".");
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((own) => {
+      const ownBytes = addressBytes(own.address);
+      if (ownBytes === undefined) return false;
+      return (ownBytes.length === 4 ? ownBytes : (embeddedIPv4(ownBytes) ?? ownBytes)).join(".") === key;
+    }),
+  );
+}
+
+/** The bytes of an IPv4 (4) or IPv6 (16) address; undefined for anything else. A zone (`%eth0`) is dropped. */
+function addressBytes(written: string): number[] | undefined {
+  const address = written.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  if (isIPv4(address)) return address.split(".").map(Number);
+  if (!isIPv6(address)) return undefined;
+  // An IPv4 address written at the end (`::ffff:127.0.0.1`) is its two last groups (`::ffff:7f00:1`).
+  const text = address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_, a: string, b: string, c: string, d: string) =>
+    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  );
+  const halves = text.split("::");
+  const parse = (part: string | undefined): number[] => (part === undefined || part === "" ? [] : part.split(":").map((group) => parseInt(group, 16)));
+  const before = parse(halves[0]);
+  const after = parse(halves[1]);
+  const groups = halves.length === 2 ? [...before, ...Array<number>(Math.max(0, 8 - before.length - after.length)).fill(0), ...after] : before;
+  if (groups.length !== 8 || groups.some((g) => !(g >= 0 && g <= 0xffff))) return undefined;
+  return groups.flatMap((g) => [g >> 8, g & 0xff]);
+}
+
+/** The IPv4 address an IPv6 one carries: mapped (`::ffff:a.b.c.d`) or compatible (`::a.b.c.d`). */
+function embeddedIPv4(bytes: readonly number[]): number[] | undefined {
+  if (bytes.length !== 16 || !bytes.slice(0, 10).every((b) => b === 0)) return undefined;
+  const marker = (bytes[10]! << 8) | bytes[11]!;
+  if (marker !== 0xffff && marker !== 0) return undefined;
+  // `::` and `::1` are IPv6's own, not IPv4 addresses.
+  if (marker === 0 && bytes.slice(12, 15).every((b) => b === 0)) return undefined;
+  return bytes.slice(12);
 }
 
 /** The arguments of a request's `net` event. */

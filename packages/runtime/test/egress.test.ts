@@ -1,11 +1,11 @@
 import { createServer, request, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Enforcer, loadPolicy, readAudit, Store } from "../src/index.js";
-import { attributeToCallInFlight, connectOutside, startEgressProxy, type EgressProxy } from "../src/egress.js";
+import { attributeToCallInFlight, connectOutside, isThisMachine, startEgressProxy, type EgressProxy } from "../src/egress.js";
 
 const codingPolicy = join(import.meta.dirname, "..", "..", "..", "examples", "coding-agent", "coding-agent.vigil");
 
@@ -179,6 +179,30 @@ describe("the egress proxy: every connection of a sandboxed command is a `net` e
     await expect(connectOutside()("::ffff:127.0.0.2", upstreamPort)).rejects.toThrow(/this machine itself/);
     const socket = await connectOutside([upstreamPort])("127.0.0.1", upstreamPort);
     socket.destroy();
+  });
+
+  it("knows this machine by every spelling: IPv4 inside IPv6 (as a URL writes it too), 0.0.0.0/8, and its interfaces' own addresses", () => {
+    // Found by the held-out attacks: `http://[::ffff:127.0.0.1]:PORT/` reached a local service (a URL writes it `::ffff:7f00:1`).
+    for (const address of ["::ffff:7f00:1", "[::ffff:7f00:1]", "::ffff:127.0.0.1", "::ffff:0.0.0.0", "::ffff:0:0", "0:0:0:0:0:ffff:7f00:0001", "::127.0.0.1", "127.9.9.9", "0.1.2.3", "::", "::1"]) {
+      expect({ address, ours: isThisMachine(address) }).toEqual({ address, ours: true });
+    }
+    for (const own of Object.values(networkInterfaces()).flatMap((list) => list ?? [])) expect({ address: own.address, ours: isThisMachine(own.address) }).toEqual({ address: own.address, ours: true });
+    for (const address of ["8.8.8.8", "::ffff:8.8.8.8", "2001:db8::1", "93.184.216.34"]) expect({ address, ours: isThisMachine(address) }).toEqual({ address, ours: false });
+    // What is not an address at all is refused rather than guessed at.
+    expect(isThisMachine("not-an-address")).toBe(true);
+  });
+
+  it("refuses the IPv4-mapped spelling of the loopback through the HTTP proxy", async () => {
+    const own = await startEgressProxy({ attribute: attributeToCallInFlight(store, [codingPolicy]), connect: connectOutside() });
+    try {
+      (await enforcer()).decide("mapped", { id: "t1", action: "Bash", args: { command: "make" } });
+      const answer = await viaHttpAt(own.httpPort, `http://[::ffff:127.0.0.1]:${upstreamPort}/x`);
+      expect(answer.status).toBe(502);
+      expect(answer.body).toMatch(/this machine itself/);
+      expect(seen).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 
   it("reads the policy again for each connection: an edited policy decides the next one", async () => {
