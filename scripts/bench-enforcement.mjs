@@ -1,10 +1,14 @@
 // Enforcement in the call path, end to end (docs/performance.md, "Enforcement"):
+//   0. the hook as `--install` writes it (started from its startup snapshot, through the shell as
+//      Claude Code runs it) for an ordinary PreToolUse, against `node -e 0` and the hook without the
+//      snapshot, the three interleaved, with the ratio to `node -e 0` (the target: 1.3);
 //   1. one `vigilc hook claude-code` invocation as Claude Code makes it (a new process: start,
 //      load, read the event, decide or record, persist, answer), PreToolUse and PostToolUse;
 //   2. the same through a running sidecar (`--server`): the hook's process only passes the event on;
 //   3. the sidecar's HTTP round trip (decide, record) on a kept-alive connection;
 //   4. the MCP gateway's round trip for a tools/call, against the same call made to the server directly.
-// Calls per measurement: VIGIL_BENCH_CALLS (default 1,000). Run after `tsc -b`.
+// Calls per measurement: VIGIL_BENCH_CALLS (default 1,000; 200 at most for 0.). Run after `tsc -b`;
+// `--snapshot-only` runs 0. alone.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { request, Agent } from "node:http";
@@ -37,7 +41,8 @@ function row(name, samples) {
 function timed(args, input, options = {}) {
   return new Promise((resolvePromise, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { cwd: scratch, stdio: ["pipe", "ignore", "pipe"], ...options });
+    const { command = process.execPath, shellArgs = args, ...rest } = options;
+    const child = spawn(command, shellArgs, { cwd: scratch, stdio: ["pipe", "ignore", "pipe"], ...rest });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
     const limit = setTimeout(() => child.kill("SIGKILL"), 60_000);
@@ -64,6 +69,62 @@ function* session(id) {
     yield ["PreToolUse", JSON.stringify({ ...base, hook_event_name: "PreToolUse" })];
     yield ["PostToolUse", JSON.stringify({ ...base, hook_event_name: "PostToolUse", tool_response: response })];
   }
+}
+
+/** Runs a shell command line as Claude Code runs a hook's (`sh -c`), `input` on stdin; resolves with its wall time in ms. */
+function timedShell(line, input) {
+  return timed([], input, { command: "/bin/sh", shellArgs: ["-c", line] });
+}
+
+/**
+ * The hook Claude Code runs after `--install` (from the startup snapshot) for an ordinary
+ * PreToolUse, `node -e 0` and the hook without the snapshot, one of each in turn, each hook on a
+ * session of its own (its PostToolUse recorded too, untimed).
+ */
+async function benchSnapshotHook() {
+  const { buildHookSnapshot } = await import("../packages/cli/scripts/build-hook-snapshot.mjs");
+  await buildHookSnapshot();
+  const printed = await new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [vigilc, "hook", "claude-code", "--print-settings", "--policy", policy, "--db", join(scratch, "snapshot.db")], { cwd: scratch, stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
+    child.on("close", (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`--print-settings exited with ${code}`))));
+  });
+  const command = JSON.parse(printed).hooks.PreToolUse[0].hooks[0].command;
+  if (!command.includes("--snapshot-blob")) throw new Error(`the installed hook does not start from a snapshot: ${command}`);
+  const plain = [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(scratch, "plain.db")];
+  const samples = { bare: [], fast: [], plain: [] };
+  const fastEvents = session("snapshot");
+  const plainEvents = session("plain");
+  // The first event compiles the policy into each database; it is not counted.
+  await timedShell(command, fastEvents.next().value[1]);
+  await timedShell(command, fastEvents.next().value[1]);
+  await timed(plain, plainEvents.next().value[1]);
+  await timed(plain, plainEvents.next().value[1]);
+  // The snapshot must be what answers: one that went out of date would be measured as the fallback.
+  const used = async () => {
+    const child = spawn("/bin/sh", ["-c", command], { cwd: scratch, env: { ...process.env, VIGIL_HOOK_SNAPSHOT_REPORT: "1" }, stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
+    await new Promise((resolvePromise) => child.on("close", resolvePromise).stdin.end(fastEvents.next().value[1]));
+    if (!stderr.startsWith("vigil hook snapshot: used")) throw new Error(`the hook did not start from its snapshot: ${stderr}`);
+    await timedShell(command, fastEvents.next().value[1]);
+  };
+  await used();
+  const n = Math.min(calls, 200);
+  for (let i = 0; i < n; i++) {
+    samples.bare.push(await timed(["-e", "0"], ""));
+    samples.fast.push(await timedShell(command, fastEvents.next().value[1]));
+    await timedShell(command, fastEvents.next().value[1]);
+    samples.plain.push(await timed(plain, plainEvents.next().value[1]));
+    await timed(plain, plainEvents.next().value[1]);
+  }
+  await used();
+  const bare = row("`node -e 0`, interleaved with the two below", samples.bare);
+  const fast = row("hook as installed (startup snapshot, via `sh -c`): PreToolUse", samples.fast);
+  const slow = row("hook without the snapshot: PreToolUse", samples.plain);
+  const ratio = (s) => `${(s.p50 / bare.p50).toFixed(2)}x at p50, ${(s.p95 / bare.p95).toFixed(2)}x at p95`;
+  console.log(`ratio to \`node -e 0\` (target 1.3x): with the snapshot ${ratio(fast)}; without it ${ratio(slow)}`);
 }
 
 async function benchHook(label, args, sessionId) {
@@ -156,19 +217,23 @@ try {
   console.log(`# Enforcement benchmarks: ${calls.toLocaleString("en")} calls per measurement; load average at start ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
   console.log("| what | calls | p50 | p95 | p99 |");
   console.log("|---|---|---|---|---|");
-  // What no hook can beat: starting Node and running nothing.
-  const bare = [];
-  for (let i = 0; i < Math.min(calls, 200); i++) bare.push(await timed(["-e", "0"], ""));
-  row("`node -e 0` (the floor of any hook process)", bare);
-  await benchHook("hook, direct", [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(scratch, "hook.db")], "direct");
-  const sidecar = await startSidecar(join(scratch, "sidecar.db"));
-  try {
-    await benchHook("hook, through the sidecar", [vigilc, "hook", "claude-code", "--server", sidecar.url, "--token-file", sidecar.tokenFile], "served");
-    await benchSidecar(sidecar.url, sidecar.token);
-  } finally {
-    sidecar.child.kill("SIGTERM");
+  await benchSnapshotHook();
+  // `--snapshot-only`: the rows above alone.
+  if (!process.argv.includes("--snapshot-only")) {
+    // What no hook can beat: starting Node and running nothing.
+    const bare = [];
+    for (let i = 0; i < Math.min(calls, 200); i++) bare.push(await timed(["-e", "0"], ""));
+    row("`node -e 0` (the floor of any hook process)", bare);
+    await benchHook("hook, direct", [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(scratch, "hook.db")], "direct");
+    const sidecar = await startSidecar(join(scratch, "sidecar.db"));
+    try {
+      await benchHook("hook, through the sidecar", [vigilc, "hook", "claude-code", "--server", sidecar.url, "--token-file", sidecar.tokenFile], "served");
+      await benchSidecar(sidecar.url, sidecar.token);
+    } finally {
+      sidecar.child.kill("SIGTERM");
+    }
+    await benchGateway(join(scratch, "gateway.db"));
   }
-  await benchGateway(join(scratch, "gateway.db"));
   console.log(`load average at end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });

@@ -68,6 +68,7 @@ export function claudeCodeSettings(
   cwd: string,
   env: Readonly<Record<string, string | undefined>>,
   codePaths: readonly Protected[],
+  snapshotBlob?: string,
 ): { permissions: { deny: string[] }; hooks: Record<string, object[]>; sandbox: SandboxSettings } {
   const project = projectDirectory(cwd, env);
   const absolute = (path: string) => resolve(cwd, path);
@@ -100,7 +101,7 @@ export function claudeCodeSettings(
   if (guard.off) words.push("--no-guard");
   if (guard.protect.length > 0) words.push("--protect", ...guard.protect.map(absolute));
   if (guard.unknownCommands !== undefined) words.push("--unknown-commands", guard.unknownCommands);
-  const command = [process.execPath, vigilcScript(), ...words].map(shellQuote).join(" ");
+  const command = hookCommand(words, parsed.server === undefined ? snapshotBlob : undefined);
 
   const hooks: Record<string, object[]> = {};
   // The relay to a sidecar gives up before Claude Code's 30 s, so that a late answer is a refusal the hook makes.
@@ -135,6 +136,25 @@ export function claudeCodeSettings(
     ...(parsed.egress !== undefined ? { network: { httpProxyPort: parsed.egress.httpPort, socksProxyPort: parsed.egress.socksPort } } : {}),
   };
   return { permissions: { deny: unique(deny) }, hooks, sandbox };
+}
+
+/** The exit codes of a hook that answered: 0 (an answer on standard output, or none) and 2 (refused). */
+const ANSWERED = ["0", "2"];
+
+/**
+ * The hook's command line: `node vigilc.js hook claude-code …`, or, with the hook's startup snapshot
+ * (hook-snapshot.ts), that command line started from the snapshot, and the plain one on the same
+ * input when the first exits with anything but 0 or 2. Node.js exits with another code, before it
+ * reads the input, when it cannot use the snapshot (missing, damaged, built by another Node.js),
+ * and so does the snapshot when it is not what the plain command would run: the call is then
+ * answered the normal way, never let through because the fast way was not there. (Should the first
+ * fail after reading the input, the plain command reads none and refuses the call.)
+ */
+export function hookCommand(words: readonly string[], snapshotBlob?: string): string {
+  const plain = [process.execPath, vigilcScript(), ...words].map(shellQuote).join(" ");
+  if (snapshotBlob === undefined) return plain;
+  const fast = [process.execPath, "--snapshot-blob", snapshotBlob, vigilcScript(), ...words].map(shellQuote).join(" ");
+  return `${fast}; s=$?; ${ANSWERED.map((code) => `[ $s = ${code} ]`).join(" || ")} && exit $s; exec ${plain}`;
 }
 
 /** The project: `CLAUDE_PROJECT_DIR`, else the working directory. */

@@ -270,7 +270,11 @@ async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number
   const { resolve, join } = await import("node:path");
   let egress = parsed.egress;
   if (egress === undefined && parsed.install === true) egress = await freePorts();
-  const settings = claudeCodeSettings({ ...parsed, ...(egress !== undefined ? { egress } : {}) }, io.cwd, process.env, vigilCodePaths().map((p) => ({ path: p.path, tree: p.tree === true })));
+  // The hook starts from its startup snapshot where this install has one for this Node.js (built
+  // with the install, or here); without, it runs the normal way.
+  const snapshot = parsed.server === undefined ? await hookSnapshot(parsed.install === true) : undefined;
+  const snapshotBlob = snapshot !== undefined && "blob" in snapshot ? snapshot.blob : undefined;
+  const settings = claudeCodeSettings({ ...parsed, ...(egress !== undefined ? { egress } : {}) }, io.cwd, process.env, vigilCodePaths().map((p) => ({ path: p.path, tree: p.tree === true })), snapshotBlob);
   if (parsed.install !== true) {
     io.stdout(JSON.stringify(settings, null, 2) + "\n");
     return 0;
@@ -292,11 +296,35 @@ async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number
       (egress !== undefined ? ` with the egress proxy on 127.0.0.1:${egress.httpPort} (HTTP) and :${egress.socksPort} (SOCKS5)` : "") +
       `, deny rules for Claude Code's own tools\n`,
   );
+  if (snapshot !== undefined) {
+    io.stdout("blob" in snapshot ? `the hook starts from its startup snapshot ${snapshot.blob}\n` : `the hook runs without a startup snapshot (slower to start): ${snapshot.problem}\n`);
+  }
   // Relaying to a sidecar, the hook has no policy to start the proxy with: whoever runs the sidecar runs it too.
   if (parsed.server !== undefined && egress !== undefined) {
     io.stdout(`the sandbox's only network is the egress proxy: run \`vigilc egress --policy FILE… --db DB --http-port ${egress.httpPort} --socks-port ${egress.socksPort}\` beside the sidecar, with its policy and database; until then sandboxed commands have no network\n`);
   }
   return 0;
+}
+
+/**
+ * This install's startup snapshot of the hook for this Node.js, up to date (see hook-snapshot.ts);
+ * with `build`, built when it is missing or out of date, where the install can build it (a checkout
+ * with its dev dependencies: packages/cli/scripts/build-hook-snapshot.mjs and esbuild).
+ */
+async function hookSnapshot(build: boolean): Promise<{ readonly blob: string } | { readonly problem: string }> {
+  // The command line that falls back to the normal path is a POSIX shell's.
+  if (process.platform === "win32") return { problem: "not on Windows" };
+  const { usableHookSnapshot } = await import("./hook-snapshot.js");
+  const usable = usableHookSnapshot();
+  if ("blob" in usable || !build) return usable;
+  const { existsSync } = await import("node:fs");
+  const { fileURLToPath } = await import("node:url");
+  const builder = fileURLToPath(new URL("../scripts/build-hook-snapshot.mjs", import.meta.url));
+  if (!existsSync(builder)) return usable;
+  const { spawnSync } = await import("node:child_process");
+  const built = spawnSync(process.execPath, [builder, "--quiet"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (built.status !== 0) return { problem: `${usable.problem}; building it failed: ${(built.stderr ?? "").trim().replace(/^error: /, "")}` };
+  return usableHookSnapshot();
 }
 
 /** Two ports free on 127.0.0.1 now, for the egress proxy. */

@@ -50,6 +50,24 @@ describe("vigilc hook claude-code --install", () => {
     expect(settings.hooks["SessionStart"]![0]!.hooks[0]!.command).toContain("--egress 18080:18081");
   });
 
+  it("starts the hook from its startup snapshot, which the sandbox may not write, and else runs the same hook without it", async () => {
+    const installed = await install();
+    expect(installed.code).toBe(0);
+    expect(installed.stdout).toContain("the hook starts from its startup snapshot");
+    const settings = read();
+    const command = settings.hooks["PreToolUse"]![0]!.hooks[0]!.command;
+    const blob = /^\S+ --snapshot-blob (\S+) /.exec(command)?.[1];
+    expect(blob).toBeDefined();
+    // The snapshot is Vigil's code: inside a directory the sandbox may not write.
+    expect(settings.sandbox.filesystem.denyWrite.some((path) => blob!.startsWith(path + "/"))).toBe(true);
+    expect(settings.permissions.deny.some((rule) => rule.startsWith("Edit(/") && blob!.startsWith(rule.slice("Edit(/".length, -"/**)".length) + "/"))).toBe(true);
+    // Any exit but an answer (0) or a refusal (2), and the same hook runs without the snapshot.
+    const [fast, normal] = command.split("; s=$?; [ $s = 0 ] || [ $s = 2 ] && exit $s; exec ");
+    expect(normal).toBeDefined();
+    expect(fast!.replace(` --snapshot-blob ${blob}`, "")).toBe(normal);
+    for (const part of [fast!, normal!]) expect(part).toContain(`hook claude-code --policy ${join(project, ".claude", "policy.vigil")} --egress 18080:18081`);
+  });
+
   it("keeps what the file held: other keys, other hooks, the user's deny rules and sandbox paths; a second install replaces its own hook", async () => {
     writeFileSync(
       settingsFile,
