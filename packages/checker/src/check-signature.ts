@@ -1,5 +1,5 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { declarationExpressions, keyPathSegments, keyPathText, nameText, walkExpressions, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
+import { declarationExpressions, keyPathSegments, keyPathText, nameText, printExpr, walkExpressions, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
 import { displayValue, keyPathId, keyPathNames, lookUpKey, valueKey, type JsonValue, type KeyLookup, type Signature } from "@vigil/trace";
 
 /**
@@ -15,6 +15,94 @@ export function checkAgainstSignature(policy: PolicyDecl, signature: Signature, 
   for (const item of policy.items) {
     walkExpressions(declarationExpressions(item), (expr) => checkAtom(expr, signature, keyNames, diagnostics, budget));
   }
+  checkNegatedLists(policy, signature, diagnostics);
+}
+
+/**
+ * A condition on a key whose values are lists holds when some element meets it, so its negation
+ * holds only when no element does: `not (tags in {"x"})` is false on `["x", "y"]`. Written as an
+ * allowlist (`not (region in {"us", "eu"})` to catch a region outside the set), it silently lets a
+ * list with one allowed element among others through. Reported (V1109) for each condition negated
+ * in what breaks the rule (under an odd number of `not` and left sides of `implies`, the body of an
+ * `always` counted negated once), through the patterns a rule names, on a key that holds a list in
+ * some event of Σ.
+ */
+function checkNegatedLists(policy: PolicyDecl, signature: Signature, diagnostics: Diagnostic[]): void {
+  const patterns = new Map<string, Expr>();
+  for (const item of policy.items) if (item.kind === "PatternDecl" && !patterns.has(item.name.text)) patterns.set(item.name.text, item.body);
+  const reported = new Set<Expr>();
+  const visit = (expr: Expr, negated: boolean, through: ReadonlySet<string>): void => {
+    switch (expr.kind) {
+      case "And":
+      case "Or":
+        for (const operand of expr.operands) visit(operand, negated, through);
+        return;
+      case "Not":
+        visit(expr.operand, !negated, through);
+        return;
+      case "Once":
+      case "Eventually":
+        visit(expr.operand, negated, through);
+        return;
+      case "Implies":
+        visit(expr.left, !negated, through);
+        visit(expr.right, negated, through);
+        return;
+      case "PatternRef": {
+        const body = patterns.get(expr.name.text);
+        // A cycle is an error of its own (V1004): each pattern is followed once per path.
+        if (body === undefined || through.has(expr.name.text)) return;
+        visit(body, negated, new Set([...through, expr.name.text]));
+        return;
+      }
+      case "KeyIn":
+      case "KeyMatch":
+      case "KeyRegex": {
+        if (!negated || reported.has(expr) || expr.key.output !== undefined) return;
+        const list = listAlong(signature, keyPathSegments(expr.key));
+        if (list === undefined) return;
+        reported.add(expr);
+        const where = signature.origin === "schemas" ? "in the tool schemas" : signature.origin === "corpus" ? "in the runs of the corpus" : "in the trace";
+        diagnostics.push(
+          diagnostic("V1109", `\`${list}\` holds lists ${where}: negated, \`${printExpr(expr)}\` holds only when no element of the list meets it, which is almost never what is meant`, {
+            span: expr.span,
+            help: `a condition on a list holds when some element meets it, so \`not\` of it is false on a list with a matching element among others (\`not (tags in {"x"})\` is false on ["x", "y"]); to say that some element, or every element, is outside the condition, write a condition over a list's items`,
+          }),
+        );
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  for (const item of policy.items) {
+    if (item.kind !== "RuleDecl") continue;
+    const { form, operands, scope } = item.statement;
+    // What counts is the polarity in what breaks the rule: for `abs` and the other forms, their
+    // patterns as written; for `always Θ`, ¬Θ, so that `always not (… and tags in {"x"})`, the
+    // usual way to forbid, is not a negation of the condition.
+    for (const operand of operands) visit(operand, form === "always", new Set());
+    for (const root of scope === undefined ? [] : [scope.open, ...(scope.close !== undefined ? [scope.close] : [])]) visit(root, false, new Set());
+  }
+}
+
+/**
+ * The first list a key path reads through as a whole, as the policy writes it (`tags`, `items`
+ * of `items.id`), when some event of Σ holds a list there; a list the path indexes (`argv.0`) is
+ * read one element at a time and does not count.
+ */
+function listAlong(signature: Signature, segments: readonly (string | number)[]): string | undefined {
+  const names: string[] = [];
+  for (let index = 0; index < segments.length; index++) {
+    const segment = segments[index]!;
+    if (typeof segment === "number") continue;
+    names.push(segment);
+    if (typeof segments[index + 1] === "number") continue;
+    const info = signature.keys.get(keyPathId(names));
+    if (info === undefined) return undefined;
+    if (info.listLength !== undefined) return keyPathDisplayed(segments.slice(0, index + 1));
+  }
+  return undefined;
 }
 
 function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnostics: Diagnostic[], budget: SuggestionBudget): void {
@@ -31,13 +119,15 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
             "V1101",
             signature.origin === "schemas"
               ? `the action \`${action.value}\` is not one of the tools, so it matches no event`
-              : `the action \`${action.value}\` does not occur in the trace, so it matches no event`,
+              : signature.origin === "corpus"
+                ? `the action \`${action.value}\` occurs in no run of the corpus, so it matches no event`
+                : `the action \`${action.value}\` does not occur in the trace, so it matches no event`,
             {
             span: action.span,
             help:
               suggestion !== undefined
                 ? `did you mean \`${suggestion}\`?`
-                : "under the closed world a symbol outside the trace's signature denotes the empty set",
+                : `under the closed world a symbol outside the ${signatureName(signature)} denotes the empty set`,
             ...(replacement !== undefined
               ? { fix: { title: `replace with \`${replacement}\``, edits: [{ span: action.span, newText: replacement }] } }
               : {}),
@@ -55,7 +145,7 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
       // A path with list indexes is read through its names (`argv.0` through `argv`): see `lookUpKey`.
       const lookup = lookUpKey(signature, keyPathSegments(expr.key));
       if (!lookup.found) {
-        if (lookup.reason === "index") reportMissingIndex(expr.key, lookup, diagnostics, signature.origin === "schemas");
+        if (lookup.reason === "index") reportMissingIndex(expr.key, lookup, diagnostics, signature);
         else reportUnknownKey(expr.key, signature, keyNames, diagnostics, budget);
         return;
       }
@@ -66,11 +156,11 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
         // The most common slip is a value of the wrong JSON type: `"6"` where the trace has 6.
         const sameText = scalarsByText(info.values).get(String(literal.value));
         diagnostics.push(
-          diagnostic("V1103", `the value ${literal.raw} never occurs under \`${keyPathText(expr.key)}\` in the trace`, {
+          diagnostic("V1103", `the value ${literal.raw} never occurs under \`${keyPathText(expr.key)}\` ${inSignature(signature)}`, {
             span: literal.span,
             help:
               sameText !== undefined
-                ? `the trace has ${displayValue(sameText)}: values compare as JSON values, so ${literal.raw} and ${displayValue(sameText)} differ`
+                ? `${signature.origin === "corpus" ? "the corpus" : "the trace"} has ${displayValue(sameText)}: values compare as JSON values, so ${literal.raw} and ${displayValue(sameText)} differ`
                 : "under the closed world such a value matches no event",
             ...(sameText !== undefined
               ? { fix: { title: `replace with ${displayValue(sameText)}`, edits: [{ span: literal.span, newText: displayValue(sameText) }] } }
@@ -123,7 +213,6 @@ function scalarsByText(values: ReadonlyMap<string, JsonValue>): ReadonlyMap<stri
 type KeyNames = ReadonlyMap<string, readonly string[]>;
 
 function reportUnknownKey(key: KeyPath, signature: Signature, keyNames: KeyNames, diagnostics: Diagnostic[], budget: SuggestionBudget): void {
-  const fromSchemas = signature.origin === "schemas";
   const written = keyPathText(key);
   const segments = keyPathSegments(key);
   const names = keyPathNames(segments);
@@ -145,9 +234,7 @@ function reportUnknownKey(key: KeyPath, signature: Signature, keyNames: KeyNames
   diagnostics.push(
     diagnostic(
       "V1102",
-      fromSchemas
-        ? `no tool schema has an argument \`${written}\`, so a condition on it is false`
-        : `no event of the trace has an argument \`${written}\`, so a condition on it is false`,
+      `${noEventHas(signature)} an argument \`${written}\`, so a condition on it is false`,
       {
       span: key.span,
       help: suggestion !== undefined ? `did you mean \`${suggestion}\`?` : "under the closed world a condition on an argument an event lacks is false",
@@ -156,16 +243,31 @@ function reportUnknownKey(key: KeyPath, signature: Signature, keyNames: KeyNames
   );
 }
 
+/** Where Σ was read, as the messages say it: `no event of the trace has`, … */
+function noEventHas(signature: Signature): string {
+  return signature.origin === "schemas" ? "no tool schema has" : signature.origin === "corpus" ? "no event of any run of the corpus has" : "no event of the trace has";
+}
+
+/** Where a value was looked for: `in any run of the corpus`, or `in the trace`. */
+function inSignature(signature: Signature): string {
+  return signature.origin === "corpus" ? "in any run of the corpus" : "in the trace";
+}
+
+/** `trace's signature`, `corpus's signature` (the union of its runs'), `tool schemas' signature`. */
+function signatureName(signature: Signature): string {
+  return signature.origin === "schemas" ? "tool schemas' signature" : signature.origin === "corpus" ? "signature of the corpus (every run's names together)" : "trace's signature";
+}
+
 /** A key path as a policy spells it: names bare or quoted as the printer writes them, indexes as digits. */
 function keyPathDisplayed(segments: readonly (string | number)[]): string {
   return segments.map((segment) => (typeof segment === "number" ? String(segment) : nameText(segment))).join(".");
 }
 
 /** A path whose names are in Σ, but not the list element it indexes: no list there, or none long enough. */
-function reportMissingIndex(key: KeyPath, lookup: Extract<KeyLookup, { reason: "index" }>, diagnostics: Diagnostic[], fromSchemas: boolean): void {
+function reportMissingIndex(key: KeyPath, lookup: Extract<KeyLookup, { reason: "index" }>, diagnostics: Diagnostic[], signature: Signature): void {
   const written = keyPathText(key);
   const list = keyPathDisplayed(lookup.list);
-  const where = fromSchemas ? "no tool schema has" : "no event of the trace has";
+  const where = noEventHas(signature);
   const why =
     lookup.listLength === undefined
       ? `\`${list}\` is never a list`

@@ -1,6 +1,7 @@
-import { diagnostic, type Diagnostic, type Span } from "@vigil/diagnostics";
+import { diagnostic, type Diagnostic, type Span, type TextEdit } from "@vigil/diagnostics";
 import {
   printExpr,
+  walkExpressions,
   type Expr,
   type PatternDecl,
   type PolicyDecl,
@@ -86,6 +87,7 @@ function checkPolicy(scope: PolicyScope, options: CheckOptions, diagnostics: Dia
   for (const pattern of patterns.values()) resolvePatternDecl(pattern, context);
 
   for (const item of policy.items) if (item.kind === "RuleDecl") checkRemediation(item, diagnostics);
+  for (const item of policy.items) if (item.kind === "RuleDecl" && item.statement.scope !== undefined && item.statement.recovered !== true) checkScopeChains(item.statement.scope, diagnostics);
 
   const statements: CheckedStatement[] = [];
   for (const item of policy.items) {
@@ -135,6 +137,64 @@ function checkRemediation(rule: RuleDecl, diagnostics: Diagnostic[]): void {
       fix: { title: "remove the empty message", edits: [{ span: removal, newText: "" }] },
     }),
   );
+}
+
+/**
+ * Two traps of a scope's patterns, where precedence reads otherwise than most people do (V1108):
+ * `between A and B and C`, whose first pattern ends at the first `and`, so that it reads as
+ * `between A and (B and C)` (likely meant: `between (A and B) and C`); and a pattern mixing `and`
+ * and `or` without parentheses (`after A or B and C` reads as `after A or (B and C)`). A rule's own
+ * patterns are left alone: there the reading is the usual one, and `vigilc fmt` adds the
+ * parentheses. The fix writes the parentheses of the reading the parser made, which changes nothing.
+ */
+function checkScopeChains(scope: Scope, diagnostics: Diagnostic[]): void {
+  const close = scope.close;
+  if (scope.kind === "between" && close !== undefined && close.kind === "And" && close.parenthesized !== true) {
+    const open = operandText(scope.open);
+    const [second, ...rest] = close.operands.map(operandText);
+    const written = `${second} and ${rest.join(" and ")}`;
+    diagnostics.push(
+      diagnostic("V1108", `\`between ${open} and ${written}\` reads as \`between ${open} and (${written})\`: the first pattern ends at the first \`and\``, {
+        span: scope.span,
+        help: `each stretch opens at an event matching \`${open}\` and closes at one matching all of \`${written}\`; if the stretch is to open at an event matching \`${open} and ${second}\`, write \`between (${open} and ${second}) and ${rest.join(" and ")}\``,
+        fix: { title: `parenthesize as it reads: \`between ${open} and (${written})\``, edits: parenthesize(close.span) },
+      }),
+    );
+  }
+  for (const root of [scope.open, ...(close !== undefined ? [close] : [])]) {
+    walkExpressions([root], (expr) => {
+      if (expr.kind !== "Or") return;
+      const bare = expr.operands.filter((operand) => operand.kind === "And" && operand.parenthesized !== true);
+      if (bare.length === 0) return;
+      const reading = expr.operands.map(operandText).join(" or ");
+      diagnostics.push(
+        diagnostic("V1108", `this scope pattern mixes \`and\` and \`or\` without parentheses: it reads as \`${reading}\``, {
+          span: expr.span,
+          help: "`and` binds more tightly than `or`; write the parentheses of the reading you mean (`(A or B) and C` is another pattern than `A or (B and C)`)",
+          fix: { title: `parenthesize as it reads: \`${reading}\``, edits: bare.flatMap((operand) => parenthesize(operand.span)) },
+        }),
+      );
+    });
+  }
+}
+
+/** The edits that put a span in parentheses. */
+function parenthesize(span: Span): TextEdit[] {
+  const at = (offset: number, line: number, column: number): Span => ({ start: offset, end: offset, line, column, endLine: line, endColumn: column });
+  return [
+    { span: at(span.start, span.line, span.column), newText: "(" },
+    { span: at(span.end, span.endLine, span.endColumn), newText: ")" },
+  ];
+}
+
+/** An operand of a chain quoted in a message: in parentheses when it is a chain itself, cut when long. */
+function operandText(expr: Expr): string {
+  return expr.kind === "And" || expr.kind === "Or" || expr.kind === "Implies" ? `(${clip(printExpr(expr))})` : clip(printExpr(expr));
+}
+
+/** A pattern quoted in a message, cut when long. */
+function clip(text: string): string {
+  return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
 }
 
 function isBlank(text: string): boolean {

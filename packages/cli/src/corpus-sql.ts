@@ -1,6 +1,6 @@
 import type { CheckedStatement, CompiledPolicy, TraceEvent } from "@vigil/compiler";
 import type { EventsSource, RunVerdicts, SqlJudge } from "@vigil/sql";
-import type { CorpusOptions, CorpusRun } from "./corpus.js";
+import { CorpusSignature, type CorpusOptions, type CorpusResult, type CorpusRun } from "./corpus.js";
 import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
 
 /**
@@ -11,18 +11,20 @@ import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
  * forward run observes beside a verdict (how often a trigger held) is not there, except the bad
  * event of each broken `until` interval, which the query gives.
  */
-export async function checkCorpusSql(runs: readonly CorpusRun[], policy: CompiledPolicy, options: CorpusOptions): Promise<RunOutcome[]> {
-  const { checkAgainstSignature, readRunEvents, runName, runSignatureBuilder } = await import("@vigil/compiler");
+export async function checkCorpusSql(runs: readonly CorpusRun[], policy: CompiledPolicy, options: CorpusOptions): Promise<CorpusResult> {
+  const { mergeSignatures, readRunEvents, runName, runSignatureBuilder } = await import("@vigil/compiler");
   const { SqlJudge } = await import("@vigil/sql");
   const statements = policy.program.policies.flatMap((each) => each.statements);
   const judge = await SqlJudge.create();
+  // The corpus's signature, the union of its runs': the policy's names are judged once against it.
+  const union = new CorpusSignature(mergeSignatures);
   try {
     const outcomes: (RunOutcome | undefined)[] = [];
     const judged: { readonly index: number; readonly id: string; readonly run: CorpusRun; readonly format?: string; readonly eventCount: number; readonly kept?: TraceEvent[] }[] = [];
     let done = 0;
     for (const [index, run] of runs.entries()) {
       const id = runName(run.file, run.run);
-      const signature = options.strict === true ? runSignatureBuilder(policy) : undefined;
+      const signature = runSignatureBuilder(policy);
       const kept: TraceEvent[] | undefined = options.timeline === true ? [] : undefined;
       const named = run.run !== undefined ? { run: run.run } : {};
       const read = await readRunEvents(
@@ -36,17 +38,15 @@ export async function checkCorpusSql(runs: readonly CorpusRun[], policy: Compile
         (events) => {
           for (const event of events) {
             judge.append(id, event, run.file);
-            signature?.add(event);
+            signature.add(event);
             kept?.push(event);
           }
         },
       );
       const format = read.format !== undefined ? { format: read.format } : {};
       const errors = read.traceDiagnostics.filter((d) => d.severity === "error");
-      const warnings =
-        options.strict !== true
-          ? []
-          : [...read.traceDiagnostics, ...checkAgainstSignature(policy, signature!.signature())].filter((d) => d.severity === "warning");
+      if (errors.length === 0) union.add(signature.signature());
+      const warnings = options.strict !== true ? [] : read.traceDiagnostics.filter((d) => d.severity === "warning");
       if (errors.length > 0 || warnings.length > 0) {
         // Its rows stay in the tables; its verdicts are never read.
         const stopped = errors.length > 0 ? errors.map((d) => runError(d, run.file)) : warnings.map((d) => ({ ...runError(d, run.file), message: `--strict: ${d.message}` }));
@@ -65,7 +65,7 @@ export async function checkCorpusSql(runs: readonly CorpusRun[], policy: Compile
         eventCount,
       });
     }
-    return outcomes.map((outcome) => outcome!);
+    return { outcomes: outcomes.map((outcome) => outcome!), signature: union.signature() };
   } finally {
     judge.close();
   }

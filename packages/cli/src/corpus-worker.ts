@@ -1,4 +1,4 @@
-import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type TraceFormat } from "@vigil/compiler";
+import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type Signature, type TraceFormat } from "@vigil/compiler";
 import type { TextOrigin } from "@vigil/trace";
 import { outcomeOf, runError, timelineEvents, type RunOutcome } from "./outcome.js";
 
@@ -30,7 +30,10 @@ export interface RunTask {
   readonly timeoutMs?: number;
   /** For `eval`: the time budget of the run, in milliseconds. */
   readonly budgetMs?: number;
-  /** Warnings about the run or about the policy against its signature stop the run. */
+  /**
+   * Warnings about the run stop it. The policy's names are not judged against the run's own
+   * signature: the corpus judges them once, against the union of its runs' signatures.
+   */
   readonly strict?: boolean;
   /** Send the run's events back for a report that shows them (`--html`). */
   readonly timeline?: boolean;
@@ -56,7 +59,13 @@ async function deciderFor(timeoutMs: number): Promise<SmtDecider> {
   return decider.decider;
 }
 
-export default async function checkRun(task: RunTask): Promise<RunOutcome> {
+/** A run checked: its outcome, and its signature (when it could be read) for the corpus's closed world. */
+export interface RunResult {
+  readonly outcome: RunOutcome;
+  readonly signature?: Signature;
+}
+
+export default async function checkRun(task: RunTask): Promise<RunResult> {
   const run = task.run !== undefined ? { run: task.run } : {};
   try {
     const policy = policyOf(task);
@@ -71,6 +80,7 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
         ...(task.ground !== undefined ? { ground: task.ground } : {}),
         ...(task.messages === true ? { messages: true } : {}),
         strict: task.strict === true,
+        closedWorld: "corpus",
         ...(task.budgetMs !== undefined ? { budgetMs: task.budgetMs } : {}),
         // Reports of a corpus show no witness event, only the witnesses' lines and (for --html) a
         // timeline, whose few events are read again: a long run is never held whole.
@@ -79,26 +89,28 @@ export default async function checkRun(task: RunTask): Promise<RunOutcome> {
       },
     );
     const format = judged.format;
+    const signature = judged.signature !== undefined ? { signature: judged.signature } : {};
     if (judged.stopped === "trace") {
       const errors = judged.traceDiagnostics.filter((d) => d.severity === "error").map((d) => runError(d, task.file));
-      return { file: task.file, ...run, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors };
+      return { outcome: { file: task.file, ...run, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors } };
     }
     if (judged.stopped === "strict") {
-      // Under --strict a warning stops the run like an error; its message says so.
+      // Under --strict a warning about the run stops it like an error; its message says so.
       const warnings = [...judged.traceDiagnostics, ...judged.signatureDiagnostics]
         .filter((d) => d.severity === "warning")
         .map((d) => ({ ...runError(d, task.file), message: `--strict: ${d.message}` }));
-      return { file: task.file, ...run, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings };
+      return { outcome: { file: task.file, ...run, ...(format ? { format } : {}), events: judged.eventCount, statements: [], errors: warnings }, ...signature };
     }
     // A run given as text was kept whole; one read from its file is read again for its timeline.
     const events = task.timeline !== true ? judged.witnessEvents! : (judged.events ?? (await timelineEvents(judged, task)));
-    return outcomeOf(task.file, format, events, judged.report!, {
+    const outcome = outcomeOf(task.file, format, events, judged.report!, {
       ...run,
       timeline: task.timeline === true,
       eventCount: judged.eventCount,
       ...(judged.witnessLines !== undefined ? { witnessLines: judged.witnessLines } : {}),
     });
+    return { outcome, ...signature };
   } catch (error) {
-    return { file: task.file, ...run, events: 0, statements: [], errors: [{ code: "E0003", severity: "error", message: `internal error: ${(error as Error).message}`, file: task.file }] };
+    return { outcome: { file: task.file, ...run, events: 0, statements: [], errors: [{ code: "E0003", severity: "error", message: `internal error: ${(error as Error).message}`, file: task.file }] } };
   }
 }

@@ -1,8 +1,8 @@
 import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import type { RunFile, TextOrigin } from "@vigil/trace";
-import type { RunTask } from "./corpus-worker.js";
+import type { RunFile, Signature, TextOrigin } from "@vigil/trace";
+import type { RunResult, RunTask } from "./corpus-worker.js";
 import { neverTriggered, runErrorText, runLabel, type RunOutcome } from "./outcome.js";
 import { printableLine } from "./render.js";
 
@@ -93,19 +93,52 @@ export interface CorpusOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-/** Checks every run, in worker threads; outcomes come back in the runs' order. */
-export async function checkCorpus(runs: readonly CorpusRun[], options: CorpusOptions): Promise<RunOutcome[]> {
+/**
+ * A corpus checked: each run's outcome, in the runs' order, and the signature of the corpus, the
+ * union of the signatures of the runs that could be read (undefined when none could), against
+ * which the policy's names are judged once (the closed world of a corpus: a name is known when
+ * some run shows it).
+ */
+export interface CorpusResult {
+  readonly outcomes: RunOutcome[];
+  readonly signature: Signature | undefined;
+}
+
+/**
+ * The union of the signatures of a corpus's runs, gathered as they come: merged every few dozen
+ * so that a corpus of many runs holds one signature and a few, not one per run.
+ */
+export class CorpusSignature {
+  private pending: Signature[] = [];
+
+  constructor(private readonly merge: (signatures: readonly Signature[]) => Signature) {}
+
+  add(signature: Signature): void {
+    this.pending.push(signature);
+    if (this.pending.length >= 64) this.pending = [this.merge(this.pending)];
+  }
+
+  signature(): Signature | undefined {
+    if (this.pending.length === 0) return undefined;
+    return { ...this.merge(this.pending), origin: "corpus" };
+  }
+}
+
+/** Checks every run, in worker threads; outcomes come back in the runs' order, with the corpus's signature. */
+export async function checkCorpus(runs: readonly CorpusRun[], options: CorpusOptions): Promise<CorpusResult> {
   const { Piscina } = await import("piscina");
-  const pool = new Piscina<RunTask, RunOutcome>({
+  const { mergeSignatures } = await import("@vigil/trace");
+  const union = new CorpusSignature(mergeSignatures);
+  const pool = new Piscina<RunTask, RunResult>({
     filename: new URL("./corpus-worker.js", import.meta.url).href,
     maxThreads: Math.max(1, Math.min(availableParallelism(), runs.length)),
     minThreads: 1,
   });
   let done = 0;
   try {
-    return await Promise.all(
+    const outcomes = await Promise.all(
       runs.map(async ({ file, run, text, origin }) => {
-        const outcome = await pool.run({
+        const { outcome, signature } = await pool.run({
           file,
           ...(run !== undefined ? { run } : {}),
           ...(text !== undefined ? { text } : {}),
@@ -122,10 +155,12 @@ export async function checkCorpus(runs: readonly CorpusRun[], options: CorpusOpt
           ...(options.strict === true ? { strict: true } : {}),
           ...(options.timeline === true ? { timeline: true } : {}),
         });
+        if (signature !== undefined) union.add(signature);
         options.onProgress?.(++done, runs.length);
         return outcome;
       }),
     );
+    return { outcomes, signature: union.signature() };
   } finally {
     await pool.destroy();
   }

@@ -168,7 +168,15 @@ export interface RenderReportInput {
   readonly eventAt: (position: number) => TraceEvent | undefined;
   /** Say, for every rule, why it holds or not (`--why`). */
   readonly why?: boolean;
+  /**
+   * Why an event matching a sum limit could not be counted, if it could not (the compiler's
+   * `uncountedAmount`, passed in so that rendering loads no compiler): said beside such a witness.
+   */
+  readonly uncountedAmount?: UncountedAmount;
 }
+
+/** Why a sum limit's event could not be counted (`uncountedAmount` of @vigil/compiler). */
+export type UncountedAmount = (statement: StatementVerdict["statement"], event: TraceEvent) => string | undefined;
 
 /** The human report: every violated (or undecided) rule with its requirement, code frame and witnesses. */
 export function renderReport(input: RenderReportInput, colors: Colors): string {
@@ -179,7 +187,8 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
     if (verdict.holds) continue;
     out.push(renderViolation(verdict, input, colors), "");
   }
-  if (input.why === true) out.push(c.bold("why:"), ...report.statements.map((verdict) => `  ${whyLine(verdict)}`), "");
+  const amounts = input.uncountedAmount !== undefined ? { eventAt: input.eventAt, uncountedAmount: input.uncountedAmount } : undefined;
+  if (input.why === true) out.push(c.bold("why:"), ...report.statements.map((verdict) => `  ${whyLine(verdict, amounts)}`), "");
   const held = report.statements.filter((v) => v.holds).length;
   const violated = report.statements.filter((v) => !v.holds && v.undecided === undefined);
   const undecided = report.statements.filter((v) => v.undecided !== undefined);
@@ -201,31 +210,101 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
  * a rule whose trigger matched no event holds vacuously (nothing it speaks of happened); one whose
  * trigger matched holds because every such event got what the form asks for, from the events named
  * (`2 by 4`: the trigger at 2 answered by event 4). An `until` trigger whose interval is still open
- * at the end is not answered, and is counted so.
+ * at the end is not answered, and is counted so. A scoped rule says first whether and where its
+ * scope opened: one that never opened holds without judging any event, and a `between` stretch
+ * that never closed is not judged, whatever happened in it. With the events at hand (`eventAt`), a
+ * witness of a sum limit whose amount could not be counted says so.
  */
-export function whyLine(verdict: StatementVerdict): string {
+export function whyLine(verdict: StatementVerdict, amounts?: WitnessAmounts): string {
   const patterns = verdict.patterns === undefined ? "" : `; patterns matched: ${verdict.patterns.map((p) => `${p.role} ${p.count === 0 ? "none" : `${p.count} (${listed(p.first, p.count)})`}`).join(", ")}`;
-  return `${verdictWhy(verdict)}${patterns}`;
+  return `${verdictWhy(verdict, amounts)}${patterns}`;
+}
+
+/** The events at hand, and why a sum limit's event could not be counted: for the witnesses of a sum limit. */
+export interface WitnessAmounts {
+  readonly eventAt: (position: number) => TraceEvent | undefined;
+  readonly uncountedAmount: UncountedAmount;
+}
+
+/** What a scoped rule's scope did over the run, and the stretch left unjudged (a `between` stretch that never closed). */
+interface ScopeWhy {
+  /** `its scope opened at 3 (closed at 6)`, …; `its scope never opened (…)`. */
+  readonly text: string;
+  readonly opened: boolean;
+  /** Where the stretch that is not judged opened. */
+  readonly unjudgedFrom?: number;
+}
+
+/** Stretches listed, at most ten and the last: `at 3 (closed at 6), at 9 (never closed: not judged)`. */
+function stretchesText(scope: NonNullable<StatementVerdict["scope"]>, unclosed: string): string {
+  const one = (stretch: { open: number; close?: number }) => `at ${stretch.open} (${stretch.close !== undefined ? `closed at ${stretch.close}` : unclosed})`;
+  const shown = scope.first.map(one);
+  if (scope.last === undefined) return shown.join(", ");
+  const skipped = scope.count - scope.first.length - 1;
+  return `${shown.join(", ")}, …${skipped > 0 ? ` ${skipped} more, ` : " "}${one(scope.last)}`;
+}
+
+function scopeWhy(verdict: StatementVerdict): ScopeWhy | undefined {
+  const scope = verdict.scope;
+  const kind = verdict.statement.scope?.kind;
+  if (scope === undefined || kind === undefined) return undefined;
+  const last = scope.last ?? scope.first[scope.first.length - 1];
+  switch (kind) {
+    case "after":
+      return scope.count === 0
+        ? { text: "its scope never opened: no event matched its `after` pattern", opened: false }
+        : { text: `its scope opened at event ${scope.first[0]!.open}`, opened: true };
+    case "before": {
+      const stretch = scope.first[0];
+      if (stretch === undefined) return { text: "its scope is the whole run, which has no event", opened: false };
+      if (stretch.close === undefined) return { text: "its scope is the whole run: no event matched its `before` pattern", opened: true };
+      return stretch.close === 1
+        ? { text: "its scope is empty: event 1 matched its `before` pattern", opened: false }
+        : { text: `its scope is events 1 to ${stretch.close - 1}: event ${stretch.close} matched its \`before\` pattern`, opened: true };
+    }
+    case "between":
+    case "afterUntil": {
+      const opening = kind === "between" ? "the first pattern of its `between`" : "its `after` pattern";
+      if (scope.count === 0) return { text: `its scope never opened: no event matched ${opening}`, opened: false };
+      const unclosed = kind === "between" ? "never closed: not judged" : "still open at the end: judged";
+      const text = `its scope opened ${scope.count === 1 ? "once" : `${scope.count} times`}: ${stretchesText(scope, unclosed)}`;
+      const unjudged = kind === "between" && last !== undefined && last.close === undefined;
+      // A `between` stretch that only opened is judged nowhere: it is as if the scope never opened.
+      return { text, opened: !(unjudged && scope.count === 1), ...(unjudged ? { unjudgedFrom: last!.open } : {}) };
+    }
+  }
 }
 
 /** Why the verdict: the trigger's matches and how they were answered, or the witnesses. */
-function verdictWhy(verdict: StatementVerdict): string {
+function verdictWhy(verdict: StatementVerdict, amounts: WitnessAmounts | undefined): string {
   const id = printableLine(`${verdict.policy}.${verdict.name}`);
   if (verdict.undecided !== undefined) return `${id} undecided: ${printableLine(verdict.undecided)}`;
+  const scope = scopeWhy(verdict);
+  // A scope that never opened judged no event: that is the whole reason.
+  if (verdict.holds && scope !== undefined && !scope.opened) return `${id} holds vacuously: ${scope.text}`;
+  const inScope = scope === undefined ? "" : `${scope.text}; `;
+  const unjudged =
+    scope?.unjudgedFrom === undefined ? "" : `; what happened in the stretch opened at ${scope.unjudgedFrom} is not judged, since it never closed`;
   const triggers = verdict.triggers;
   if (triggers === undefined) {
-    return verdict.holds
-      ? `${id} holds: its body held at every event (an \`always\` has no single trigger)`
-      : `${id} violated: its body failed at event${verdict.witnesses.length === 1 ? "" : "s"} ${listed(verdict.witnesses)}`;
+    if (!verdict.holds) return `${id} violated: ${inScope}its body failed at event${verdict.witnesses.length === 1 ? "" : "s"} ${listed(verdict.witnesses)}`;
+    if (unjudged !== "") return `${id} holds: ${inScope}its body held at every event of the stretches that closed${unjudged}`;
+    return `${id} holds: ${inScope}its body held at every event${scope !== undefined ? " in its scope" : ""} (an \`always\` has no single trigger)`;
   }
   const what = verdict.form === "abs" || verdict.form === "limit" ? "its pattern" : "its trigger";
-  if (triggers.count === 0) return `${id} holds vacuously: ${what} matched no event`;
-  const matched = `${what} matched ${triggers.count} event${triggers.count === 1 ? "" : "s"} (${listed(triggers.first, triggers.count)})`;
+  const inIt = scope !== undefined ? " in its scope" : "";
+  if (triggers.count === 0) return `${id} holds vacuously: ${inScope}${what} matched no event${inIt}`;
+  const matched = `${what} matched ${triggers.count} event${triggers.count === 1 ? "" : "s"}${inIt} (${listed(triggers.first, triggers.count)})`;
   const answers = verdict.answers;
   const answeredBy = answers === undefined ? "" : listedAnswers(answers.first, answers.count);
   if (!verdict.holds) {
     const others = answers !== undefined && answers.count > 0 ? `; ${answers.count} answered (${answeredBy})` : "";
-    return `${id} violated: ${matched}; ${verdict.witnesses.length} broke it (${listed(verdict.witnesses)})${others}`;
+    return `${id} violated: ${inScope}${matched}; ${verdict.witnesses.length} broke it (${witnessesWhy(verdict, amounts)})${others}`;
+  }
+  // Past a stretch that never closed, nothing is claimed of each trigger: what happened in it is not judged.
+  if (unjudged !== "") {
+    const answeredPart = answers !== undefined && answers.count > 0 ? `; ${answers.count} answered (${answeredBy})` : "";
+    return `${id} holds: ${inScope}${matched}${answeredPart}${unjudged}`;
   }
   const statement = verdict.statement;
   const answered: Record<string, string> = {
@@ -236,13 +315,29 @@ function verdictWhy(verdict: StatementVerdict): string {
     rslv: "each resolved before the end",
     until: "no interval broken by a bad event before its resolution",
   };
-  const how = `${id} holds: ${matched}, ${answered[verdict.form] ?? "each as the rule asks"}`;
+  const how = `${id} holds: ${inScope}${matched}, ${answered[verdict.form] ?? "each as the rule asks"}`;
   if (answers === undefined) return how;
   if (answers.count === triggers.count) return `${how} (${answeredBy})`;
   // Only an `until` holds with triggers unanswered: intervals no resolution closed, and no bad event broke.
   const open = triggers.count - answers.count;
   const closed = answers.count === 0 ? "none resolved" : `${answers.count} resolved (${answeredBy})`;
   return `${how}; ${closed}, ${open} still open at the end`;
+}
+
+/**
+ * The witnesses of a violated rule as a short list; with the events at hand, a witness of a sum
+ * limit whose amount could not be counted says so (`2: its amount at \`amount\` is not a number …`).
+ */
+function witnessesWhy(verdict: StatementVerdict, amounts: WitnessAmounts | undefined): string {
+  const statement = verdict.statement;
+  if (amounts === undefined || statement.form !== "limit" || statement.measure.kind !== "sum") return listed(verdict.witnesses);
+  const shown = verdict.witnesses.slice(0, 10).map((position) => {
+    const event = amounts.eventAt(position);
+    const why = event === undefined ? undefined : amounts.uncountedAmount(statement, event);
+    return why === undefined ? `${position}` : `${position}, where ${printableLine(why)}: a witness by itself`;
+  });
+  const more = verdict.witnesses.length - shown.length;
+  return more > 0 ? `${shown.join(", ")}, … ${more} more` : shown.join(", ");
 }
 
 /** Answers as a short list, `2 by 4, 5 by 7`: the first ten, and how many more. */
@@ -279,6 +374,9 @@ function renderViolation(verdict: StatementVerdict, input: RenderReportInput, co
     const event = input.eventAt(position);
     if (event === undefined) return;
     lines.push(`  ${c.red("witness")} event ${position} (${where(event)}): ${describeEvent(event)}`);
+    // A sum limit's witness whose amount could not be counted is one by itself, not a total past the maximum.
+    const uncounted = input.uncountedAmount?.(verdict.statement, event);
+    if (uncounted !== undefined) lines.push(`    ${c.cyan("note:")} ${printableLine(uncounted)}, so it cannot be counted: it is a witness by itself, whatever the total`);
     const breaker = verdict.brokenBy?.[index];
     const breaking = breaker === undefined ? undefined : input.eventAt(breaker);
     if (breaker !== undefined && breaking !== undefined) lines.push(`    ${c.red("broken by")} event ${breaker} (${where(breaking)}): ${describeEvent(breaking)}`);
@@ -332,7 +430,7 @@ export function splitClosedWorld(diagnostics: readonly Diagnostic[]): { readonly
 }
 
 /** One message for many closed-world diagnostics: the distinct names, by kind, as the policy writes them. */
-export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySource: string, traceFile: string, colors: Colors): string {
+export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySource: string, traceFile: string, colors: Colors, options: { readonly corpus?: boolean } = {}): string {
   const c = paint(colors);
   // A set per kind: a policy can name a hundred thousand values, and each is counted once.
   const byKind = new Map<string, { codes: Set<string>; names: Set<string> }>();
@@ -348,7 +446,7 @@ export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySo
   const onlyNotes = summed.every((d) => d.severity === "info");
   const severity = onlyNotes ? c.cyan(c.bold("info")) : c.yellow(c.bold("warning"));
   const lines = [
-    `${severity}: ${c.bold(`${distinct} name${distinct === 1 ? "" : "s"} of the policy ${distinct === 1 ? "does" : "do"} not occur in \`${shownTraceFile}\`, so the conditions on them match nothing (closed world)`)}`,
+    `${severity}: ${c.bold(`${distinct} name${distinct === 1 ? "" : "s"} of the policy ${distinct === 1 ? "does" : "do"} not occur in ${options.corpus === true ? "any run of " : ""}\`${shownTraceFile}\`, so the conditions on them match nothing (closed world)`)}`,
   ];
   for (const kind of ["actions", "arguments", "values"]) {
     const entry = byKind.get(kind);
@@ -363,7 +461,9 @@ export function renderClosedWorldSummary(summed: readonly Diagnostic[], policySo
   }
   lines.push(
     // Notes (values) never stop a run, even under --strict; only warnings do.
-    `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${shownTraceFile}\` lists what the run has` +
+    (options.corpus === true
+      ? `  ${c.cyan("help:")} usual when a general policy meets runs that do not use all of it; \`vigilc signature FILE\` lists what a run has`
+      : `  ${c.cyan("help:")} usual when a general policy meets one run; \`vigilc signature ${shownTraceFile}\` lists what the run has`) +
       (onlyNotes ? "" : ", and `--strict` fails on these warnings"),
   );
   return lines.join("\n");

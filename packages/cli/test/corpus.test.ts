@@ -90,12 +90,58 @@ describe.concurrent("vigilc check on a corpus", () => {
       const verdicts = (JSON.parse(single.stdout) as { statements: { name: string; holds: boolean; witnesses: number[] }[] }).statements;
       expect(run.statements.map(({ name, holds, witnesses }) => ({ name, holds, witnesses }))).toEqual(verdicts.map(({ name, holds, witnesses }) => ({ name, holds, witnesses })));
     }
-    // Under --strict a closed-world warning about a run stops that run, as it stops a single one.
+    // Under --strict the policy's names are judged against the corpus as a whole: a run alone lacks
+    // names the others show (a single run fails), and the corpus, which shows them all, is judged.
     const single = await vigilc(["check", "no-delete.vigil", "--trace", "corpus/benign.jsonl", "--strict"], { cwd: fixtures });
     expect(single.code).toBe(2);
     const strict = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--strict"], { cwd: fixtures });
-    expect(strict.code).toBe(2);
-    expect(strict.stdout).toMatch(/^error {3}corpus\/benign\.jsonl: no-delete\.vigil:\d+: V1101 --strict: the action `\w+` does not occur in the trace/m);
+    expect(strict.code, strict.stderr).toBe(1);
+    expect(strict.stderr).toBe("");
+    expect(strict.stdout).toContain("checked 3 runs (");
+  });
+
+  describe("the closed world of a corpus: the union of its runs' signatures", () => {
+    it("warns once for the corpus about a name no run shows, with the nearest name of any run, as a single run does", async () => {
+      const corpus = await vigilc(["check", "corpus-names/deploy.vigil", "--trace", "corpus-names/runs"], { cwd: fixtures });
+      expect(corpus.code).toBe(1);
+      // Once for the corpus, not per run (three runs, each of which lacks `git_psuh`).
+      expect(corpus.stderr.match(/warning\[V1101\]/g)).toHaveLength(1);
+      expect(corpus.stderr).toContain("warning[V1101]: the action `git_psuh` occurs in no run of the corpus, so it matches no event\n  --> corpus-names/deploy.vigil:5:33");
+      // The nearest name is `git_push`, which only runs b and c show.
+      expect(corpus.stderr).toContain("help: did you mean `git_push`?");
+      // A name some run shows is known: `run_tests` is only in run a, `force` only in b and c.
+      expect(corpus.stderr).not.toContain("run_tests");
+      expect(corpus.stderr).not.toContain("`force`");
+      // The single-run check says the same of the same name: one place decides.
+      const single = await vigilc(["check", "corpus-names/deploy.vigil", "--trace", "corpus-names/runs/b.jsonl"], { cwd: fixtures });
+      expect(single.stderr).toContain("warning[V1101]: the action `git_psuh` does not occur in the trace, so it matches no event");
+      expect(single.stderr).toContain("help: did you mean `git_push`?");
+    });
+
+    it("with the SQL engine too", async () => {
+      const corpus = await vigilc(["check", "corpus-names/deploy.vigil", "--trace", "corpus-names/runs", "--engine", "sql"], { cwd: fixtures });
+      expect(corpus.code).toBe(1);
+      expect(corpus.stderr.match(/warning\[V1101\]/g)).toHaveLength(1);
+      expect(corpus.stderr).toContain("help: did you mean `git_push`?");
+    });
+
+    it("--strict: one error for the corpus, judged against the union, not one per run against its own signature", async () => {
+      const misspelled = await vigilc(["check", "corpus-names/deploy.vigil", "--trace", "corpus-names/runs", "--strict"], { cwd: fixtures });
+      expect(misspelled.code).toBe(2);
+      expect(misspelled.stderr).toContain("error: --strict: 1 warning about `corpus-names/deploy.vigil` against the runs of `corpus-names/runs` counts as an error; no verdict is given");
+      expect(misspelled.stdout).not.toContain("verdict:");
+      // Every name of this policy is shown by some run, though each run lacks some: the corpus is judged.
+      for (const run of ["a", "b", "c"]) {
+        const alone = await vigilc(["check", "corpus-names/complete.vigil", "--trace", `corpus-names/runs/${run}.jsonl`, "--strict"], { cwd: fixtures });
+        expect(alone.code).toBe(2);
+      }
+      for (const engine of ["eval", "sql"]) {
+        const complete = await vigilc(["check", "corpus-names/complete.vigil", "--trace", "corpus-names/runs", "--strict", "--engine", engine], { cwd: fixtures });
+        expect(complete.code, complete.stderr).toBe(1);
+        expect(complete.stderr).toBe("");
+        expect(complete.stdout).toContain("unsafe  corpus-names/runs/b.jsonl: release.no_force at 1");
+      }
+    });
   });
 
   it("refuses a FIFO among the runs instead of waiting on it", async () => {

@@ -64,11 +64,11 @@ describe("vigilc test on the shipped examples", () => {
     const policy = join(directory, "dashcam.vigil");
     // R2 now accepts sampling as well as warping before a mask: the mask after sampling is let through.
     writeFileSync(policy, readFileSync(policy, "utf8").replace("prec(action in {emit_mask}, action in {warpAffine})", "prec(action in {emit_mask}, action in {warpAffine, sample_frames})"));
-    const result = await vigilc(["test", directory, "--engine", "eval"], { cwd: scratch });
+    const result = await vigilc(["test", directory, "--engine", "eval,monitor"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("✗ hand-written: wrong fps, mask before warp, release before validation");
     expect(result.stdout).toContain("expect R2 violated at 2");
-    expect(result.stdout).toMatch(/expected: violated at 2\n\s+found:\s+holds\s+\(forward engine\)/);
+    expect(result.stdout).toMatch(/expected: violated at 2\n\s+found:\s+holds\s+\(forward engine, monitor\)/);
     // The expected witness that was not found, with the event as a test writes it and its line.
     expect(result.stdout).toMatch(/- +2 {2}emit_mask \{frame: "frames\/1.png", out: "masks\/1.csr"\} ok {2}line \d+/);
     // The recorded run with a mask before any warp fails too, pointing at its trace's line.
@@ -77,11 +77,74 @@ describe("vigilc test on the shipped examples", () => {
   });
 });
 
+describe("vigilc test --engine: each expectation judged by the engine named", () => {
+  /** A policy and four test files: one whose expectation is false, one whose expectations are true, a decision, an amount SQL cannot hold. */
+  let directory = "";
+  beforeAll(() => {
+    directory = mkdtempSync(join(scratch, "engines-"));
+    writeFileSync(
+      join(directory, "p.vigil"),
+      "policy p {\n  /// A mask only after a warp.\n  rule masked: prec(action in {emit_mask}, action in {warpAffine})\n  /// At most 100 paid in all.\n  rule cap: limit[100 of amount](action in {pay})\n}\n",
+    );
+    writeFileSync(join(directory, "false.vigiltest"), 'policy "p.vigil"\ntest "a false expectation" {\n  events {\n    emit_mask\n  }\n  expect masked holds\n}\n');
+    writeFileSync(
+      join(directory, "true.vigiltest"),
+      'policy "p.vigil"\ntest "true expectations" {\n  events {\n    warpAffine\n    emit_mask\n    pay {amount: 60}\n    pay {amount: 50}\n  }\n  expect masked holds\n  expect cap violated at 4\n}\n',
+    );
+    writeFileSync(join(directory, "decide.vigiltest"), 'policy "p.vigil"\ntest "a decision" {\n  events {\n    emit_mask\n  }\n  decide 1 block by masked\n}\n');
+    // 1e-30 is exact for the forward engine, Z3 and the monitor; it has more digits after the point than SQL's DECIMAL(38, 18) holds.
+    writeFileSync(join(directory, "amount.vigiltest"), 'policy "p.vigil"\ntest "an amount SQL cannot hold" {\n  events {\n    pay {amount: 1e-30}\n  }\n  expect cap holds\n}\n');
+  });
+
+  interface Report {
+    files: { file: string; tests: { name: string; outcome: string; failures: { engines: string[]; expected: string; actual: string }[] }[] }[];
+  }
+  const outcomes = (report: Report): Record<string, { outcome: string; failures: { engines: string[]; expected: string; actual: string }[] }> =>
+    Object.fromEntries(report.files.flatMap((f) => f.tests.map((t) => [t.name, { outcome: t.outcome, failures: t.failures }])));
+
+  for (const engine of ["eval", "monitor", "smt", "sql"] as const) {
+    it(`--engine ${engine}: fails a false expectation, passes true ones, and fails what it cannot decide with the reason`, async ({ expect }) => {
+      const result = await vigilc(["test", directory, "--engine", engine, "--format", "json"], { cwd: directory, timeoutMs: 120_000 });
+      expect(result.stderr).not.toMatch(crashPattern);
+      expect(result.code).toBe(1);
+      const tests = outcomes(JSON.parse(result.stdout) as Report);
+      // A false expectation fails, found by the engine named and no other.
+      expect(tests["a false expectation"]!.outcome).toBe("failed");
+      expect(tests["a false expectation"]!.failures).toEqual([expect.objectContaining({ engines: [engine], expected: "holds", actual: "violated at 1" })]);
+      expect(tests["true expectations"]).toEqual({ outcome: "passed", failures: [] });
+      // A decision before a call is the online monitor's: any other engine fails it as undecided, saying so.
+      if (engine === "monitor") expect(tests["a decision"]).toEqual({ outcome: "passed", failures: [] });
+      else {
+        expect(tests["a decision"]!.outcome).toBe("failed");
+        expect(tests["a decision"]!.failures).toEqual([expect.objectContaining({ engines: [engine], expected: "decide 1 block by p.masked", actual: expect.stringMatching(new RegExp(`^undecided on engine ${engine}: .*monitor`)) })]);
+      }
+      // The SQL engine cannot hold the amount exactly: undecided, with its reason; the others decide it.
+      if (engine === "sql") {
+        expect(tests["an amount SQL cannot hold"]!.outcome).toBe("failed");
+        expect(tests["an amount SQL cannot hold"]!.failures).toEqual([
+          expect.objectContaining({ engines: ["sql"], expected: "holds", actual: expect.stringMatching(/^undecided on engine sql: event 1 .*has an amount at `amount` with more digits than the SQL engine's exact decimals hold/) }),
+        ]);
+      } else expect(tests["an amount SQL cannot hold"]).toEqual({ outcome: "passed", failures: [] });
+    });
+  }
+
+  it("passes true expectations on every engine at once, and says in the human report which engine could not decide", async ({ expect }) => {
+    const passing = await vigilc(["test", join(directory, "true.vigiltest"), join(directory, "decide.vigiltest")], { cwd: directory, timeoutMs: 120_000 });
+    expect(passing.stdout).toContain("2 passed");
+    expect(passing.code).toBe(0);
+    const failing = await vigilc(["test", join(directory, "decide.vigiltest"), join(directory, "amount.vigiltest"), "--engine", "sql"], { cwd: directory, timeoutMs: 120_000 });
+    expect(failing.code).toBe(1);
+    expect(failing.stdout).toContain("✗ a decision");
+    expect(failing.stdout).toMatch(/found: +undecided on engine sql: /);
+    expect(failing.stdout).toContain("0 passed, 2 failed");
+  });
+});
+
 describe("vigilc test reports", () => {
   it("writes valid JUnit XML: a testsuite per file, a testcase per test, a failure with the differences", async ({ expect }) => {
     const directory = copyOf("dashcam");
     writeFileSync(join(directory, "extra.vigiltest"), 'policy "dashcam.vigil"\n/// Control characters \u0001 and <markup> & "quotes" are escaped.\ntest "a <tricky> & \\"name\\" \\u0007" { events { warpAffine {transform: "M"} } expect R3 holds }\n');
-    const result = await vigilc(["test", directory, "--format", "junit", "--engine", "eval"], { cwd: scratch });
+    const result = await vigilc(["test", directory, "--format", "junit", "--engine", "eval,monitor"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(XMLValidator.validate(result.stdout)).toBe(true);
     const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => name === "testsuite" || name === "testcase" }).parse(result.stdout) as {
@@ -97,7 +160,7 @@ describe("vigilc test reports", () => {
   });
 
   it("writes JSON with the summary, each failure's events, each rule's why, and coverage", async ({ expect }) => {
-    const result = await vigilc(["test", "examples/dashcam", "--format", "json", "--coverage", "--engine", "eval"], { cwd: root });
+    const result = await vigilc(["test", "examples/dashcam", "--format", "json", "--coverage", "--engine", "eval,monitor"], { cwd: root });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as {
       summary: { tests: number; passed: number; failed: number; errors: number };
@@ -114,7 +177,7 @@ describe("vigilc test reports", () => {
   });
 
   it("prints why each rule holds or not with --why", async ({ expect }) => {
-    const result = await vigilc(["test", "examples/dashcam", "--why", "--engine", "eval", "--filter", "^benign"], { cwd: root });
+    const result = await vigilc(["test", "examples/dashcam", "--why", "--engine", "eval,monitor", "--filter", "^benign"], { cwd: root });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("✓ benign run");
     expect(result.stdout).not.toContain("warp before validation");
@@ -129,7 +192,7 @@ describe("vigilc test reports", () => {
     // And a rule whose trigger no run of the tests reaches: its pattern is named in a warning.
     const policy = join(directory, "dashcam.vigil");
     writeFileSync(policy, readFileSync(policy, "utf8").replace(/\}\s*$/, '  rule R9: prec(action in {deploy_model}, validate)\n}\n'));
-    const result = await vigilc(["test", directory, "--coverage", "--threshold", "50", "--engine", "eval"], { cwd: scratch });
+    const result = await vigilc(["test", directory, "--coverage", "--threshold", "50", "--engine", "eval,monitor"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/✗ dashcam\.R0 +never violated/);
     expect(result.stdout).toMatch(/✗ dashcam\.R9 +never violated, never held non-vacuously/);
@@ -143,14 +206,14 @@ describe("vigilc test on bad input", () => {
   it("exits 2 with located diagnostics for a test file that does not read, a missing trace and an unknown rule", async ({ expect }) => {
     const directory = copyOf("dashcam");
     writeFileSync(join(directory, "bad.vigiltest"), 'policy "dashcam.vigil"\ntest "t" {\n  trace "nowhere.jsonl"\n  expect R3 holds\n}\ntest "u" { events { a } expect R33 holds }\ntest "v" { expect R3 frobs }\n');
-    const result = await vigilc(["test", join(directory, "bad.vigiltest"), "--engine", "eval"], { cwd: directory });
+    const result = await vigilc(["test", join(directory, "bad.vigiltest"), "--engine", "eval,monitor"], { cwd: directory });
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(crashPattern);
     expect(result.stderr).toContain("error[V2001]: unexpected `frobs`");
     expect(result.stderr).toContain("--> bad.vigiltest:7:");
     const again = join(directory, "bad2.vigiltest");
     writeFileSync(again, 'policy "dashcam.vigil"\ntest "t" {\n  trace "nowhere.jsonl"\n  expect R3 holds\n}\ntest "u" { events { a } expect r3 holds }\n');
-    const second = await vigilc(["test", again, "--engine", "eval"], { cwd: directory });
+    const second = await vigilc(["test", again, "--engine", "eval,monitor"], { cwd: directory });
     expect(second.code).toBe(2);
     expect(second.stderr).toContain("error[V2104]: the trace `nowhere.jsonl` cannot be read");
     expect(second.stderr).toContain("--> bad2.vigiltest:3:9");
@@ -172,7 +235,7 @@ describe("vigilc test on bad input", () => {
 describe("vigilc test --watch", () => {
   it("runs again when the policy changes, and stops on SIGTERM", async ({ expect }) => {
     const directory = copyOf("dashcam");
-    const child = spawn(process.execPath, [cli, "test", directory, "--watch", "--engine", "eval"], { cwd: scratch, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cli, "test", directory, "--watch", "--engine", "eval,monitor"], { cwd: scratch, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -1,5 +1,5 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
-import type { AnswerCount, PatternMatchCount, RunObservations, TriggerCount } from "@vigil/engine";
+import type { AnswerCount, PatternMatchCount, RunObservations, ScopeCount, TriggerCount } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
@@ -52,6 +52,13 @@ export interface StatementVerdict extends StatementOutcome {
    * `always`. A pattern that matched nothing is a condition the run never met.
    */
   readonly patterns?: readonly PatternMatchCount[];
+  /**
+   * For a statement under a scope: how many stretches of the run the scope opened, and where each
+   * of the first (and the last) opened and closed (`close` absent: open at the end). Read off the
+   * same forward run as `triggers`; absent without a scope. A scope that never opened is why a
+   * scoped statement holds without judging any event; `triggers` counts only events in a stretch.
+   */
+  readonly scope?: ScopeCount;
 }
 
 export interface CheckReport {
@@ -101,6 +108,7 @@ export function reportOf(statements: readonly CheckedStatement[], outcomes: read
     const triggered = observed?.triggers(index);
     const answered = observed?.answers(index);
     const patterns = observed?.patterns(index);
+    const scope = statement.scope !== undefined ? observed?.scope?.(index) : undefined;
     return {
       policy: statement.policy,
       name: statement.name,
@@ -113,6 +121,7 @@ export function reportOf(statements: readonly CheckedStatement[], outcomes: read
       ...(triggered !== undefined ? { triggers: { count: triggered.count, first: [...triggered.first] } } : {}),
       ...(answered !== undefined ? { answers: { count: answered.count, first: answered.first.map(({ trigger, by }) => ({ trigger, by })) } } : {}),
       ...(patterns !== undefined && patterns.length > 0 ? { patterns } : {}),
+      ...(scope !== undefined ? { scope } : {}),
     };
   });
   return { verdict: verdicts.every((v) => v.holds) ? "safe" : "unsafe", engine, statements: verdicts };
@@ -148,6 +157,7 @@ export function reportToJson(report: CheckReport): {
     triggers?: { count: number; first: number[] };
     answers?: { count: number; first: { trigger: number; by: number }[] };
     patterns?: { role: PatternMatchCount["role"]; count: number; first: number[] }[];
+    scope?: { count: number; first: { open: number; close?: number }[]; last?: { open: number; close?: number } };
   }[];
 } {
   return {
@@ -167,6 +177,9 @@ export function reportToJson(report: CheckReport): {
         ? { answers: { count: v.answers.count, first: v.answers.first.map(({ trigger, by }) => ({ trigger, by })) } }
         : {}),
       ...(v.patterns !== undefined ? { patterns: v.patterns.map(({ role, count, first }) => ({ role, count, first: [...first] })) } : {}),
+      ...(v.scope !== undefined
+        ? { scope: { count: v.scope.count, first: v.scope.first.map((stretch) => ({ ...stretch })), ...(v.scope.last !== undefined ? { last: { ...v.scope.last } } : {}) } }
+        : {}),
     })),
   };
 }

@@ -11,6 +11,7 @@ export type { PolicySymbol, PolicySymbolKind, SymbolOccurrence, SymbolTable } fr
 export { resolveFile } from "@vigil/checker";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
 export { breakingObservations, check, reportOf, reportToJson } from "./check.js";
+export { uncountedAmount } from "./amounts.js";
 export { createMonitor } from "./monitor.js";
 export type { JudgeRunOptions, RunEventsRead, RunJudgement, RunSignature, RunSource } from "./judge-run.js";
 export { judgeRun, readEventsAt, readRunEvents, readRunSignature, runSignatureBuilder } from "./judge-run.js";

@@ -47,6 +47,14 @@ export interface JudgeRunOptions {
   readonly messages?: boolean;
   /** Warnings about the trace or about the policy against this run's signature stop the run. */
   readonly strict?: boolean;
+  /**
+   * Against which signature the policy's names are checked (the closed world): `run` (the default),
+   * this run's own; `corpus`, none here: the run is one of a corpus, whose runs each lack names the
+   * others have, and the caller checks the policy once against the union of their signatures
+   * (`RunJudgement.signature`). `signatureDiagnostics` is then empty, and `strict` stops the run on
+   * the trace's warnings only.
+   */
+  readonly closedWorld?: "run" | "corpus";
   /** Keep the run's events in the result (for reports that show them). */
   readonly keepEvents?: boolean;
   /**
@@ -107,8 +115,13 @@ export interface RunJudgement {
   readonly events?: readonly TraceEvent[];
   /** Problems reading the trace (errors, warnings, notes), in the order found. */
   readonly traceDiagnostics: readonly Diagnostic[];
-  /** The policy against this run's signature: symbols the run does not exhibit. */
+  /** The policy against this run's signature: symbols the run does not exhibit (none with `closedWorld: "corpus"`). */
   readonly signatureDiagnostics: readonly Diagnostic[];
+  /**
+   * The run's signature as judging keeps it (`runSignatureBuilder`), when the run was read without
+   * errors: for a corpus, whose names are judged against the union of its runs' signatures.
+   */
+  readonly signature?: Signature;
   /**
    * Why the run was not judged: `trace` (the trace has errors), `strict` (warnings under
    * `strict`). Absent when it was judged.
@@ -229,9 +242,10 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
       traceDiagnostics: read.diagnostics,
     };
     if (read.diagnostics.some((d) => d.severity === "error")) return { ...about, signatureDiagnostics: [], stopped: "trace" };
-    const signatureDiagnostics = checkAgainstSignature(policy, signature.signature());
+    const runSignature = signature.signature();
+    const signatureDiagnostics = options.closedWorld === "corpus" ? [] : checkAgainstSignature(policy, runSignature);
     if (options.strict === true && [...read.diagnostics, ...signatureDiagnostics].some((d) => d.severity === "warning")) {
-      return { ...about, signatureDiagnostics, stopped: "strict" };
+      return { ...about, signatureDiagnostics, signature: runSignature, stopped: "strict" };
     }
     const report = reportOf(statements, await run.finish(), engine.name, run.observations);
     // A rule that measures time on a run whose events lack times is undecided; the event is located.
@@ -268,7 +282,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
         if (missingEvents.has(position)) witnessEvents.set(position, event);
       }
     }
-    return { ...about, traceDiagnostics, signatureDiagnostics, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
+    return { ...about, traceDiagnostics, signatureDiagnostics, signature: runSignature, report, witnessEvents, ...(linesWanted ? { witnessLines } : {}) };
   }
 }
 

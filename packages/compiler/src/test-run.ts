@@ -4,24 +4,33 @@ import { closestName, diagnostic, formatDateTime, type Diagnostic, type RelatedI
 import { verdictOf, type CallDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import { formatDuration, parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
-import { readRegularFile, type JsonValue, type TraceEvent } from "@vigil/trace";
+import { readRegularFile, splitRunFile, type JsonValue, type RunFile, type TraceEvent } from "@vigil/trace";
 import { check, reportOf, type CheckReport } from "./check.js";
 import { compile, type CompiledPolicy } from "./compile.js";
-import { judgeRun, type RunJudgement } from "./judge-run.js";
-import { engineNames, startMonitorRun, type EngineName } from "./engines.js";
+import { judgeRun, type RunJudgement, type RunSource } from "./judge-run.js";
+import { engineNames, startMonitorRun, type EngineName, type MonitorEngineRun } from "./engines.js";
 
 /**
  * The test runner of policies (`vigilc test`, the editor's test lenses): reads a test file, compiles
  * the policy it names, builds each test's run through the one pipeline (`judgeRun`: events written
  * by hand are read as a canonical trace, a trace file in any format), and holds every expectation
- * against every engine: the forward engine, Z3 over the Figure 5 lowering, and the online monitor
- * fed the run call by call (deciding each call before it runs, every prefix). Everything comes back
- * as data; nothing is printed.
+ * against each engine asked for: the forward engine, Z3 over the Figure 5 lowering, the online
+ * monitor fed the run call by call (deciding each call before it runs, every prefix), and the SQL
+ * engine in embedded DuckDB. Everything comes back as data; nothing is printed.
+ *
+ * Never a false pass: an expectation passes only when an engine asked for decided it. A verdict
+ * an engine leaves undecided (a solver time-out, an amount SQL cannot hold exactly), an engine that
+ * fails while judging, and a `decide` expectation when the monitor (the only engine that decides a
+ * call before it runs) is not among the engines, each fail as "undecided on engine E: the reason".
  */
 
 
 export interface TestRunOptions {
-  /** The engines that judge verdicts (default: all three). Decisions are always the monitor's. */
+  /**
+   * The engines that judge the expectations (default: all four). Each judges every verdict
+   * expectation; `decide` expectations are judged by the monitor, and fail as undecided on each
+   * engine asked for when the monitor is not one of them.
+   */
   readonly engines?: readonly EngineName[];
   /** Only the tests whose name this accepts. */
   readonly filter?: (name: string) => boolean;
@@ -169,13 +178,14 @@ export async function runTestSource(text: string, file: string, options: TestRun
   const ownsDecider = decider === undefined && engines.includes("smt") && parsed.tests.length > 0;
   if (ownsDecider) decider = await (await import("@vigil/smt")).SmtDecider.create(options.smt ?? {});
   const tests: TestResult[] = [];
+  const traces = new Map<string, TraceText>();
   try {
     for (const test of parsed.tests) {
       if (options.filter !== undefined && !options.filter(test.name)) continue;
       // Between tests the event loop gets a turn: an editor's newer edit can abort a long run.
       await new Promise((resolve) => setImmediate(resolve));
       options.signal?.throwIfAborted();
-      tests.push(await runTest(test, { file, policy, statements, engines, readText, ...(decider !== undefined ? { decider } : {}), ...(options.signal !== undefined ? { signal: options.signal } : {}) }));
+      tests.push(await runTest(test, { file, policy, statements, engines, readText, traces, ...(decider !== undefined ? { decider } : {}), ...(options.signal !== undefined ? { signal: options.signal } : {}) }));
     }
   } finally {
     if (ownsDecider) await decider!.dispose();
@@ -189,8 +199,16 @@ interface TestContext {
   readonly statements: readonly CheckedStatement[];
   readonly engines: readonly EngineName[];
   readonly readText: (file: string, what: string) => Promise<string | Diagnostic>;
+  /** The trace files read so far by the file's tests, each text cut into its runs once. */
+  readonly traces: Map<string, TraceText>;
   readonly decider?: SmtDecider;
   readonly signal?: AbortSignal;
+}
+
+/** A trace file's text, and its runs when it holds several. */
+interface TraceText {
+  readonly text: string;
+  readonly runFile?: RunFile;
 }
 
 /** What one engine says of each rule on a run: its witnesses, and for `until` the breaking events. */
@@ -230,23 +248,17 @@ async function runTest(test: TestCase, context: TestContext): Promise<TestResult
   setup.push(...positionProblems(test, events, rules, context.statements));
   if (setup.some((d) => d.severity === "error")) return errorResult([...setup, ...run.diagnostics], events, run.eventSpans);
 
-  const verdicts: EngineVerdicts[] = [];
   const report = run.judgement.report;
-  if (context.engines.includes("eval")) verdicts.push(verdictsOf("eval", report));
-  if (context.engines.includes("smt")) verdicts.push(verdictsOf("smt", await check(context.policy, events, { engine: "smt", decider: context.decider!, ...(context.signal !== undefined ? { signal: context.signal } : {}) })));
-  // The monitor runs whatever the engines asked for: its decisions are what `decide` expects.
-  const monitored = startMonitorRun(context.statements);
-  for (const event of events) monitored.step(event);
-  const monitorOutcomes = await monitored.finish();
-  if (context.engines.includes("monitor")) verdicts.push(verdictsOf("monitor", reportOf(context.statements, monitorOutcomes, "monitor")));
+  const judged = await judgeWithEngines(context, events, report);
+  const verdicts = judged.verdicts;
 
   const failures: ExpectationFailure[] = [];
   const named = new Set(test.expectations.flatMap((e) => (e.kind === "verdict" && typeof e.rule !== "string" ? [rules.get(e.rule)!] : [])));
   for (const expectation of test.expectations) {
     if (expectation.kind === "verdict") failures.push(...verdictFailures(expectation, rules, named, context.statements, verdicts));
-    else failures.push(...decisionFailures(expectation, rules, monitored.decisions));
+    else failures.push(...decisionFailures(expectation, rules, context.engines, judged.monitor));
   }
-  failures.push(...monitored.disagreements.map((message) => disagreement(test, message)));
+  if (judged.monitor?.run !== undefined) failures.push(...judged.monitor.run.disagreements.map((message) => disagreement(test, message)));
 
   const why: RuleWhy[] = report.statements.map((verdict) => ({
     rule: `${verdict.policy}.${verdict.name}`,
@@ -280,6 +292,56 @@ async function runTest(test: TestCase, context: TestContext): Promise<TestResult
     covers: { violated: [...violated], heldNonVacuously: [...heldNonVacuously] },
     durationMs: performance.now() - started,
   };
+}
+
+/** The monitor's run of a test, or why it could not run. */
+interface MonitorResult {
+  readonly run?: MonitorEngineRun;
+  readonly error?: string;
+}
+
+/**
+ * Each engine asked for, in the order `eval`, `smt`, `monitor`, `sql`, judges the run. The forward
+ * engine's verdicts are the judgement's own (the run was read through it); the others judge the
+ * events read. An engine that fails leaves every rule undecided, with its error as the reason: a
+ * failure of each expectation, never a pass.
+ */
+async function judgeWithEngines(context: TestContext, events: readonly TraceEvent[], report: CheckReport): Promise<{ verdicts: EngineVerdicts[]; monitor?: MonitorResult }> {
+  const verdicts: EngineVerdicts[] = [];
+  let monitor: MonitorResult | undefined;
+  const signal = context.signal !== undefined ? { signal: context.signal } : {};
+  for (const engine of engineNames) {
+    if (!context.engines.includes(engine)) continue;
+    try {
+      switch (engine) {
+        case "eval":
+          verdicts.push(verdictsOf("eval", report));
+          break;
+        case "smt":
+          verdicts.push(verdictsOf("smt", await check(context.policy, events, { engine: "smt", ...(context.decider !== undefined ? { decider: context.decider } : {}), ...signal })));
+          break;
+        case "sql":
+          verdicts.push(verdictsOf("sql", await check(context.policy, events, { engine: "sql", ...signal })));
+          break;
+        case "monitor": {
+          // Its run also holds its decision on each call: what `decide` expects.
+          const monitored = startMonitorRun(context.statements);
+          for (const event of events) monitored.step(event);
+          const outcomes = await monitored.finish();
+          monitor = { run: monitored };
+          verdicts.push(verdictsOf("monitor", reportOf(context.statements, outcomes, "monitor")));
+          break;
+        }
+      }
+    } catch (error) {
+      // A cancelled run is cancelled, not judged.
+      if (context.signal?.aborted === true) throw error;
+      const reason = `the engine failed while judging: ${error instanceof Error ? error.message : String(error)}`;
+      if (engine === "monitor") monitor = { error: reason };
+      verdicts.push({ engine, byRule: new Map(context.statements.map((s) => [`${s.policy}.${s.name}`, { holds: false, witnesses: [], undecided: reason }])) });
+    }
+  }
+  return { verdicts, ...(monitor !== undefined ? { monitor } : {}) };
 }
 
 /** The statement each rule reference of a test names (`policy.name` or a name one policy has); problems are V2102. */
@@ -322,13 +384,51 @@ async function readRun(test: TestCase, context: TestContext): Promise<ReadRun> {
   const options = { keepEvents: true, ...(context.signal !== undefined ? { signal: context.signal } : {}) } as const;
   if (input.kind === "trace") {
     const traceFile = resolve(dirname(context.file), input.path);
+    // Read for every test (an editor's reader lets a newer edit abort the run here); cut into its runs once per text.
     const text = await context.readText(traceFile, "trace");
-    if (typeof text !== "string") {
-      return { diagnostics: [diagnostic("V2104", `the trace \`${input.path}\` cannot be read: ${text.message}`, { span: input.pathSpan })], eventSpans: new Map() };
+    const seen = context.traces.get(traceFile);
+    let runFile: RunFile | undefined;
+    if (typeof text === "string") {
+      if (seen !== undefined && seen.text === text) runFile = seen.runFile;
+      else {
+        runFile = splitRunFile(text);
+        context.traces.set(traceFile, { text, ...(runFile !== undefined ? { runFile } : {}) });
+      }
     }
-    const judgement = await judgeRun(context.policy, { file: traceFile, text }, { ...options, ...(input.messages ? { messages: true } : {}) });
+    const noRun = (d: Diagnostic): ReadRun => ({ diagnostics: [d], eventSpans: new Map() });
+    if (typeof text !== "string") return noRun(diagnostic("V2104", `the trace \`${input.path}\` cannot be read: ${text.message}`, { span: input.pathSpan }));
+    const names = runFile?.runs.map((run) => run.name) ?? [];
+    if (input.run === undefined && runFile !== undefined) {
+      return noRun(
+        diagnostic("V2104", `the trace \`${input.path}\` holds ${names.length} run${names.length === 1 ? "" : "s"} (τ-bench); a test reads one`, {
+          span: input.pathSpan,
+          help: `name it: \`trace ${JSON.stringify(input.path)} run ${JSON.stringify(names[0] ?? "task 0 trial 0")}\` (runs are named by task and trial, as \`vigilc check --run\` names them)`,
+        }),
+      );
+    }
+    let source: RunSource = { file: traceFile, text };
+    if (input.run !== undefined) {
+      const span = input.runSpan ?? input.span;
+      if (runFile === undefined) {
+        return noRun(diagnostic("V2104", `\`run\` chooses one run of a file holding several (a τ-bench results file); the trace \`${input.path}\` is one run`, { span, help: "drop `run \"…\"`" }));
+      }
+      const chosen = runFile.runs.find((run) => run.name === input.run);
+      if (chosen === undefined) {
+        const near = closestName(input.run, names);
+        return noRun(
+          diagnostic("V2104", `the trace \`${input.path}\` has no run named \`${input.run}\``, {
+            span,
+            help: near !== undefined ? `did you mean \`${near}\`?` : names.length > 0 ? `its runs are named by task and trial, from \`${names[0]}\` to \`${names.at(-1)}\`` : "it holds no run",
+            ...(near !== undefined ? { fix: { title: `replace with \`${near}\``, edits: [{ span, newText: JSON.stringify(near) }] } } : {}),
+          }),
+        );
+      }
+      source = { file: traceFile, text: chosen.text, run: chosen.name, origin: chosen.origin };
+    }
+    const judgement = await judgeRun(context.policy, source, { ...options, ...(input.run !== undefined ? { traceFormat: "tau-bench" as const } : {}), ...(input.messages ? { messages: true } : {}) });
     const problems = judgement.traceDiagnostics.filter((d) => d.severity === "error");
-    const diagnostics = problems.length > 0 ? [diagnostic("V2104", `the trace \`${input.path}\` has ${problems.length} error${problems.length === 1 ? "" : "s"}`, { span: input.pathSpan, related: problems.slice(0, 5).flatMap(relatedOf) })] : [];
+    const where = input.run !== undefined ? `the run \`${input.run}\` of the trace \`${input.path}\`` : `the trace \`${input.path}\``;
+    const diagnostics = problems.length > 0 ? [diagnostic("V2104", `${where} has ${problems.length} error${problems.length === 1 ? "" : "s"}`, { span: input.pathSpan, related: problems.slice(0, 5).flatMap(relatedOf) })] : [];
     return { ...(problems.length === 0 ? { judgement } : {}), diagnostics, eventSpans: new Map() };
   }
   // Events written by hand are a canonical trace, one line per event: line k is the k-th event.
@@ -442,14 +542,16 @@ function verdictFailures(
     // Engines that found the same are reported together.
     const groups = new Map<string, { engines: EngineName[]; positions: number[] }>();
     for (const { engine, byRule } of verdicts) {
-      const actual = byRule.get(rule);
-      if (actual === undefined) continue;
+      // An engine that says nothing of the rule has not decided it.
+      const actual = byRule.get(rule) ?? { holds: false, witnesses: [], undecided: "the engine gave no verdict on this rule" };
       const problem = verdictProblem(expectation, actual, engine);
       if (problem === undefined) continue;
       const group = groups.get(problem) ?? { engines: [], positions: [...actual.witnesses, ...(actual.brokenBy ?? []).filter((p) => p > 0)] };
       group.engines.push(engine);
       groups.set(problem, group);
     }
+    // With no engine to judge it, nothing decided the expectation.
+    if (verdicts.length === 0) groups.set("undecided: no engine was asked to judge it", { engines: [], positions: [] });
     for (const [actual, group] of groups) {
       const expectedPositions = (expectation.witnesses ?? []).flatMap((w) => [w.position, ...(w.brokenBy !== undefined ? [w.brokenBy] : [])]);
       failures.push({
@@ -467,7 +569,7 @@ function verdictFailures(
 
 /** What an engine found, in the words of an expectation, when it is not what the expectation says; undefined when it is. */
 function verdictProblem(expectation: VerdictExpectation, actual: { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }, engine: EngineName): string | undefined {
-  if (actual.undecided !== undefined) return `undecided (${actual.undecided})`;
+  if (actual.undecided !== undefined) return `undecided on engine ${engine}: ${actual.undecided}`;
   const found = actual.holds ? "holds" : `violated at ${witnessList(actual.witnesses, engine === "monitor" ? undefined : actual.brokenBy)}`;
   if (expectation.holds) return actual.holds ? undefined : found;
   if (actual.holds) return found;
@@ -491,22 +593,35 @@ function witnessList(witnesses: readonly number[], brokenBy: readonly number[] |
   return witnesses.map((w, i) => (brokenBy !== undefined && (brokenBy[i] ?? 0) > 0 ? `${w} broken by ${brokenBy[i]}` : `${w}`)).join(", ");
 }
 
-function decisionFailures(expectation: DecisionExpectation, rules: ReadonlyMap<RuleReference, string>, decisions: ReadonlyMap<number, CallDecision>): ExpectationFailure[] {
-  const decided = decisions.get(expectation.position);
-  if (decided === undefined) return [];
+function decisionFailures(expectation: DecisionExpectation, rules: ReadonlyMap<RuleReference, string>, engines: readonly EngineName[], monitor: MonitorResult | undefined): ExpectationFailure[] {
+  const expectedRules = expectation.rules?.map((r) => rules.get(r)!).sort();
+  const describe = (w: string, list: readonly string[] | undefined) => `${w}${list !== undefined && list.length > 0 ? ` by ${list.join(", ")}` : ""}`;
+  const expected = `decide ${expectation.position} ${describe(expectation.decision, expectedRules)}`;
+  const undecided = (engine: EngineName | undefined, reason: string): ExpectationFailure => ({
+    expectation,
+    engines: engine !== undefined ? [engine] : [],
+    expected,
+    actual: engine !== undefined ? `undecided on engine ${engine}: ${reason}` : `undecided: ${reason}`,
+    positions: [expectation.position],
+  });
+  // Only the online monitor decides a call before it runs: without it, no engine asked for decides this.
+  if (!engines.includes("monitor")) {
+    const reason = "a decision before a call is the online monitor's; this engine judges the finished run only (add `--engine monitor`)";
+    return engines.length > 0 ? engines.map((engine) => undecided(engine, reason)) : [undecided(undefined, "no engine was asked to judge it")];
+  }
+  if (monitor?.run === undefined) return [undecided("monitor", monitor?.error ?? "the monitor did not run")];
+  const decided = monitor.run.decisions.get(expectation.position);
+  if (decided === undefined) return [undecided("monitor", `the monitor made no decision at event ${expectation.position}`)];
   // The words a test uses are the audit log's: `warn` is a call let through with a warning.
   const word = verdictOf(decided.decision, decided.violations);
   const reported = [...new Set(decided.violations.map((v) => `${v.policy}.${v.name}`))].sort();
-  const expectedRules = expectation.rules?.map((r) => rules.get(r)!).sort();
   const sameRules = expectedRules === undefined || (expectedRules.length === reported.length && expectedRules.every((r, i) => r === reported[i]));
   if (word === expectation.decision && sameRules) return [];
-  const short = (rule: string): string => rule;
-  const describe = (w: string, list: readonly string[] | undefined) => `${w}${list !== undefined && list.length > 0 ? ` by ${list.map(short).join(", ")}` : ""}`;
   return [
     {
       expectation,
       engines: ["monitor"],
-      expected: `decide ${expectation.position} ${describe(expectation.decision, expectedRules)}`,
+      expected,
       actual: `decide ${expectation.position} ${describe(word, reported)}${decided.error !== undefined ? ` (${decided.error})` : ""}`,
       positions: [...new Set([expectation.position, ...decided.violations.flatMap((v) => v.witnesses)])].sort((a, b) => a - b),
     },

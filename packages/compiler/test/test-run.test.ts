@@ -82,7 +82,7 @@ test "t" {
     const test = result.tests[0]!;
     expect(test.outcome).toBe("failed");
     expect(test.failures).toHaveLength(1);
-    expect(test.failures[0]).toMatchObject({ rule: "p.checked", engines: ["eval", "smt", "monitor"], expected: "violated at 3", actual: "violated at 1", positions: [1, 3] });
+    expect(test.failures[0]).toMatchObject({ rule: "p.checked", engines: ["eval", "smt", "monitor", "sql"], expected: "violated at 3", actual: "violated at 1", positions: [1, 3] });
     expect(test.failures[0]!.expectation.span.line).toBe(5);
     expect(test.eventSpans.get(3)?.line).toBe(4);
   });
@@ -93,7 +93,7 @@ test "t" {
   events { lock  write  write }
   expect locked violated at 1 broken by 3
 }`);
-    expect(result.tests[0]!.failures.map((f) => [f.engines, f.actual])).toEqual([[["eval", "smt"], "violated at 1 broken by 2"]]);
+    expect(result.tests[0]!.failures.map((f) => [f.engines, f.actual])).toEqual([[["eval", "smt", "sql"], "violated at 1 broken by 2"]]);
   });
 
   it("checks the monitor's decision before a call: block, ask, warn (let through with a warning) and allow", async () => {
@@ -144,6 +144,40 @@ test "missing" { trace "runs/none.jsonl" expect all hold }`);
     expect(result.tests.map((t) => t.outcome)).toEqual(["passed", "error"]);
     const missing = result.tests[1]!.diagnostics;
     expect(missing.map((d) => [d.code, d.span?.line, d.span?.column])).toEqual([["V2104", 4, 24]]);
+  });
+
+  it("reads one run of a file holding several (τ-bench) with `run`, and says how to name one", async () => {
+    const call = (name: string, id: string) => [
+      { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name, arguments: "{}" } }] },
+      { role: "tool", tool_call_id: id, name, content: "done" },
+    ];
+    const runs = [
+      { task_id: 1, trial: 0, reward: 1, info: {}, traj: [{ role: "user", content: "go" }, ...call("check", "a"), ...call("deploy", "b")] },
+      { task_id: 1, trial: 1, reward: 0, info: {}, traj: [{ role: "user", content: "go" }, ...call("deploy", "c")] },
+    ];
+    writeFileSync(join(dir, "runs", "tau.json"), JSON.stringify(runs, null, 2));
+    const result = await run(`${header}
+test "good" { trace "runs/tau.json" run "task 1 trial 0"  expect all hold }
+test "bad" { trace "runs/tau.json" run "task 1 trial 1"  expect checked violated at 1  expect others hold }
+test "false" { trace "runs/tau.json" run "task 1 trial 1"  expect all hold }
+test "whole file" { trace "runs/tau.json"  expect all hold }
+test "no such run" { trace "runs/tau.json" run "task 1 trial 2"  expect all hold }
+test "one run" { trace "runs/deploy.jsonl" run "task 1 trial 0"  expect all hold }`);
+    expect(result.tests.map((t) => [t.name, t.outcome])).toEqual([
+      ["good", "passed"],
+      ["bad", "passed"],
+      ["false", "failed"],
+      ["whole file", "error"],
+      ["no such run", "error"],
+      ["one run", "error"],
+    ]);
+    expect(result.tests[1]!.events.map((e) => e.action)).toEqual(["deploy"]);
+    expect(result.tests[2]!.failures.map((f) => [f.engines, f.actual])).toEqual([[["eval", "smt", "monitor", "sql"], "violated at 1"]]);
+    const [whole, missing, single] = result.tests.slice(3).map((t) => t.diagnostics[0]!);
+    expect(whole).toMatchObject({ code: "V2104", message: "the trace `runs/tau.json` holds 2 runs (τ-bench); a test reads one", help: 'name it: `trace "runs/tau.json" run "task 1 trial 0"` (runs are named by task and trial, as `vigilc check --run` names them)' });
+    expect(missing).toMatchObject({ code: "V2104", message: "the trace `runs/tau.json` has no run named `task 1 trial 2`", help: "did you mean `task 1 trial 0`?" });
+    expect(missing!.span!.column).toBe(columnOf(result.source!, "no such run", '"task 1 trial 2"'));
+    expect(single).toMatchObject({ code: "V2104", message: "`run` chooses one run of a file holding several (a τ-bench results file); the trace `runs/deploy.jsonl` is one run" });
   });
 
   it("locates a malformed event written by hand at its line (an integer beyond 2^53 is not rounded)", async () => {
@@ -202,6 +236,32 @@ test "two" { events { check deploy } expect checked holds }`;
     const result = await run(text, { engines: ["eval"], filter: (name) => name === "two" });
     expect(result.tests.map((t) => t.name)).toEqual(["two"]);
     expect(result.tests[0]!.outcome).toBe("passed");
+  });
+
+  it("fails, never passes, an expectation an engine cannot judge: a decision without the monitor, an engine that fails", async () => {
+    const text = `${header}
+test "true, but judged by no engine that decides it" {
+  events { check deploy }
+  expect checked holds
+  decide 2 allow
+}`;
+    // The forward engine judges the verdict; a decision before a call is the monitor's alone.
+    const withoutMonitor = await run(text, { engines: ["eval", "sql"] });
+    expect(withoutMonitor.tests[0]!.outcome).toBe("failed");
+    expect(withoutMonitor.tests[0]!.failures.map((f) => [f.engines, f.expected, f.actual.replace(/:.*/, "")])).toEqual([
+      [["eval"], "decide 2 allow", "undecided on engine eval"],
+      [["sql"], "decide 2 allow", "undecided on engine sql"],
+    ]);
+    expect((await run(text, { engines: ["eval", "monitor"] })).tests[0]!.outcome).toBe("passed");
+    // A solver that fails while judging: every verdict it was to give is a failure naming the error.
+    const broken = { decide: async () => Promise.reject(new Error("the solver crashed")), interrupt: () => {}, dispose: async () => {} } as unknown as SmtDecider;
+    const failed = await run(text.replace("  decide 2 allow\n", ""), { engines: ["smt"], decider: broken });
+    expect(failed.tests[0]!.outcome).toBe("failed");
+    expect(failed.tests[0]!.failures).toEqual([expect.objectContaining({ engines: ["smt"], expected: "holds", actual: "undecided on engine smt: the engine failed while judging: the solver crashed" })]);
+    // No engine at all decides nothing.
+    const none = await run(text, { engines: [] });
+    expect(none.tests[0]!.outcome).toBe("failed");
+    expect(none.tests[0]!.failures.map((f) => f.actual)).toEqual(["undecided: no engine was asked to judge it", "undecided: no engine was asked to judge it"]);
   });
 
   it("covers a rule when a test violates it and one holds it non-vacuously, and lists patterns that matched nothing", async () => {
@@ -343,3 +403,9 @@ test "t" {
     expect(result.tests[0]!.events.map(eventLine)).toEqual(["open ok at 0s", "close ok at 90s", 'user "hi" at "2026-11-27T10:00:00.000Z"']);
   });
 });
+
+/** The column (1-based) at which `needle` starts on the line holding `marker`. */
+function columnOf(text: string, marker: string, needle: string): number {
+  const line = text.split("\n").find((l) => l.includes(marker))!;
+  return line.indexOf(needle) + 1;
+}

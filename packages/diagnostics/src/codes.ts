@@ -47,6 +47,8 @@ export const diagnosticCodes = {
   V1105: { severity: "warning", summary: "a `///` doc comment is not followed by a policy, pattern or rule" },
   V1106: { severity: "warning", summary: "a rule's remediation message is empty" },
   V1107: { severity: "error", summary: "a pattern nests too deeply once the patterns it refers to are expanded" },
+  V1108: { severity: "warning", summary: "a scope's pattern mixes `and` and `or` without parentheses, or `between ψ and ψ' and ψ''` is read as `between ψ and (ψ' and ψ'')`" },
+  V1109: { severity: "warning", summary: "a negated condition on an argument whose values are lists in the signature holds only when no element of the list meets it" },
 
   // Test files (produced by @vigil/syntax when reading one, and by the test runner of @vigil/compiler).
   V2001: { severity: "error", summary: "unexpected text in a test file: the parser expected something else here" },
@@ -63,7 +65,7 @@ export const diagnosticCodes = {
   V2106: { severity: "warning", summary: "two tests of one file have the same name" },
   V2107: { severity: "error", summary: "`broken by` is given for a rule that is not an `until`" },
   V2108: { severity: "warning", summary: "a test has no expectations, so it cannot fail" },
-  V2109: { severity: "warning", summary: "a word after an event is read as another event, but looks like a misspelled status (`okay` for `ok`)" },
+  V2109: { severity: "error", summary: "a word after an event is read as another event, but looks like a misspelled status (`okay` or `success` for `ok`, `failed` for `error`)" },
   V2201: { severity: "error", summary: "an expectation of a test does not hold: the policy's verdict or decision differs" },
 
   // Traces (produced by @vigil/trace).

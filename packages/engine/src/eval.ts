@@ -51,6 +51,23 @@ export interface Answer {
   readonly by: number;
 }
 
+/** A stretch of the run a scoped statement was judged on: the event that opened it, and the one that closed it (none: open at the end). */
+export interface ScopeStretch {
+  readonly open: number;
+  readonly close?: number;
+}
+
+/**
+ * Where a scoped statement's scope opened: how many stretches of the run it opened, the first of
+ * them (at most ten) and, when there were more, the last. `before ψ` has one stretch, from the
+ * first event (when the run has one) to the first event matching ψ.
+ */
+export interface ScopeCount {
+  readonly count: number;
+  readonly first: readonly ScopeStretch[];
+  readonly last?: ScopeStretch;
+}
+
 /** How many of a statement's triggers were answered, and the answers of the first of them. */
 export interface AnswerCount {
   readonly count: number;
@@ -69,6 +86,8 @@ export interface RunObservations {
   triggers(index: number): TriggerCount | undefined;
   /** How the triggers were answered (undefined for `abs` and `always`). */
   answers(index: number): AnswerCount | undefined;
+  /** For a statement under a scope, where the scope opened and closed (undefined without a scope). */
+  scope?(index: number): ScopeCount | undefined;
   /** On how many events each of the statement's patterns matched, and the first of them. */
   patterns(index: number): readonly PatternMatchCount[];
   /**
@@ -88,11 +107,12 @@ export interface TimeError {
 /** How many of the first trigger positions (and answers) a run keeps per statement. */
 const TRIGGERS_KEPT = 10;
 
-/** Per statement, the triggers a run has seen and the answers it was told. */
+/** Per statement, the triggers a run has seen and the answers it was told; under a scope, its stretches. */
 interface Observed {
   count: number;
   first: number[];
   answers: { count: number; first: Answer[] };
+  stretches?: { count: number; first: { open: number; close?: number }[]; last?: { open: number; close?: number } };
 }
 
 /** Keeps the answer among the first kept: those of the lowest trigger positions, in order. */
@@ -120,6 +140,8 @@ export class TraceRun implements RunObservations {
   private readonly openLimit: number;
   private stopped: string | undefined;
   private events = 0;
+  /** The indexes of the statements under a `before` scope, whose one stretch opens with the run. */
+  private readonly beforeScopes: readonly number[];
   /** The indexes of the statements that read time, and the times read so far; undefined when none does. */
   private readonly timed: { readonly statements: readonly number[]; readonly times: EventTimes } | undefined;
   /** The first event whose time could not be used, and why. */
@@ -130,10 +152,22 @@ export class TraceRun implements RunObservations {
     private readonly budget: EvaluationBudget = {},
     private readonly observer?: RunObserver,
   ) {
-    this.triggered = statements.map(() => ({ count: 0, first: [] as number[], answers: { count: 0, first: [] as Answer[] } }));
+    this.triggered = statements.map((statement) => ({
+      count: 0,
+      first: [] as number[],
+      answers: { count: 0, first: [] as Answer[] },
+      ...(statement.scope !== undefined ? { stretches: { count: 0, first: [] } } : {}),
+    }));
     this.machines = statements.map((statement, index) => {
       const seen = this.triggered[index]!;
       const answers = seen.answers;
+      const stretches = seen.stretches;
+      const open = (position: number): void => {
+        const stretch = { open: position };
+        stretches!.count++;
+        if (stretches!.first.length < TRIGGERS_KEPT) stretches!.first.push(stretch);
+        stretches!.last = stretch;
+      };
       return createMachine(statement, undefined, {
         trigger: (position) => {
           seen.count++;
@@ -143,8 +177,18 @@ export class TraceRun implements RunObservations {
           answers.count++;
           keepAnswer(answers.first, trigger, by);
         },
+        ...(stretches !== undefined
+          ? {
+              opened: open,
+              closed: (position: number) => {
+                // `before`'s stretch is open from the start; it was opened at the first event.
+                if (stretches.last !== undefined && stretches.last.close === undefined) stretches.last.close = position;
+              },
+            }
+          : {}),
       });
     });
+    this.beforeScopes = statements.flatMap((statement, index) => (statement.scope?.kind === "before" ? [index] : []));
     this.witnesses = statements.map(() => []);
     this.finalAt = statements.map(() => new Map());
     this.undecided = statements.map(() => undefined);
@@ -160,6 +204,16 @@ export class TraceRun implements RunObservations {
   step(event: TraceEvent): void {
     if (this.stopped !== undefined) return;
     this.events++;
+    // The stretch of a `before` scope opens with the run.
+    if (this.events === 1) {
+      for (const index of this.beforeScopes) {
+        const stretches = this.triggered[index]!.stretches!;
+        const stretch = { open: event.position };
+        stretches.count = 1;
+        stretches.first.push(stretch);
+        stretches.last = stretch;
+      }
+    }
     this.patternMatches.step(event);
     if (this.events % BUDGET_CHECK_INTERVAL === 0) this.checkBudgets();
     if (this.timed !== undefined && this.timeProblem === undefined) this.checkTime(event);
@@ -238,6 +292,19 @@ export class TraceRun implements RunObservations {
   answers(index: number): AnswerCount | undefined {
     const form = this.statements[index]!.form;
     return form === "always" || form === "abs" || form === "limit" ? undefined : this.triggered[index]!.answers;
+  }
+
+  /**
+   * For a statement under a scope: how many stretches of the run its scope opened, where each of the
+   * first ten (and the last) opened and closed; undefined for a statement without a scope. A scope
+   * that never opened is why a scoped statement holds without looking at anything.
+   */
+  scope(index: number): ScopeCount | undefined {
+    const stretches = this.triggered[index]!.stretches;
+    if (stretches === undefined) return undefined;
+    const copy = (stretch: { open: number; close?: number }): ScopeStretch => ({ open: stretch.open, ...(stretch.close !== undefined ? { close: stretch.close } : {}) });
+    const more = stretches.last !== undefined && stretches.count > stretches.first.length;
+    return { count: stretches.count, first: stretches.first.map(copy), ...(more ? { last: copy(stretches.last!) } : {}) };
   }
 
   /**

@@ -4,7 +4,7 @@ export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matches
 export type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
 export type { ScopedState, StateOf } from "./machine-state.js";
 export { createMachine, sortedUnique } from "./machines.js";
-export type { Answer, AnswerCount, EvaluationBudget, RunObservations, RunObserver, TimeError, TriggerCount } from "./eval.js";
+export type { Answer, AnswerCount, EvaluationBudget, RunObservations, RunObserver, ScopeCount, ScopeStretch, TimeError, TriggerCount } from "./eval.js";
 export { breakingEvents, DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
 export type {
   CallResult,

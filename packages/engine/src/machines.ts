@@ -83,6 +83,15 @@ export interface MachineObserver {
    * - `abs` never answers (its trigger is a witness), nor does `always` (it has no trigger).
    */
   answered(trigger: number, by: number): void;
+  /**
+   * For a statement under a scope (`ScopedMachine`): a stretch of the run opened at the event at
+   * `position` (`after`, `between`, `after … until`; the stretch of `before` is open from the start
+   * and is not told), and the stretch open closed at the event at `position` (`before`: its first
+   * event matching ψ; `between` and `after … until`: the event matching ψ'), which belongs to it
+   * for `before` never, and to none for the others.
+   */
+  opened?(position: number): void;
+  closed?(position: number): void;
 }
 
 /** A machine that tells an observer: `attach` sets it and builds the bookkeeping it needs from the state. */
@@ -113,7 +122,7 @@ function scopedMachine(statement: CheckedStatement, scope: CheckedScope, state: 
   const inner = fresh(0).relevantActions;
   const scopeActions = [scope.open, ...(scope.close !== undefined ? [scope.close] : [])].map(actionsOf);
   const relevant = inner === undefined || scopeActions.some((actions) => actions === undefined) ? undefined : new Set([...inner, ...scopeActions.flatMap((actions) => [...actions!])]);
-  return new ScopedMachine(scope, fresh, relevant, state);
+  return new ScopedMachine(scope, fresh, relevant, state, observer);
 }
 
 function shiftedObserver(observer: MachineObserver, offset: number): MachineObserver {

@@ -1,7 +1,7 @@
 import type { CheckedScope } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { compilePattern, compilePendingPattern, Truth, type EventPredicate, type PendingPredicate } from "./atoms.js";
-import type { MachineState, StatementMachine } from "./machines.js";
+import type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
 import type { ScopedState } from "./machine-state.js";
 
 /**
@@ -93,6 +93,8 @@ export class ScopedMachine implements StatementMachine {
     /** The actions the statement and the scope's patterns name (undefined: any). */
     relevantActions: ReadonlySet<string> | undefined,
     state?: MachineState,
+    /** Told where each stretch opened and closed (for reports that say why). */
+    private readonly observer?: MachineObserver,
   ) {
     this.relevantActions = relevantActions;
     this.opens = compilePattern(scope.open);
@@ -126,10 +128,14 @@ export class ScopedMachine implements StatementMachine {
     if (this.released.size > 0) this.released = new Map();
     if (this.phase === "done") return NONE;
     if (this.phase === "inside") {
-      if (this.ends(event)) return this.close();
+      if (this.ends(event)) {
+        this.observer?.closed?.(event.position);
+        return this.close();
+      }
       return this.report(this.inner!.step(this.shifted(event)), event.position);
     }
     if (this.scope.kind === "before" || !this.opens(event)) return NONE;
+    this.observer?.opened?.(event.position);
     this.phase = "inside";
     this.offset = event.position - 1;
     this.inner = this.fresh(this.offset);

@@ -160,6 +160,8 @@ export type Expr = AndExpr | OrExpr | NotExpr | ImpliesExpr | OnceExpr | Eventua
 export interface AndExpr {
   readonly kind: "And";
   readonly operands: readonly Expr[];
+  /** Written in parentheses (the span is inside them). */
+  readonly parenthesized?: true;
   readonly span: Span;
 }
 
@@ -167,6 +169,8 @@ export interface AndExpr {
 export interface OrExpr {
   readonly kind: "Or";
   readonly operands: readonly Expr[];
+  /** Written in parentheses (the span is inside them). */
+  readonly parenthesized?: true;
   readonly span: Span;
 }
 

@@ -484,7 +484,14 @@ class AstBuilder {
   private primary(node: CstNode | undefined, fallback: number): Expr {
     if (node === undefined) return this.missing(fallback);
     const open = childToken(node, "LeftParen");
-    if (open !== undefined) return this.expr(childNode(node, "expr"), tokenEnd(open));
+    if (open !== undefined) {
+      const inner = this.expr(childNode(node, "expr"), tokenEnd(open));
+      if (inner.kind !== "And" && inner.kind !== "Or") return inner;
+      // Kept, so that a chain of `and` and `or` can be told apart from one written without them (V1108).
+      const marked = { ...inner, parenthesized: true as const };
+      this.depths.set(marked, this.depths.get(inner) ?? 1);
+      return marked;
+    }
     const atom =
       this.actionIn(childNode(node, "actionIn")) ??
       this.statusIs(childNode(node, "statusIs")) ??

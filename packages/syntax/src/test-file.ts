@@ -72,6 +72,9 @@ export interface TraceInput {
   /** The trace file, relative to the test file. */
   readonly path: string;
   readonly pathSpan: Span;
+  /** `run "NAME"`: the run of that name, of a file holding several (a τ-bench results file), as `vigilc check --run` names it. */
+  readonly run?: string;
+  readonly runSpan?: Span;
   /** `messages`: the conversation's messages are events too. */
   readonly messages: boolean;
   readonly span: Span;
@@ -142,6 +145,7 @@ const Events = keyword("events");
 const Ground = keyword("ground");
 const Trace = keyword("trace");
 const Messages = keyword("messages");
+const Run = keyword("run");
 const Expect = keyword("expect");
 const Holds = keyword("holds");
 const Hold = keyword("hold");
@@ -175,7 +179,7 @@ const Comma = createToken({ name: "Comma", pattern: /,/ });
 const Colon = createToken({ name: "Colon", pattern: /:/ });
 const Dot = createToken({ name: "Dot", pattern: /\./ });
 
-const keywords = [Policy, Test, Events, Ground, Trace, Messages, Expect, Holds, Hold, Violated, At, Broken, By, Decide, Allow, Block, Ask, Warn, Ok, ErrorWord, Pending, Output, True, False, Null];
+const keywords = [Policy, Test, Events, Ground, Trace, Run, Messages, Expect, Holds, Hold, Violated, At, Broken, By, Decide, Allow, Block, Ask, Warn, Ok, ErrorWord, Pending, Output, True, False, Null];
 const tokens: TokenType[] = [WhiteSpace, DocComment, LineComment, Word, ...keywords, Identifier, StringLiteral, NumberLiteral, LeftBrace, RightBrace, LeftBracket, RightBracket, Comma, Colon, Dot];
 const testLexer = new Lexer(tokens, { positionTracking: "full", ensureOptimizations: false });
 
@@ -383,12 +387,25 @@ class TestFileParser extends EmbeddedActionsParser {
     const first = this.CONSUME(Trace);
     const path = this.CONSUME(StringLiteral);
     let last = path;
+    let run: IToken | undefined;
     let messages = false;
     this.OPTION(() => {
+      this.CONSUME(Run);
+      run = this.CONSUME2(StringLiteral);
+      last = run;
+    });
+    this.OPTION2(() => {
       last = this.CONSUME(Messages);
       messages = true;
     });
-    return this.ACTION(() => ({ kind: "trace" as const, path: this.text(path), pathSpan: this.spanOf(path, path), messages, span: this.spanOf(first, last) })) as TraceInput;
+    return this.ACTION(() => ({
+      kind: "trace" as const,
+      path: this.text(path),
+      pathSpan: this.spanOf(path, path),
+      ...(run !== undefined ? { run: this.text(run), runSpan: this.spanOf(run, run) } : {}),
+      messages,
+      span: this.spanOf(first, last),
+    })) as TraceInput;
   });
 
   private expectLine = this.RULE("expectLine", (): VerdictExpectation => {
@@ -621,7 +638,10 @@ class TestFileParser extends EmbeddedActionsParser {
 
 /**
  * A bare word right after an event on its line that is nearly a status or `output` (`okay`,
- * `eror`) is read as the next event, which shifts every later position: most likely a typo (V2109).
+ * `eror`), or another word for one (`failed`, `success`), is read as the next event, an action of
+ * that name, which shifts every later position and leaves the call's status `ok`: a test of a
+ * failed call would pass on a call that succeeded. An error (V2109): an action of that name on the
+ * line of another event is written in quotes.
  */
 function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
   const problems: Diagnostic[] = [];
@@ -629,7 +649,11 @@ function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
     const previous = events[index - 1];
     if (previous === undefined || previous.span.endLine !== event.span.line || event.kind === "message") return;
     if (event.argsJson !== "{}" || event.output !== undefined || event.status !== "ok" || event.span.end - event.span.start !== event.action.length) return;
-    const near = closestName(event.action, statusWords) ?? statusWords.find((word) => event.action.toLowerCase().startsWith(word));
+    const folded = event.action.toLowerCase();
+    // A slip of a letter or two (`eror`, `okk`, `outputs`), not an action that merely starts like a
+    // status or is near one in a longer name (`okta_login`, `output_log`).
+    const nearly = (word: string | undefined) => (word !== undefined && Math.abs(folded.length - word.length) <= 2 ? word : undefined);
+    const near = statusSynonyms.get(folded) ?? nearly(closestName(event.action, statusWords)) ?? statusWords.find((word) => folded.startsWith(word) && nearly(word) !== undefined);
     if (near === undefined || near === event.action) return;
     problems.push(
       diagnostic("V2109", `\`${event.action}\` is read as another event, an action of that name; did you mean \`${near}\`?`, {
@@ -643,6 +667,12 @@ function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
 }
 
 const statusWords = ["ok", "error", "pending", "output"];
+
+/** Other words for a status, as people write them after a call. */
+const statusSynonyms: ReadonlyMap<string, string> = new Map([
+  ...["okay", "success", "succeeded", "successful", "succeed", "passed", "pass"].map((word) => [word, "ok"] as const),
+  ...["failed", "fail", "failure", "failing", "fails", "err", "errored", "erred"].map((word) => [word, "error"] as const),
+]);
 
 /**
  * A bare `at` on the line of the event before it, not followed by a time, is read as the next
@@ -741,7 +771,7 @@ const expectations: Readonly<Record<string, string>> = {
   eventsBlock: "an event (`action {args} ok output \"…\" at 5s`) or `}`",
   handEvent: "an event: an action name, then `{args}`, `ok`, `error` or `pending`, `output \"…\"`, and `at` its time",
   eventTime: "a time after `at`: a duration from the run's start (`90s`, `5m`) or a date-time in quotes (`\"2026-11-27T10:00:00Z\"`)",
-  traceLine: "`trace \"file\"`, then `messages` if the conversation's messages are events",
+  traceLine: "`trace \"file\"`, then `run \"NAME\"` for one run of a file holding several, and `messages` if the conversation's messages are events",
   expectLine: "`expect RULE holds`, `expect RULE violated [at N, …]`, or `expect all hold` / `expect others hold`",
   witness: "an event position, then `broken by N` for `until`",
   decideLine: "`decide N allow|block|ask|warn [by RULE, …]`",

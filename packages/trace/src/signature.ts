@@ -31,8 +31,11 @@ export interface Signature {
   readonly keys: ReadonlyMap<string, KeyInfo>;
   /** How many events carry an output (outputs belong to V; they are not listed one by one). */
   readonly outputCount: number;
-  /** Where Σ was read: a trace (the default) or tool schemas; diagnostics say which. */
-  readonly origin?: "trace" | "schemas";
+  /**
+   * Where Σ was read: a trace (the default), tool schemas, or every run of a corpus together (the
+   * union of their signatures: a name is known when some run shows it); diagnostics say which.
+   */
+  readonly origin?: "trace" | "schemas" | "corpus";
 }
 
 export function emptySignature(): Signature {

@@ -1,8 +1,8 @@
-import type { CompiledPolicy } from "@vigil/compiler";
+import type { CompiledPolicy, Signature } from "@vigil/compiler";
 import type { ReadRunFileResult } from "@vigil/trace";
 import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusOptions, type CorpusRun } from "../corpus.js";
 import { failsOn, type RunOutcome } from "../outcome.js";
-import { printableLine } from "../render.js";
+import { printableLine, renderClosedWorldSummary, splitClosedWorld } from "../render.js";
 import { noteMessagesOff, writeHtml, writeSarif, type CheckOptions } from "./check-shared.js";
 import type { CommandContext } from "./context.js";
 import { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, InputError, loadCompiler, plural, ruleTexts } from "./shared.js";
@@ -29,7 +29,7 @@ export async function checkDirectory(context: CommandContext, source: string, po
     // A file of several runs among them gives each of its runs.
     return expandRunFiles(files, options.traceFormat ?? "auto");
   };
-  return checkRuns(context, source, policyFile, runsOfCorpus, options);
+  return checkRuns(context, source, policyFile, traceArgument, runsOfCorpus, options);
 }
 
 /** `check --trace FILE` of a file holding several runs, without `--run`: every run of it. */
@@ -41,11 +41,14 @@ export async function checkRunFile(context: CommandContext, source: string, poli
     }
     return runsOfFile(traceFile, runFile);
   };
-  return checkRuns(context, source, policyFile, runsOfRunFile, options);
+  return checkRuns(context, source, policyFile, traceFile, runsOfRunFile, options);
 }
 
-/** Every run `runsToCheck` gives checked against the policy, compiled once; the summary and the reports. */
-async function checkRuns(context: CommandContext, source: string, policyFile: string, runsToCheck: () => Promise<CorpusRun[]>, options: CheckOptions): Promise<number> {
+/**
+ * Every run `runsToCheck` gives checked against the policy, compiled once; the policy's names
+ * against the corpus (`corpusName`) as a whole; the summary and the reports.
+ */
+async function checkRuns(context: CommandContext, source: string, policyFile: string, corpusName: string, runsToCheck: () => Promise<CorpusRun[]>, options: CheckOptions): Promise<number> {
   const { io } = context;
   const compiled = await compilePolicy(context, source, policyFile, options);
   await noteMessagesOff(io, compiled, options);
@@ -64,9 +67,44 @@ async function checkRuns(context: CommandContext, source: string, policyFile: st
     ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
   };
   // The SQL engine judges the whole corpus in one query, in one database; the others run by run, in worker threads.
-  const outcomes = options.engine === "sql" ? await (await import("../corpus-sql.js")).checkCorpusSql(runs, compiled, corpusOptions) : await checkCorpus(runs, corpusOptions);
+  const { outcomes, signature } = options.engine === "sql" ? await (await import("../corpus-sql.js")).checkCorpusSql(runs, compiled, corpusOptions) : await checkCorpus(runs, corpusOptions);
   if (io.progress === true) io.stderr("\n");
+  await reportClosedWorld(context, compiled, source, policyFile, corpusName, signature, options);
   return reportCorpus(context, compiled, source, policyFile, outcomes, options);
+}
+
+/**
+ * The policy's warnings, and its names against the corpus's signature (the union of its runs'):
+ * the closed world of a corpus. A name no run shows is reported once for the corpus, by the same
+ * check as for one run (`checkAgainstSignature`), with the nearest name any run shows; a name
+ * some run shows is known, though other runs lack it. Under `--strict` a warning stops the corpus
+ * with exit 2, and no verdict is given.
+ */
+async function reportClosedWorld(
+  context: CommandContext,
+  compiled: CompiledPolicy,
+  source: string,
+  policyFile: string,
+  corpusName: string,
+  signature: Signature | undefined,
+  options: CheckOptions,
+): Promise<void> {
+  const { io, printDiagnostics, reportUnrendered } = context;
+  const { checkAgainstSignature } = await loadCompiler();
+  // Without a run read, there is no signature to judge the names against.
+  const closedWorld = signature === undefined ? [] : checkAgainstSignature(compiled, signature);
+  const notes = [...compiled.diagnostics, ...closedWorld];
+  const { alone, summed } = splitClosedWorld(notes);
+  printDiagnostics(alone);
+  reportUnrendered();
+  if (summed.length > 0) io.stderr(renderClosedWorldSummary(summed, source, corpusName, context.colors, { corpus: true }) + "\n\n");
+  const warnings = notes.filter((d) => d.severity === "warning").length;
+  if (options.strict === true && warnings > 0) {
+    io.stderr(
+      `error: --strict: ${plural(warnings, "warning")} about \`${policyFile}\` against the runs of \`${printableLine(corpusName)}\` ${warnings === 1 ? "counts as an error" : "count as errors"}; no verdict is given\n`,
+    );
+    throw new InputError();
+  }
 }
 
 /** `check --events FILE`: the runs of an events table (Parquet, JSON Lines, a DuckDB database's table), judged by the SQL engine. */
@@ -131,7 +169,8 @@ async function reportCorpus(context: CommandContext, compiled: CompiledPolicy, s
 async function compilePolicy(context: CommandContext, source: string, policyFile: string, options: CheckOptions): Promise<CompiledPolicy> {
   const { io, printDiagnostics, reportUnrendered } = context;
   const { compile } = await loadCompiler();
-  // The policy's own errors are reported once, before any run (signature warnings are per run, and not printed).
+  // The policy's own errors are reported once, before any run; its warnings after the runs, with
+  // its names against the corpus's signature (`reportClosedWorld`).
   const compiled = compile(source, { file: policyFile });
   const errors = compiled.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) {

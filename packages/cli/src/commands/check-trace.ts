@@ -156,7 +156,8 @@ async function printReport(context: CommandContext, policy: Policy, judged: RunJ
   // A streamed run kept only the events at the witnesses the report shows.
   const kept = judged.events;
   const eventAt = kept !== undefined ? (position: number) => kept[position - 1] : (position: number) => judged.witnessEvents!.get(position);
-  const input = { report, policySource: policy.source, policyFile: policy.file, traceFile: run.runName, eventCount: judged.eventCount, eventAt, ...(options.why === true ? { why: true } : {}) };
+  const { uncountedAmount } = await loadCompiler();
+  const input = { report, policySource: policy.source, policyFile: policy.file, traceFile: run.runName, eventCount: judged.eventCount, eventAt, uncountedAmount, ...(options.why === true ? { why: true } : {}) };
   context.io.stdout(renderReport(input, context.colors));
 }
 

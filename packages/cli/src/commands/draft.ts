@@ -1,5 +1,5 @@
 import { basename, dirname, relative, resolve } from "node:path";
-import type { Diagnostic, Signature } from "@vigil/compiler";
+import type { Diagnostic, RecordingRun, Signature } from "@vigil/compiler";
 import type { DraftCache, DraftResult, ModelProvider, ModelRequest } from "@vigil/draft";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
@@ -13,7 +13,10 @@ import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plura
  * check (the model's drafts go back to it with the problems, at most `--max-repairs` times; what
  * still fails is taken out and reported). Requirements the model could not write are reported with
  * why. The same draft asked for again comes from the cache, with no request.
- * Exit: 0 a policy was drafted; 2 bad input, no key, the model failing, or no rule surviving.
+ * With `-o` and `--trace`, a test file pins the draft's verdict on each run (one test per run, a
+ * file of several runs included); a run it cannot be judged on writes no test file.
+ * Exit: 0 a policy was drafted; 2 bad input, no key, the model failing, or no rule surviving; 2 too,
+ * after the policy is written, when a run cannot be judged or the analysis `--explain` asked for fails.
  */
 export function registerDraft(program: Command, context: CommandContext): void {
   program
@@ -114,7 +117,13 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   const sources = [...specs, ...(options.trace ?? []), ...(options.schema !== undefined ? [options.schema] : [])];
   if (options.report !== undefined) await writeOutput(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...drafted }, null, 2)}\n`);
   io.stderr(reportText(drafted));
-  if (options.explain === true && drafted.rules.length > 0) io.stderr(await explanation(drafted, signature));
+  // The analysis may fail (the solver, say): the policy is written all the same, and the failure said.
+  let analysisFailed: string | undefined;
+  if (options.explain === true && drafted.rules.length > 0) {
+    const explained = await explanation(drafted, signature);
+    io.stderr(explained.text);
+    analysisFailed = explained.failed;
+  }
   if (drafted.rules.length === 0) {
     io.stderr("error: no rule of the draft passed the checks; nothing was written\n");
     return EXIT_INPUT_ERROR;
@@ -125,16 +134,34 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     const policyFile = resolve(io.cwd, options.output);
     await writeOutput(policyFile, text);
     io.stderr(`wrote ${options.output}\n`);
+    if (analysisFailed !== undefined) io.stderr(`error: the analysis of the draft failed (${analysisFailed}); the policy was written without it: review it with \`vigilc analyze\`\n`);
     // The draft's verdicts on its sample runs, as tests to review and keep.
     const traces = options.trace ?? [];
     if (traces.length > 0) {
       const testFile = policyFile.replace(/(\.vigil)?$/, ".vigiltest");
-      await writeOutput(testFile, await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd)));
-      io.stderr(`wrote ${relative(io.cwd, testFile)}: the draft's verdict on each run given, for review (a good run should hold)\n`);
+      const tests = await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd));
+      if ("failures" in tests) {
+        // A verdict that could not be judged is not written down as an expectation: no test file at all.
+        io.stderr(`error: the draft could not be judged on ${plural(tests.failures.length, "run")} of ${tests.runs}, so no test file was written (the policy was):\n`);
+        for (const failure of tests.failures.slice(0, FAILURES_SHOWN)) io.stderr(`  ${failure}\n`);
+        if (tests.failures.length > FAILURES_SHOWN) io.stderr(`  … and ${tests.failures.length - FAILURES_SHOWN} more\n`);
+        return EXIT_INPUT_ERROR;
+      }
+      await writeOutput(testFile, tests.text);
+      io.stderr(
+        `wrote ${relative(io.cwd, testFile)}: the draft's verdict on each of the ${plural(tests.runs, "run")} given, one test each (${tests.broken} break a rule), for review (a good run should hold)\n`,
+      );
     }
-  } else io.stdout(text);
-  return 0;
+  } else {
+    io.stdout(text);
+    if (analysisFailed !== undefined) io.stderr(`error: the analysis of the draft failed (${analysisFailed}); the policy was written without it: review it with \`vigilc analyze\`\n`);
+  }
+  // Asked for, the analysis is part of the result: its failure is one, after the policy is out.
+  return analysisFailed !== undefined ? EXIT_INPUT_ERROR : 0;
 }
+
+/** How many runs that could not be judged are named on standard error. */
+const FAILURES_SHOWN = 10;
 
 /**
  * `--from-incident RUN --rule R POLICY`: a guardrail, one rule the monitor would have used to refuse
@@ -267,29 +294,81 @@ function requestText(request: ModelRequest): string {
   return `${parts.join("\n\n")}\n`;
 }
 
-/** A test file (testing.md) pinning the draft's verdicts on the sample runs: one test per run. */
-async function testFileOf(policyText: string, policyFile: string, testFile: string, traces: readonly string[]): Promise<string> {
-  const { compile, judgeRun } = await loadCompiler();
+/**
+ * A test file (testing.md) pinning the draft's verdicts on the sample runs: one test per run, a
+ * file holding several runs (a τ-bench results file) giving one test per run of it
+ * (`trace "FILE" run "NAME"`). Every run must be judged: a run that does not read, or on which a
+ * rule is undecided, is a failure named in `failures`, and then no test file is made (an empty or
+ * undecided verdict is never written down as an expectation).
+ */
+async function testFileOf(
+  policyText: string,
+  policyFile: string,
+  testFile: string,
+  traces: readonly string[],
+): Promise<{ text: string; runs: number; broken: number } | { failures: string[]; runs: number }> {
+  const { compile, judgeRun, readRunFile } = await loadCompiler();
   const compiled = compile(policyText, { file: policyFile });
   const from = (file: string) => relative(dirname(testFile), file).split("\\").join("/");
   const lines = [`policy ${JSON.stringify(from(policyFile))}`, ""];
+  const failures: string[] = [];
+  const names = new Set<string>();
+  let runs = 0;
+  let brokenRuns = 0;
+  const nameOf = (s: { policy: string; name: string }) => (s.name === "all" || s.name === "others" ? `${s.policy}.${s.name}` : s.name);
+  // A run is named by its file's name, or by its path where several files share the name (a corpus of directories).
+  const shared = new Set(traces.map((trace) => basename(trace)).filter((name, index, all) => all.indexOf(name) !== index));
+  const fileName = (trace: string) => (shared.has(basename(trace)) ? from(trace) : basename(trace));
   for (const trace of traces) {
-    const judged = await judgeRun(compiled, { file: trace });
-    const statements = judged.report?.statements ?? [];
-    const nameOf = (s: { policy: string; name: string }) => (s.name === "all" || s.name === "others" ? `${s.policy}.${s.name}` : s.name);
-    const broken = statements.filter((s) => !s.holds);
-    lines.push(
-      `/// The draft's verdicts on ${basename(trace)}, as it judged them when it was drafted: check each (a good run should hold).`,
-      `test ${JSON.stringify(basename(trace))} {`,
-      `  trace ${JSON.stringify(from(trace))}`,
-      ...(broken.length === 0
-        ? ["  expect all hold"]
-        : [...broken.map((s) => `  expect ${nameOf(s)} violated${s.form === "until" || s.witnesses.length === 0 ? "" : ` at ${s.witnesses.join(", ")}`}`), ...(broken.length < statements.length ? ["  expect others hold"] : [])]),
-      "}",
-      "",
-    );
+    const runFile = await readRunFile(trace);
+    if (runFile !== undefined && "code" in runFile) {
+      runs++;
+      failures.push(`${fileName(trace)}: ${runFile.message}`);
+      continue;
+    }
+    const each: { name: string; run?: RecordingRun }[] = runFile === undefined ? [{ name: fileName(trace) }] : runFile.runs.map((run) => ({ name: `${fileName(trace)}#${run.name}`, run }));
+    for (const { name, run } of each) {
+      runs++;
+      let judged: Awaited<ReturnType<typeof judgeRun>>;
+      try {
+        judged =
+          run === undefined
+            ? await judgeRun(compiled, { file: trace })
+            : await judgeRun(compiled, { file: trace, text: run.text, run: run.name, origin: run.origin }, { traceFormat: "tau-bench" });
+      } catch (error) {
+        failures.push(`${name}: judging failed: ${error instanceof Error ? error.message : String(error)}`);
+        continue;
+      }
+      const report = judged.report;
+      if (report === undefined) {
+        const error = judged.traceDiagnostics.find((d) => d.severity === "error") ?? judged.signatureDiagnostics.find((d) => d.severity === "error");
+        failures.push(`${name}: not judged: ${error !== undefined ? `${error.code} ${error.message}` : `stopped (${judged.stopped ?? "no report"})`}`);
+        continue;
+      }
+      const undecided = report.statements.filter((s) => s.undecided !== undefined);
+      if (undecided.length > 0) {
+        failures.push(`${name}: ${undecided.map((s) => `\`${s.policy}.${s.name}\` undecided (${s.undecided})`).join("; ")}`);
+        continue;
+      }
+      const statements = report.statements;
+      const broken = statements.filter((s) => !s.holds);
+      if (broken.length > 0) brokenRuns++;
+      let testName = name;
+      for (let k = 2; names.has(testName); k++) testName = `${name} (${k})`;
+      names.add(testName);
+      lines.push(
+        `/// The draft's verdicts on ${name}, as it judged them when it was drafted: check each (a good run should hold).`,
+        `test ${JSON.stringify(testName)} {`,
+        `  trace ${JSON.stringify(from(trace))}${run !== undefined ? ` run ${JSON.stringify(run.name)}` : ""}`,
+        ...(broken.length === 0
+          ? ["  expect all hold"]
+          : [...broken.map((s) => `  expect ${nameOf(s)} violated${s.form === "until" || s.witnesses.length === 0 ? "" : ` at ${s.witnesses.join(", ")}`}`), ...(broken.length < statements.length ? ["  expect others hold"] : [])]),
+        "}",
+        "",
+      );
+    }
   }
-  return lines.join("\n");
+  return failures.length > 0 ? { failures, runs } : { text: lines.join("\n"), runs, broken: brokenRuns };
 }
 
 /**
@@ -298,7 +377,7 @@ async function testFileOf(policyText: string, policyFile: string, testFile: stri
  * fires or always breaks, an action made impossible, a conflict: the paper's main source of false
  * positives).
  */
-async function explanation(result: DraftResult, signature: Signature | undefined): Promise<string> {
+async function explanation(result: DraftResult, signature: Signature | undefined): Promise<{ text: string; failed?: string }> {
   const { analyzePolicy, compile, defaultAnalysisDepth, describeRule } = await loadCompiler();
   const compiled = compile(result.policy, { file: "draft" });
   const plain = (markdown: string) => markdown.replace(/\*\*/g, "");
@@ -314,13 +393,22 @@ async function explanation(result: DraftResult, signature: Signature | undefined
       out += `    the rule:\n${indent(result.policy.slice(item.span.start, item.span.end))}\n    what it means:\n${indent(meaning)}\n`;
     }
   }
-  const findings = compiled.ok ? await analyzePolicy(compiled.program, { ...(signature !== undefined ? { signature } : {}) }) : [];
-  out += `\nanalysis (runs of up to ${defaultAnalysisDepth} events${signature !== undefined ? ", under the signature" : ""}): ${findings.length === 0 ? "nothing found" : plural(findings.length, "finding")}\n`;
+  const heading = `\nanalysis (runs of up to ${defaultAnalysisDepth} events${signature !== undefined ? ", under the signature" : ""})`;
+  let findings: Awaited<ReturnType<typeof analyzePolicy>>;
+  try {
+    if (!compiled.ok) throw new Error("the draft does not compile on its own");
+    findings = await analyzePolicy(compiled.program, { ...(signature !== undefined ? { signature } : {}) });
+  } catch (error) {
+    // Never "nothing found" for an analysis that did not finish.
+    const failed = error instanceof Error ? error.message : String(error);
+    return { text: `${out}${heading}: failed, nothing is known of it: ${failed}\n`, failed };
+  }
+  out += `${heading}: ${findings.length === 0 ? "nothing found" : plural(findings.length, "finding")}\n`;
   for (const finding of findings) {
     const owner = compiled.syntax.policies.flatMap((p) => p.items.map((item) => ({ p, item }))).find(({ item }) => finding.span !== undefined && item.span.start <= finding.span.start && finding.span.start <= item.span.end);
     out += `  ${finding.code} (${finding.severity})${owner !== undefined ? ` ${owner.p.name.text}.${owner.item.name.text}` : ""}: ${finding.message}${finding.help !== undefined ? `\n      help: ${finding.help}` : ""}\n`;
   }
-  return out;
+  return { text: out };
 }
 
 /** What was drafted, taken out and left unsupported, in words. */

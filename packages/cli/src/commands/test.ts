@@ -10,15 +10,16 @@ import { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, InputError, loadCompiler } fr
 
 /**
  * `vigilc test [PATH…]`: runs the policy tests (`*.vigiltest`) found under the paths, every
- * expectation against every engine; exit 0 when all pass, 1 when one fails (or coverage is below
- * `--threshold`), 2 when a test file, its policy or a run cannot be read.
+ * expectation judged by each engine `--engine` names (all four by default); what an engine named
+ * cannot decide fails as undecided, never passes. Exit 0 when all pass, 1 when one fails (or
+ * coverage is below `--threshold`), 2 when a test file, its policy or a run cannot be read.
  */
 export function registerTest(program: Command, context: CommandContext): void {
   program
     .command("test")
     .description("run the policy tests (*.vigiltest) under the paths: expected verdicts, witnesses and monitor decisions, on every engine")
     .argument("[paths...]", "test files, or directories to search for *.vigiltest files", ["."])
-    .addOption(new Option("--engine <engines>", "the engines that judge the verdicts, comma-separated: eval, smt, monitor, sql, or all").default("all"))
+    .addOption(new Option("--engine <engines>", "the engines that judge every expectation, comma-separated: eval, smt, monitor, sql, or all (decide lines need monitor; what an engine cannot decide fails as undecided)").default("all"))
     .option("--filter <regex>", "run only the tests whose name matches this regular expression")
     .addOption(new Option("--format <format>", "report format").choices(["human", "json", "junit"]).default("human"))
     .option("--coverage", "print each rule's coverage: violated by a test, held non-vacuously by one, patterns that matched nothing")
