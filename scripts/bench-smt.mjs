@@ -5,12 +5,19 @@
 // Then the size of each rule's query (the shared encoding) at a tenth of the events and at all of
 // them: linear in the trace, where Figure 5 read literally is quadratic.
 //
+// First, symbolic analysis at size: `vigilc analyze` of the τ-bench airline policy under the
+// signature of its 200 recorded runs (../shared/data/tau-bench, read in place), with its wall time
+// and peak memory against the target of 60 s, and that it ends without an internal error (every
+// question the solver cannot decide is A0007, counted).
+//
 //   node scripts/bench-smt.mjs                          100,000 events
 //   VIGIL_BENCH_SMT_EVENTS=10000 node scripts/bench-smt.mjs
+//   VIGIL_BENCH_SMT_PARTS=analyze node scripts/bench-smt.mjs     the analysis row only
 //
 // A benchmark, not a test: it prints Markdown and fails only when the engines disagree on a rule
 // both decided, or a command does not finish as it should.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { corpusEvents, policy, run } from "./bench-corpus.mjs";
@@ -18,7 +25,29 @@ import { corpusEvents, policy, run } from "./bench-corpus.mjs";
 const root = join(import.meta.dirname, "..");
 const vigilc = join(root, "packages/cli/dist/main.js");
 const events = Number(process.env["VIGIL_BENCH_SMT_EVENTS"] ?? 100_000);
+const parts = (process.env["VIGIL_BENCH_SMT_PARTS"] ?? "analyze,check").split(",");
 
+if (parts.includes("analyze")) {
+  const runs = join(root, "..", "shared", "data", "tau-bench", "gpt-4o-airline.json");
+  if (!existsSync(runs)) console.log(`(the τ-bench runs are not at ${runs}: the analysis row is skipped)`);
+  else {
+    const args = [vigilc, "analyze", join(root, "examples/tau-airline/airline.vigil"), "--trace", runs, "--format", "json"];
+    const reportRss = `data:text/javascript,process.on("exit",()=>process.stderr.write("\\n@maxrss "+process.resourceUsage().maxRSS+"\\n"))`;
+    const start = performance.now();
+    const child = spawnSync(process.execPath, ["--import", reportRss, ...args], { encoding: "utf8", maxBuffer: 2 ** 30, stdio: ["ignore", "pipe", "pipe"] });
+    const seconds = (performance.now() - start) / 1000;
+    const rss = Number(/@maxrss (\d+)/.exec(child.stderr)?.[1] ?? NaN) / 1024;
+    // Exit 0 (nothing found) or 1 (findings); 2 or more, or an internal error, is a failure.
+    if ((child.status !== 0 && child.status !== 1) || /internal error/.test(child.stderr)) throw new Error(`vigilc analyze exited ${child.status}:\n${child.stderr.slice(0, 2000)}`);
+    const diagnostics = JSON.parse(child.stdout).files[0].diagnostics;
+    const undecided = diagnostics.filter((d) => d.code === "A0007").length;
+    console.log("| what | wall time | peak memory (RSS) | findings | undecided (A0007) | target 60 s |\n|---|---|---|---|---|---|");
+    console.log(
+      `| \`vigilc analyze examples/tau-airline/airline.vigil --trace …/gpt-4o-airline.json\` (200 τ-bench runs, 10 rules) | ${seconds.toFixed(1)} s | ${Math.round(rss)} MB | ${diagnostics.length} | ${undecided} | ${seconds < 60 ? "met" : "MISSED"} |\n`,
+    );
+  }
+}
+if (!parts.includes("check")) process.exit(0);
 
 const directory = mkdtempSync(join(tmpdir(), "vigil-bench-smt-"));
 try {

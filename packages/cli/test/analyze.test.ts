@@ -88,6 +88,30 @@ describe("vigilc analyze", () => {
     }
   });
 
+  it("gives a rule the solver cannot decide within its resource limit A0007, and analyses every other rule", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
+    try {
+      writeFileSync(
+        join(scratch, "p.vigil"),
+        `policy p {\n  rule quick: abs(action in {a} and status = error)\n  rule heavy: limit[8](action in {call} and path matches /secret/ and path ~ "*.env")\n` +
+          `  rule never: abs(action in {read} and status = ok and status = error)\n  rule checked: prec(action in {deploy}, action in {check})\n}\n`,
+      );
+      // Z3's rlimit counts its work, the same on every machine: a few thousand units answer the
+      // small questions, and not `heavy`'s (runs of 9 events, two patterns on one key).
+      const result = await vigilc(["analyze", "p.vigil", "--rlimit", "5000", "--format", "json"], { cwd: scratch });
+      expect(result.code, result.stderr).toBe(1);
+      const found = (JSON.parse(result.stdout) as Report).files[0]!.diagnostics.map((d) => `${d.code} ${d.span.line}`);
+      expect([...new Set(found)]).toEqual(["A0007 3", "A0001 4", "A0002 4"]);
+      const text = await vigilc(["analyze", "p.vigil", "--rlimit", "5000"], { cwd: scratch });
+      expect(text.stderr).toContain("warning[A0007]: the analysis could not decide: the solver could not decide runs of 5 events: it reached the solver's resource limit (rlimit 5,000)\n  --> p.vigil:3:3");
+      // With the default limit, every rule is decided.
+      const full = await vigilc(["analyze", "p.vigil", "--format", "json"], { cwd: scratch });
+      expect((JSON.parse(full.stdout) as Report).files[0]!.diagnostics.map((d) => `${d.code} ${d.span.line}`)).toEqual(["A0001 4", "A0002 4"]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   it("finds nothing in a sound policy, and refuses one with errors", async () => {
     const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
     try {

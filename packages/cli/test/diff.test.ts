@@ -31,7 +31,7 @@ type Json = {
   whole: Relation;
   rules: (Relation & { rule: string; change: string })[];
 };
-type Relation = { relation: string; basis: string; depth: number; counterexamples: { rejectedBy: string; broken: string[]; confirmed: boolean; events: Record<string, unknown>[] }[] };
+type Relation = { relation: string; basis: string; depth: number; values: boolean; leftOut: string[]; counterexamples: { rejectedBy: string; broken: string[]; confirmed: boolean; events: Record<string, unknown>[] }[] };
 
 let scratch: string;
 beforeAll(() => {
@@ -89,8 +89,49 @@ describe("vigilc diff", () => {
         "rule p.r: unchanged\n" +
         "rule p.s: no difference found in runs of up to 4 events (not proven equivalent)\n",
     );
+    // With --rule, that rule alone is compared; the whole is still every rule of each file.
     const one = await vigilc(["diff", "a.vigil", "b.vigil", "--rule", "r", "--format", "json"], { cwd: scratch });
-    expect(JSON.parse(one.stdout).whole).toMatchObject({ relation: "equivalent", basis: "proof" });
+    const report = JSON.parse(one.stdout) as Json;
+    expect(report.whole).toMatchObject({ relation: "equivalent", basis: "bounded", depth: 5 });
+    expect(report.rules.map(({ rule, change, relation, basis }) => ({ rule, change, relation, basis }))).toEqual([{ rule: "p.r", change: "unchanged", relation: "equivalent", basis: "proof" }]);
+  });
+
+  it("finds a difference that needs a value two patterns meet together, or runs longer than the depth, and says how far it looked", async () => {
+    writeFileSync(
+      join(scratch, "env-old.vigil"),
+      `policy p {\n  rule env: abs(action in {read} and path ~ "*.env")\n  rule secret: abs(action in {read} and path matches /secret/)\n  rule rate: limit[5 per 1h](action in {call})\n}\n`,
+    );
+    writeFileSync(
+      join(scratch, "env-new.vigil"),
+      `policy p {\n  rule env: abs(action in {read} and path ~ "*.env")\n  rule secret: abs(action in {read} and path matches /secret/ and not path ~ "*.env")\n  rule rate: limit[7 per 1h](action in {call})\n}\n`,
+    );
+    const result = await vigilc(["diff", "env-old.vigil", "env-new.vigil", "--format", "json"], { cwd: scratch });
+    expect(result.code, result.stderr).toBe(1);
+    const report = JSON.parse(result.stdout) as Json;
+    // One event tells `secret` apart: a path that ends in `.env` and holds `secret`.
+    const secret = report.rules.find((r) => r.rule === "p.secret")!;
+    expect(secret).toMatchObject({ relation: "looser", depth: 5, values: true, leftOut: [] });
+    expect(secret.counterexamples[0]!.events).toEqual([{ action: "read", args: { path: "secret.env" } }]);
+    // A limit of 5 is broken by 6 calls, and one of 7 by 8: the search goes to 8 events.
+    const rate = report.rules.find((r) => r.rule === "p.rate")!;
+    expect(rate).toMatchObject({ relation: "looser", depth: 8, values: false, leftOut: [] });
+    expect(rate.counterexamples[0]!.events).toHaveLength(6);
+    expect(report.whole).toMatchObject({ relation: "looser", depth: 8 });
+    // With --rule, the whole keeps every rule: still looser, by the limit.
+    const one = JSON.parse((await vigilc(["diff", "env-old.vigil", "env-new.vigil", "--rule", "secret", "--format", "json"], { cwd: scratch })).stdout) as Json;
+    expect(one.whole).toMatchObject({ relation: "looser", depth: 8 });
+    expect(one.rules.map((r) => r.rule)).toEqual(["p.secret"]);
+    // Every bounded answer names how far it looked, and over which values.
+    const text = await vigilc(["diff", "env-old.vigil", "env-new.vigil"], { cwd: scratch });
+    expect(text.stdout).toContain("whole policy: looser: the new version accepts runs the old rejects (no other difference in runs of up to 8 events over every class of values the rules tell apart the other way)\n");
+    // What the search cannot reach is named: a limit longer than the longest run searched.
+    writeFileSync(join(scratch, "big-old.vigil"), `policy p {\n  rule rate: limit[20](action in {call})\n}\n`);
+    writeFileSync(join(scratch, "big-new.vigil"), `policy p {\n  rule rate: limit[20](action in {call} or action in {call})\n}\n`);
+    const big = await vigilc(["diff", "big-old.vigil", "big-new.vigil"], { cwd: scratch });
+    expect(big.code, big.stderr).toBe(0);
+    expect(big.stdout).toContain(
+      "rule p.rate: no difference found in runs of up to 12 events (not proven equivalent; the search left out runs of 21 events, which rule `p.rate` (a limit of 20) needs)\n",
+    );
   });
 
   it("compares a file with its version at a git revision, as markdown for a pull request", async () => {

@@ -1,15 +1,18 @@
-import { walkFormula, type CheckedProgram } from "@vigil/checker";
+import { walkFormula, type CheckedPattern, type CheckedProgram, type CheckedStatement } from "@vigil/checker";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { analyzeStatements, SymbolicSearch, type Finding } from "@vigil/smt";
-import type { Signature } from "@vigil/trace";
+import { evaluateStatement, TraceRun } from "@vigil/engine";
+import { analyzeStatements, SymbolicSearch, universeOf, type Finding } from "@vigil/smt";
+import type { Signature, TraceEvent } from "@vigil/trace";
 
 export interface AnalyzeOptions {
   /** The longest run searched (default 5 events). */
   readonly depth?: number;
   /** The policy file, for the diagnostics. */
   readonly file?: string;
-  /** Per solver call (default 30 s). */
+  /** Per solver call (default 30 s): a backstop to `rlimit`. */
   readonly timeoutMs?: number;
+  /** Per solver call, Z3's resource limit (default `defaultSearchRlimit` of @vigil/smt); a question that reaches it is A0007. */
+  readonly rlimit?: number;
   /** Runs under this signature only (a trace's, or tool schemas'): the closed world. */
   readonly signature?: Signature;
 }
@@ -25,10 +28,19 @@ export const defaultAnalysisDepth = 5;
 export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOptions = {}): Promise<Diagnostic[]> {
   const depth = options.depth ?? defaultAnalysisDepth;
   const statements = program.policies.flatMap((policy) => policy.statements);
-  const search = await SymbolicSearch.create({ ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) });
+  const search = await SymbolicSearch.create({
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.rlimit !== undefined ? { rlimit: options.rlimit } : {}),
+  });
   let findings: Finding[];
+  const conflicts = new Map<Finding, ConflictExample>();
   try {
     findings = await analyzeStatements(search, statements, depth, options.signature);
+    for (const finding of findings) {
+      if (finding.kind !== "conflict") continue;
+      const example = await conflictExample(search, statements, finding.statement, finding.trigger, depth, options.signature);
+      if (example !== undefined) conflicts.set(finding, example);
+    }
   } finally {
     await search.dispose();
   }
@@ -38,6 +50,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
   const impossible = new Set(findings.flatMap((f) => (f.kind === "impossibleAction" ? [f.action] : [])));
   const diagnostics: Diagnostic[] = [];
   for (const finding of findings) {
+    const made = diagnostics.length;
     switch (finding.kind) {
       case "unmatchable": {
         const name = `${finding.statement.policy}.${finding.statement.name}`;
@@ -98,11 +111,20 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
           if (node.kind === "action") actions.push(...node.actions);
         });
         if (actions.length > 0 && actions.every((action) => impossible.has(action))) break;
+        const name = `\`${finding.statement.policy}.${finding.statement.name}\``;
+        const example = conflicts.get(finding);
+        const broken = example?.broken.map((s) => `\`${s.policy}.${s.name}\``).join(", ");
         diagnostics.push(
-          diagnostic("A0006", `once this trigger of rule \`${finding.statement.policy}.${finding.statement.name}\` holds, no run of up to ${depth} events keeps every rule`, {
+          diagnostic("A0006", `once this trigger of rule ${name} holds, no run of up to ${depth} events keeps every rule`, {
             span: finding.trigger.span,
             ...file,
-            help: "what this rule asks for breaks another rule",
+            help:
+              example === undefined
+                ? "what this rule asks for breaks another rule"
+                : `what ${name} asks for breaks ${broken}: the run ${runText(example.events)} keeps ${name} and breaks ${broken}`,
+            ...(example !== undefined
+              ? { related: example.broken.map((s) => ({ span: s.span, ...file, message: `the conflicting rule \`${s.policy}.${s.name}\`` })) }
+              : {}),
           }),
         );
         break;
@@ -111,6 +133,88 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
         diagnostics.push(diagnostic("A0007", `the analysis could not decide: ${finding.reason}`, { ...(finding.statement !== undefined ? { span: finding.statement.span } : {}), ...file }));
         break;
     }
+    // A finding over values that leave something out says what: it holds of the runs searched only.
+    const leftOut = "leftOut" in finding ? finding.leftOut : [];
+    if (leftOut.length > 0) {
+      for (let k = made; k < diagnostics.length; k++) {
+        const d = diagnostics[k]!;
+        diagnostics[k] =
+          finding.kind === "unmatchable"
+            ? { ...d, help: `the values searched leave out ${leftOut.join("; ")} (docs/analysis.md)` }
+            : { ...d, message: `${d.message} (among the values searched, which leave out ${leftOut.join("; ")})` };
+      }
+    }
   }
   return diagnostics;
+}
+
+/** A run on which a conflicting rule's trigger holds and the rule is kept, and the rules it breaks. */
+interface ConflictExample {
+  readonly events: readonly TraceEvent[];
+  readonly broken: readonly CheckedStatement[];
+}
+
+/**
+ * For a conflict (A0006): the shortest run (of up to `depth` events, under the signature) on which
+ * the trigger holds and the rule is kept, which by the conflict breaks another rule; the rules it
+ * breaks are those the forward engine, the one semantics, finds broken on it. Undefined when no
+ * such run is found or the engine does not confirm it, so that a finding never names a rule or
+ * shows a run it cannot stand behind.
+ */
+async function conflictExample(
+  search: SymbolicSearch,
+  statements: readonly CheckedStatement[],
+  statement: CheckedStatement,
+  trigger: CheckedPattern,
+  depth: number,
+  signature: Signature | undefined,
+): Promise<ConflictExample | undefined> {
+  const universe = universeOf(statements, { runLength: depth, ...(signature !== undefined ? { signature } : {}) });
+  const result = await search.shortest(universe, depth, (run) => {
+    const somewhere = Array.from({ length: run.length }, (_, k) => run.matchesAt(statement, trigger, k + 1)).join(" ");
+    return `(and ${run.holds(statement)} (or false ${somewhere}))`;
+  });
+  if (!("found" in result)) return undefined;
+  // Confirmed by the forward engine: the trigger holds, the rule is kept, and another rule is broken.
+  const confirmed = (events: readonly TraceEvent[]): ConflictExample | undefined => {
+    const run = new TraceRun([statement]);
+    for (const event of events) run.step(event);
+    if (!run.finish()[0]!.holds || (run.triggers(0)?.count ?? 0) === 0) return undefined;
+    const broken = statements.filter((other) => other !== statement && !evaluateStatement(other, events).holds);
+    return broken.length === 0 ? undefined : { events, broken };
+  };
+  let best = confirmed(result.found);
+  if (best === undefined) return undefined;
+  // What the solver chose and the conflict does not need is left out: a status other than `ok`, each argument.
+  for (let index = 0; index < best.events.length; index++) {
+    const attempt = (change: (event: TraceEvent) => TraceEvent): void => {
+      const again = confirmed(best!.events.map((event, i) => (i === index ? change(event) : event)));
+      if (again !== undefined && again.broken.length >= best!.broken.length) best = again;
+    };
+    if (best.events[index]!.status !== "ok") attempt((event) => ({ ...event, status: "ok" }));
+    for (const name of Object.keys(best.events[index]!.args)) {
+      attempt((event) => {
+        const { [name]: _removed, ...args } = event.args;
+        return { ...event, args };
+      });
+    }
+    if (best.events[index]!.output !== undefined) {
+      attempt((event) => {
+        const { output: _removed, ...rest } = event;
+        return rest as TraceEvent;
+      });
+    }
+  }
+  return best;
+}
+
+/** A short run on one line: `push {"branch":"main"} → notify`, each event's status when it is not `ok`. */
+function runText(events: readonly TraceEvent[]): string {
+  return events
+    .map((event) => {
+      const args = Object.keys(event.args).length > 0 ? ` ${JSON.stringify(event.args)}` : "";
+      const status = event.status === "ok" ? "" : ` [${event.status ?? "pending"}]`;
+      return `${event.action}${args}${status}`;
+    })
+    .join(" → ");
 }

@@ -21,16 +21,32 @@ export function canonicalEvent(event: TraceEvent): Record<string, unknown> {
   };
 }
 
-/** What a difference says, in words: the relation, and whether it was proven or searched for up to a depth. */
+/**
+ * What a bounded search covered, in words: how long the runs were, and over which values (every
+ * class of values the rules tell apart, when they read any), then what it left out. A "no
+ * difference" holds of every run within it.
+ */
+export function searchedText(difference: Difference): string {
+  const values = difference.values ? " over every class of values the rules tell apart" : "";
+  return `runs of up to ${difference.depth} events${values}`;
+}
+
+/** What the search left out, as a clause to add to a bounded answer (empty when nothing). */
+function leftOutText(difference: Difference): string {
+  return difference.leftOut.length === 0 ? "" : `; the search left out ${difference.leftOut.join("; ")}`;
+}
+
+/** What a difference says, in words: the relation, and whether it was proven or searched for, and how far. */
 export function relationText(difference: Difference): string {
-  const basis = difference.basis === "proof" ? "proven" : `no other difference in runs of up to ${difference.depth} events`;
+  const basis = difference.basis === "proof" ? "proven" : `no other difference in ${searchedText(difference)}`;
+  const leftOut = difference.basis === "proof" ? "" : leftOutText(difference);
   switch (difference.relation) {
     case "equivalent":
-      return difference.basis === "proof" ? "equivalent (proven)" : `no difference found in runs of up to ${difference.depth} events (not proven equivalent)`;
+      return difference.basis === "proof" ? "equivalent (proven)" : `no difference found in ${searchedText(difference)} (not proven equivalent${leftOut})`;
     case "stricter":
-      return `stricter: the new version rejects runs the old accepts (${basis} the other way)`;
+      return `stricter: the new version rejects runs the old accepts (${basis} the other way${leftOut})`;
     case "looser":
-      return `looser: the new version accepts runs the old rejects (${basis} the other way)`;
+      return `looser: the new version accepts runs the old rejects (${basis} the other way${leftOut})`;
     case "incomparable":
       return "incomparable: each version rejects runs the other accepts";
   }
@@ -73,6 +89,8 @@ function differenceToJson(difference: Difference) {
     relation: difference.relation,
     basis: difference.basis,
     depth: difference.depth,
+    values: difference.values,
+    leftOut: difference.leftOut,
     ...(difference.unknown !== undefined ? { unknown: difference.unknown } : {}),
     counterexamples: difference.counterexamples.map((c) => ({ rejectedBy: c.rejectedBy, broken: c.broken, confirmed: c.confirmed, events: c.events.map(canonicalEvent) })),
   };

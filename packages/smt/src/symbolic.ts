@@ -1,8 +1,20 @@
 import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, LimitMeasure, Subject } from "@vigil/checker";
 import { needsTime, statementPatterns, variableAtoms, walkFormula } from "@vigil/checker";
 import { boundValueKeys, compileAtom, eventAmount, formatDecimal, isAtom, PatternBinder, type Atom, type Decimal } from "@vigil/engine";
-import { decimalOf, keyPathId, regexExamples, valuesAtSubject, valueKey, wildcardExamples, type JsonValue, type PathSegment, type Signature, type TraceEvent } from "@vigil/trace";
+import {
+  boundValueText,
+  decimalOf,
+  keyPathDisplay,
+  keyPathId,
+  valuesAtSubject,
+  valueKey,
+  type JsonValue,
+  type PathSegment,
+  type Signature,
+  type TraceEvent,
+} from "@vigil/trace";
 import { and, eq, implies, ite, not, or } from "./smt-terms.js";
+import { textClasses, type TextCondition } from "./text-classes.js";
 
 /**
  * Symbolic runs: the events of a run of K events are unknowns, and a statement's meaning over them
@@ -14,12 +26,21 @@ import { and, eq, implies, ite, not, or } from "./smt-terms.js";
  * An event is a choice of: its action (one of the policies' actions, or one they do not name), its
  * status (none, ok, error), for each root the policies read (a top-level argument, or the output)
  * one candidate value or none, and, when a statement measures time, its time (an integer of
- * milliseconds, never going back). A root's candidates are built from a pool of values: the
- * policies' constants, texts their wildcards and regular expressions match (`wildcardExamples`,
- * `regexExamples`), the maxima of their sums and one more, and fresh texts; a root read at deeper
- * paths (`n.p`, `m.0`) also takes objects and lists holding pool values at those paths, and the
- * output takes the pool's texts and the JSON text of such objects. A difference that needs a value
- * outside the candidates is not found: analyses say what they searched.
+ * milliseconds, never going back).
+ *
+ * **The candidates are every class of values the atoms tell apart** (`universeOf`). The keys whose
+ * values a variable ties together (`k = $x` and `m = $x` in one statement) form a group; a group's
+ * values are found from all its atoms together: the rules' constants, and for the texts, every
+ * class of the wildcards, regular expressions and text constants on its keys (`textClasses`: the
+ * texts that match several of them at once, or some and not others), and values with no text
+ * (`null`, objects) when no text stands for them. Two values of one class are alike to every atom,
+ * so a run over any values becomes a run over candidates, event by event, by a one-to-one renaming
+ * within each class; a group whose keys bind variables has as many distinct values of each class
+ * as a run of `runLength` events can hold, so the renaming never has to merge two values. What
+ * this does not reach is said, per key (`Universe.gaps`): `contains` (texts related to each other,
+ * not only to patterns), objects read at several paths, amounts of sums, several values at once
+ * under one key (a list), a class search that stopped short. Under a signature, a key whose values
+ * it knows all of holds exactly those.
  */
 export interface Universe {
   /**
@@ -35,6 +56,23 @@ export interface Universe {
   readonly bound: readonly JsonValue[];
   /** Whether events carry times. */
   readonly timed: boolean;
+  /** The longest run the candidates have enough distinct values for. */
+  readonly runLength: number;
+  /** What the candidates leave out: none when every value a run of up to `runLength` events can hold is matched by a candidate of its class. */
+  readonly gaps: readonly Gap[];
+}
+
+/** Values a root's candidates do not stand for, in words (`text` names the key). */
+export interface Gap {
+  /** The index of the root in `Universe.roots`. */
+  readonly root: number;
+  readonly text: string;
+  /**
+   * Whether the gap can change which single events a pattern matches; false for several values
+   * at once under a key whose patterns a single value of the same classes meets as well (the
+   * values then matter only for what variables bind).
+   */
+  readonly oneEvent: boolean;
 }
 
 /** A top-level argument (`name`), or the output (`name` undefined), with its candidate values. */
@@ -71,80 +109,192 @@ export function formulasOf(statement: CheckedStatement): Formula[] {
   return [...own, ...scope];
 }
 
-/** How many pool values a root's structures take per path (the first few are paired in lists). */
+/** How many values a root read at several paths pairs in lists and objects (the first few). */
 const PAIRED = 3;
 
+/** The most texts made for a `contains` (the values bound elsewhere, alone and joined to examples). */
+const MAX_CONTAINING = 2_000;
+
+export interface UniverseOptions {
+  /** Further values every root may hold. */
+  readonly values?: readonly JsonValue[];
+  /** Further actions. */
+  readonly actions?: readonly string[];
+  /**
+   * Runs under this signature Σ only (a trace's, or tool schemas'): the world is closed, events
+   * have Σ's actions only, an argument Σ lacks is never there, and one whose values Σ knows all of
+   * holds only those.
+   */
+  readonly signature?: Signature;
+  /** The longest run searched (default 5): how many distinct values of each class a key that binds a variable needs. */
+  readonly runLength?: number;
+}
+
+/** The root a place is in: the output, or a top-level argument. */
+function rootKey(subject: Subject, key: readonly PathSegment[]): string {
+  return subject === "output" ? "output" : `args:${String(key[0])}`;
+}
+
+/** How a key is named in what the search leaves out. */
+function shownKey(subject: Subject, key: readonly PathSegment[]): string {
+  return subject === "output" ? (key.length === 0 ? "`output`" : `\`output.${keyPathDisplay(key)}\``) : `\`${keyPathDisplay(key)}\``;
+}
+
 /**
- * The universe of the symbolic runs of some statements (of one policy or of two being compared),
- * with any further values and actions to include. Under a signature Σ (a trace's, or tool schemas')
- * the world is closed: events have Σ's actions only, an argument Σ lacks is never there, and one
- * whose values Σ knows all of holds only those.
+ * The universe of the symbolic runs of some statements (of one policy or of two being compared):
+ * their actions and one more, and per root the candidates of every class of values its atoms (and
+ * those of the keys a variable ties it to) tell apart; see `Universe`.
  */
-export function universeOf(
-  statements: readonly CheckedStatement[],
-  extra: { readonly values?: readonly JsonValue[]; readonly actions?: readonly string[]; readonly fresh?: number; readonly signature?: Signature } = {},
-): Universe {
-  const actions = new Set<string>(extra.actions ?? []);
-  const places = new Map<string, { subject: Subject; key: readonly PathSegment[] }>();
-  const pool = new Map<string, JsonValue>();
-  const addValue = (value: JsonValue) => {
-    if (!pool.has(valueKey(value))) pool.set(valueKey(value), value);
+export function universeOf(statements: readonly CheckedStatement[], options: UniverseOptions = {}): Universe {
+  const runLength = Math.max(1, options.runLength ?? 5);
+  const signature = options.signature;
+  const actions = new Set<string>(options.actions ?? []);
+  const places = new Map<string, { subject: Subject; key: readonly PathSegment[]; atoms: Atom[] }>();
+  const placeOf = (subject: Subject, key: readonly PathSegment[]) => {
+    const id = `${subject}:${keyPathId(key)}`;
+    let place = places.get(id);
+    if (place === undefined) places.set(id, (place = { subject, key, atoms: [] }));
+    return id;
   };
-  const addPlace = (subject: Subject, key: readonly PathSegment[]) => places.set(`${subject}:${keyPathId(key)}`, { subject, key });
   let timed = false;
+  // Roots a variable ties together, `contains` tests (the place searched, the places that bind the
+  // variable), and the amounts of sums.
+  const ties: string[][] = [];
+  const containsTests: { place: string; binders: string[] }[] = [];
+  const amounts = new Map<string, JsonValue[]>();
   for (const statement of statements) {
     if (needsTime(statement)) timed = true;
+    const binders = new Map<string, string[]>();
+    const tested: { variable: string; place: string }[] = [];
     for (const formula of formulasOf(statement)) {
       for (const atom of atomsOf(formula)) {
-        switch (atom.kind) {
-          case "action":
-            for (const action of atom.actions) actions.add(action);
-            break;
-          case "status":
-            break;
-          default:
-            addPlace(atom.subject, atom.key);
-            if (atom.kind === "keyIn") for (const { value } of atom.values) addValue(value);
-            if (atom.kind === "keyMatch") for (const text of wildcardExamples(atom.pattern)) addValue(text);
-            if (atom.kind === "keyRegex") for (const text of regexExamples(atom.source, atom.flags)) addValue(text);
+        if (atom.kind === "action") {
+          for (const action of atom.actions) actions.add(action);
+          continue;
         }
+        if (atom.kind === "status") continue;
+        const id = placeOf(atom.subject, atom.key);
+        places.get(id)!.atoms.push(atom);
+        if (atom.kind === "keyBind") binders.set(atom.variable, [...(binders.get(atom.variable) ?? []), id]);
+        if (atom.kind === "keyContains") tested.push({ variable: atom.variable, place: id });
       }
     }
+    for (const list of binders.values()) ties.push(list.map((id) => rootKey(places.get(id)!.subject, places.get(id)!.key)));
+    for (const { variable, place } of tested) containsTests.push({ place, binders: binders.get(variable) ?? [] });
     if (statement.form === "limit" && statement.measure.kind === "sum") {
-      addPlace(statement.measure.subject, statement.measure.key);
+      const id = placeOf(statement.measure.subject, statement.measure.key);
       const maximum = decimalOf(statement.measure.maximum);
-      addValue(0);
-      addValue(Number(statement.measure.maximum));
-      if (maximum !== undefined) addValue(Number(formatDecimal({ units: maximum.units + 10n ** BigInt(Math.max(0, -maximum.exponent)), exponent: maximum.exponent })));
+      const list = amounts.get(id) ?? [];
+      list.push(0, Number(statement.measure.maximum));
+      if (maximum !== undefined) list.push(Number(formatDecimal({ units: maximum.units + 10n ** BigInt(Math.max(0, -maximum.exponent)), exponent: maximum.exponent })));
+      amounts.set(id, list);
     }
-  }
-  for (const value of extra.values ?? []) addValue(value);
-  for (let n = 1, made = 0; made < (extra.fresh ?? 3); n++) {
-    const text = `v${n}`;
-    if (pool.has(valueKey(text))) continue;
-    addValue(text);
-    made++;
   }
   let other = "other";
   for (let n = 2; actions.has(other); n++) other = `other_${n}`;
-  const signature = extra.signature;
-  // Under Σ: its actions, and the values it knows.
+  // Under Σ: its actions only.
   const eventActions = signature === undefined ? [...actions, other] : signature.actions.size > 0 ? [...signature.actions] : [other];
-  for (const info of signature?.keys.values() ?? []) [...info.values.values()].slice(0, 20).forEach(addValue);
 
   // Roots: each top-level argument read, and the output; each with the paths read inside it.
-  const scalars = [...pool.values()].filter((value) => typeof value !== "object" || value === null);
-  const rootPaths = new Map<string, { subject: Subject; name?: string; paths: PathSegment[][] }>();
-  for (const { subject, key } of places.values()) {
-    const id = subject === "output" ? "output" : `args:${String(key[0])}`;
-    let root = rootPaths.get(id);
-    if (root === undefined) rootPaths.set(id, (root = subject === "output" ? { subject, paths: [] } : { subject, name: String(key[0]), paths: [] }));
-    root.paths.push([...(subject === "output" ? key : key.slice(1))]);
+  const rootInfo = new Map<string, { subject: Subject; name?: string; paths: Map<string, PathSegment[]>; places: string[] }>();
+  for (const [id, { subject, key }] of places) {
+    const rk = rootKey(subject, key);
+    let root = rootInfo.get(rk);
+    if (root === undefined) rootInfo.set(rk, (root = subject === "output" ? { subject, paths: new Map(), places: [] } : { subject, name: String(key[0]), paths: new Map(), places: [] }));
+    const path = [...(subject === "output" ? key : key.slice(1))];
+    root.paths.set(keyPathId(path), path);
+    root.places.push(id);
   }
-  const roots: Root[] = [...rootPaths.values()].map(({ subject, name, paths }) => {
+  // Groups: the roots a variable ties together share their values.
+  const parent = new Map<string, string>([...rootInfo.keys()].map((k) => [k, k]));
+  const find = (k: string): string => {
+    let at = k;
+    while (parent.get(at) !== at) at = parent.get(at)!;
+    parent.set(k, at);
+    return at;
+  };
+  for (const list of ties) for (const k of list.slice(1)) parent.set(find(k), find(list[0]!));
+  const groups = new Map<string, string[]>();
+  for (const k of rootInfo.keys()) groups.set(find(k), [...(groups.get(find(k)) ?? []), k]);
+
+  const gapsByRoot = new Map<string, { text: string; oneEvent: boolean }[]>();
+  const gap = (rk: string, text: string, oneEvent = true) => gapsByRoot.set(rk, [...(gapsByRoot.get(rk) ?? []), { text, oneEvent }]);
+  const addTo = (list: Map<string, JsonValue>, value: JsonValue) => {
+    if (!list.has(valueKey(value))) list.set(valueKey(value), value);
+  };
+
+  // Each group's values: its constants, every class of texts its atoms tell apart, values with no text.
+  const groupValues = new Map<string, Map<string, JsonValue>>();
+  /** Per group, the first text of each class (for joining to the values a `contains` looks for). */
+  const groupExamples = new Map<string, string[]>();
+  const groupBinds = new Map<string, boolean>();
+  for (const [leader, members] of groups) {
+    const atoms = members.flatMap((rk) => rootInfo.get(rk)!.places.flatMap((id) => places.get(id)!.atoms));
+    const conditions = new Map<string, TextCondition>();
+    const values = new Map<string, JsonValue>();
+    for (const atom of atoms) {
+      if (atom.kind === "keyMatch") conditions.set(`w:${atom.pattern}`, { kind: "wildcard", pattern: atom.pattern });
+      if (atom.kind === "keyRegex") conditions.set(`r:${atom.flags}:${atom.source}`, { kind: "regex", source: atom.source, flags: atom.flags });
+      if (atom.kind === "keyIn") {
+        for (const { value } of atom.values) {
+          addTo(values, value);
+          if (typeof value === "string") {
+            conditions.set(`e:${value}`, { kind: "equals", text: value });
+            // The same text as a number or a Boolean: equal to no constant, and every pattern's text.
+            if (value !== "" && Number.isFinite(Number(value)) && JSON.stringify(Number(value)) === value) addTo(values, Number(value));
+            if (value === "true" || value === "false") addTo(values, value === "true");
+          }
+        }
+      }
+    }
+    const binds = atoms.some((atom) => atom.kind === "keyBind");
+    groupBinds.set(leader, binds);
+    // Enough distinct values of each class for every value a run can hold in the group's roots.
+    const perClass = binds ? runLength * members.length : 1;
+    const list = [...conditions.values()];
+    const classes = textClasses(list, perClass);
+    if (classes.incomplete !== undefined) {
+      for (const rk of members) gap(rk, `some texts at ${shownRootKey(rootInfo.get(rk)!)} (its patterns' classes were not all found: ${classes.incomplete})`);
+    }
+    let withNoPattern = 0;
+    for (const c of classes.classes) {
+      for (const text of c.texts) addTo(values, text);
+      if (c.holds.every((h) => !h)) withNoPattern += c.texts.length;
+    }
+    // (With one class, a value alone is as good as joined to anything.)
+    groupExamples.set(leader, classes.classes.length > 1 ? classes.classes.map((c) => c.texts.find((t) => t !== "") ?? c.texts[0]!) : []);
+    // Values with no text (`null`, objects) match no text pattern: when no text is in that class, or too few, they stand for it.
+    // (A constant is a class of its own: it does not count, and is not added as one of them.)
+    const constants = new Set(atoms.flatMap((atom) => (atom.kind === "keyIn" ? atom.values.map((v) => v.key) : [])));
+    for (let k = 0; withNoPattern < perClass; k++) {
+      const value: JsonValue = k === 0 ? null : { v: k };
+      if (constants.has(valueKey(value))) continue;
+      addTo(values, value);
+      withNoPattern++;
+    }
+    for (const rk of members) {
+      const info = rootInfo.get(rk)!;
+      for (const path of info.paths.values()) {
+        const full = info.subject === "output" ? path : [info.name!, ...path];
+        const known = info.subject === "args" ? signature?.keys.get(keyPathId(full.filter((s): s is string => typeof s === "string"))) : undefined;
+        if (known !== undefined) [...known.values.values()].slice(0, known.openValues === true ? 20 : undefined).forEach((v) => addTo(values, v));
+      }
+      for (const id of info.places) for (const amount of amounts.get(id) ?? []) addTo(values, amount);
+    }
+    for (const value of options.values ?? []) addTo(values, value);
+    groupValues.set(leader, values);
+  }
+
+  const rootKeys = [...rootInfo.keys()];
+  const roots: Root[] = rootKeys.map((rk) => {
+    const { subject, name, paths, places: rootPlaces } = rootInfo.get(rk)!;
+    const leader = find(rk);
+    const scalars = [...groupValues.get(leader)!.values()].filter((value) => typeof value !== "object" || value === null || !Array.isArray(value));
     const candidates = new Map<string, JsonValue>();
-    const add = (value: JsonValue) => candidates.set(valueKey(value), value);
-    const deep = paths.filter((path) => path.length > 0);
+    const add = (value: JsonValue) => addTo(candidates, value);
+    const pathList = [...paths.values()];
+    const deep = pathList.filter((path) => path.length > 0);
+    const shown = shownRootKey({ subject, ...(name !== undefined ? { name } : {}) });
     if (signature !== undefined && subject === "args") {
       // An argument Σ lacks is never there; one whose values Σ knows all of (and read only at its name) holds those.
       const info = signature.keys.get(keyPathId([name!]));
@@ -152,20 +302,42 @@ export function universeOf(
       if (!known) return { subject, name: name!, candidates: [] };
       if (info !== undefined && info.openValues !== true && deep.length === 0) return { subject, name: name!, candidates: [...info.values.values()] };
     }
-    if (subject === "args") {
-      // The pool's values themselves, and any object or list constant.
-      for (const value of pool.values()) add(value);
-    } else {
-      for (const value of scalars) if (typeof value === "string") add(value);
+    if (deep.length < pathList.length) {
+      // Read at the root itself: the group's values (the output holds texts only).
+      for (const value of scalars) if (subject === "args" || typeof value === "string") add(value);
     }
     if (deep.length > 0) {
       const maximal = deep.filter((path) => !deep.some((other) => other.length > path.length && path.every((segment, i) => segment === other[i])));
-      const firstFew = scalars.slice(0, PAIRED);
       const structures: JsonValue[] = [];
       for (const value of scalars) structures.push(structureOf(maximal, () => value));
-      for (const a of firstFew) for (const b of firstFew) if (a !== b) structures.push(structureOf(maximal, (index) => (index === 0 ? a : b)));
+      if (pathList.length > 1) {
+        const firstFew = scalars.slice(0, PAIRED);
+        for (const a of firstFew) for (const b of firstFew) if (a !== b) structures.push(structureOf(maximal, (index) => (index === 0 ? a : b)));
+        gap(rk, `${shown} other than with one value at every path it is read at (${pathList.map((path) => shownKey(subject, subject === "output" ? path : [name!, ...path])).join(", ")}), or two of a few`);
+      }
       for (const structure of structures) add(subject === "output" ? JSON.stringify(structure) : structure);
     }
+    // `contains`: the texts that hold a value bound elsewhere: the value, and each class's example joined to it.
+    const tests = containsTests.filter((test) => rootPlaces.includes(test.place));
+    if (tests.length > 0) {
+      const examples = groupExamples.get(leader) ?? [];
+      let made = 0;
+      for (const test of tests) {
+        const haystackDeep = places.get(test.place)!.key.length > (subject === "output" ? 0 : 1);
+        for (const binder of test.binders) {
+          const binderRoot = rootKey(places.get(binder)!.subject, places.get(binder)!.key);
+          for (const value of groupValues.get(find(binderRoot))?.values() ?? []) {
+            const needle = boundValueText(valueKey(value));
+            for (const text of haystackDeep ? [] : [needle, ...examples.flatMap((w) => (w === "" ? [] : [w + needle, needle + w]))]) {
+              if (made++ < MAX_CONTAINING) add(text);
+            }
+          }
+        }
+      }
+      gap(rk, `texts at ${shown} that \`contains\` a bound value in, other than the value itself${(groupExamples.get(leader) ?? []).length > 0 ? " or joined to an example of each class" : ""}`);
+    }
+    for (const value of options.values ?? []) if (subject === "args" || typeof value === "string") add(value);
+    if (rootPlaces.some((id) => amounts.has(id))) gap(rk, `amounts at ${shown} other than 0, each maximum and one unit more`);
     return { subject, ...(name !== undefined ? { name } : {}), candidates: [...candidates.values()] };
   });
 
@@ -179,15 +351,48 @@ export function universeOf(
     return known.index;
   };
   const universeWithoutPlaces = { actions: eventActions, roots };
-  const placeList: Place[] = [...places.values()].map(({ subject, key }) => {
-    const root = roots.findIndex((r) => r.subject === subject && (subject === "output" || r.name === String(key[0])));
+  const placeList: Place[] = [...places.entries()].map(([id, { subject, key }]) => {
+    const root = rootKeys.indexOf(rootKey(subject, key));
     const reaches = [0, ...roots[root]!.candidates.map((_, c) => c + 1)].map((candidate) => {
       const event = eventOf(universeWithoutPlaces, { action: 0, status: 0, roots: roots.map((_, r) => (r === root ? candidate : 0)) }, 1);
       return [...new Set(boundValueKeys(event, subject, key))].map((k) => boundIndex(valueOfKey(event, subject, key, k)));
     });
-    return { subject, key, id: `${subject}:${keyPathId(key)}`, root, reaches };
+    return { subject, key, id, root, reaches };
   });
-  return { actions: eventActions, named: eventActions.filter((action) => actions.has(action)), roots, places: placeList, bound: [...bound.values()].map((entry) => entry.value), timed };
+
+  // Several values at once under one key (a list): a list matches what one of its values matches,
+  // so it matters to a single event only when it meets a combination of the key's patterns no one
+  // value meets; and it always matters to what variables bind (it binds each of its values).
+  rootKeys.forEach((rk, r) => {
+    const info = rootInfo.get(rk)!;
+    if (signature !== undefined && info.subject === "args") {
+      const known = signature.keys.get(keyPathId([info.name!]));
+      if (known !== undefined && known.listLength === undefined && info.paths.size === 1 && info.paths.has("")) return;
+    }
+    const atoms = info.places.flatMap((id) => places.get(id)!.atoms).filter((atom) => atom.kind !== "keyBind" && atom.kind !== "keyContains");
+    const seen = new Set<string>();
+    for (let c = 1; c <= roots[r]!.candidates.length; c++) {
+      const event = eventOf(universeWithoutPlaces, { action: 0, status: 0, roots: roots.map((_, k) => (k === r ? c : 0)) }, 1);
+      seen.add(atoms.map((atom) => (compileAtom(atom)(event) ? "1" : "0")).join(""));
+    }
+    const vectors = [...seen];
+    const union = (a: string, b: string) => Array.from(a, (bit, k) => (bit === "1" || b[k] === "1" ? "1" : "0")).join("");
+    const closed = vectors.every((a) => vectors.every((b) => seen.has(union(a, b))));
+    const binds = info.places.some((id) => places.get(id)!.atoms.some((atom) => atom.kind === "keyBind"));
+    const shown = shownRootKey(info);
+    if (!closed) gap(rk, `lists at ${shown} (their values meet patterns no one value meets together)`);
+    else if (binds && groupBinds.get(find(rk)) === true) gap(rk, `lists at ${shown} (several values bound at once)`, false);
+  });
+
+  const gaps: Gap[] = [];
+  rootKeys.forEach((rk, root) => {
+    for (const { text, oneEvent } of gapsByRoot.get(rk) ?? []) gaps.push({ root, text, oneEvent });
+  });
+  return { actions: eventActions, named: eventActions.filter((action) => actions.has(action)), roots, places: placeList, bound: [...bound.values()].map((entry) => entry.value), timed, runLength, gaps };
+}
+
+function shownRootKey(root: { readonly subject: Subject; readonly name?: string }): string {
+  return root.subject === "output" ? "`output`" : `\`${keyPathDisplay([root.name!])}\``;
 }
 
 /** The value under a path whose value key is `key` (one of `boundValueKeys`). */
@@ -261,9 +466,18 @@ function fillTo(node: Record<string | number, JsonValue>, segment: PathSegment, 
  * The SMT encoding of statements over a symbolic run of `length` events of a universe. Constants,
  * for event i (1-based): `act_i`, `st_i`, `r<root>_i` and `t_i`; each statement's violation at
  * each position is a term (`violationAt`), so a query asks for runs where statements hold or break.
+ *
+ * What many terms share is defined once, as a constant of its own (`d_…`, `v_…`: an atom on an
+ * event, the value a place reaches, whether an output contains a bound value), so that a query's
+ * size grows with its structure, not with the candidates at each use. Building a term may add such
+ * definitions to `declarations`: read it after the terms.
  */
 export class SymbolicRun {
   readonly declarations: string[] = [];
+  /** The constants defined so far, by what they stand for (a constant's name, or a small term kept inline). */
+  private readonly definitions = new Map<string, string>();
+  /** Per defined value constant, the indexes in `bound` it can take. */
+  private readonly domains = new Map<string, ReadonlySet<number>>();
   private readonly placeIndex: Map<string, number>;
 
   constructor(
@@ -342,18 +556,35 @@ export class SymbolicRun {
     return this.universe.roots[root]!.candidates.map((_, c) => c + 1);
   }
 
-  private readonly truths = new Map<Atom, readonly number[]>();
-
-  /** The candidates of the atom's root on which the engine's predicate for the atom holds. */
+  /** The candidates of the atom's root on which the engine's predicate for the atom holds (once per universe). */
   private holding(atom: Exclude<Atom, { kind: "action" | "status" }>): readonly number[] {
-    let known = this.truths.get(atom);
+    const truths = cacheOf(this.universe).truths;
+    let known = truths.get(atom);
     if (known === undefined) {
       const predicate = compileAtom(atom);
       const root = this.placeAt(atom.subject, atom.key).root;
       known = this.candidatesOf(root).filter((candidate) => predicate(this.single(root, candidate)));
-      this.truths.set(atom, known);
+      truths.set(atom, known);
     }
     return known;
+  }
+
+  /**
+   * A Boolean term defined once per run: a constant equal to it (a term of a few characters is
+   * kept inline). `key` says what it stands for.
+   */
+  private defined(key: string, term: () => string): string {
+    let name = this.definitions.get(key);
+    if (name === undefined) {
+      const text = term();
+      if (text.length <= 40) name = text;
+      else {
+        name = `d_${this.definitions.size}`;
+        this.declarations.push(`(declare-const ${name} Bool)`, `(assert (= ${name} ${text}))`);
+      }
+      this.definitions.set(key, name);
+    }
+    return name;
   }
 
   private placeAt(subject: Subject, key: readonly PathSegment[]): Place {
@@ -384,18 +615,35 @@ export class SymbolicRun {
       case "eventually":
         throw new Error("internal error: a temporal operator in a pattern");
       default:
-        return this.oneOf(this.placeAt(formula.subject, formula.key).root, i, this.holding(formula));
+        return this.defined(`atom:${atomIdOf(formula)}:${i}`, () => this.oneOf(this.placeAt(formula.subject, formula.key).root, i, this.holding(formula)));
     }
   }
 
   // ---- bindings ----------------------------------------------------------------------------
 
-  /** The j-th value (an index in `bound`) a place reaches on event i, and whether there is one. */
+  /**
+   * The j-th value (an index in `bound`) a place reaches on event i, and whether there is one. The
+   * value is a constant defined by one implication per candidate (what it is when the root holds
+   * that candidate), free when the guard is false: every use is under its guard.
+   */
   private reached(place: Place, i: number, j: number): { guard: string; term: string } {
     const having = [0, ...this.candidatesOf(place.root)].filter((candidate) => (place.reaches[candidate]?.length ?? 0) > j);
-    let term = "0";
-    for (const candidate of having) term = ite(eq(this.root(place.root, i), String(candidate)), String(place.reaches[candidate]![j]!), term);
-    return { guard: this.oneOf(place.root, i, having), term };
+    const guard = this.defined(`has:${place.id}:${i}:${j}`, () => this.oneOf(place.root, i, having));
+    const values = new Set(having.map((candidate) => place.reaches[candidate]![j]!));
+    if (values.size <= 1) return { guard, term: String([...values][0] ?? 0) };
+    const key = `value:${place.id}:${i}:${j}`;
+    let term = this.definitions.get(key);
+    if (term === undefined) {
+      term = `v_${this.definitions.size}`;
+      const name = term;
+      this.declarations.push(
+        `(declare-const ${name} Int)`,
+        `(assert ${and(...having.map((candidate) => implies(eq(this.root(place.root, i), String(candidate)), eq(name, String(place.reaches[candidate]![j]!)))))})`,
+      );
+      this.definitions.set(key, name);
+      this.domains.set(name, values);
+    }
+    return { guard, term };
   }
 
   private widest(place: Place): number {
@@ -444,22 +692,47 @@ export class SymbolicRun {
         );
       }
       case "keyContains": {
-        // The pairs (candidate of the root, bound value) the engine's relation holds for.
+        // Per bound value the binding can take, whether e_i's value at the place contains it: the
+        // candidates the engine's relation holds for, defined once per event and value.
         const place = this.placeAt(formula.subject, formula.key);
         const bound = binding[variables.indexOf(formula.variable)]!;
-        const binder = new PatternBinder({ formula, variables: [formula.variable] }, [formula.variable]);
-        const pairs: string[] = [];
-        for (const candidate of this.candidatesOf(place.root)) {
-          const event = this.single(place.root, candidate);
-          this.universe.bound.forEach((value, index) => {
-            if (binder.holds(event, valueKey(value)) === 1) pairs.push(and(eq(this.root(place.root, i), String(candidate)), eq(bound, String(index + 1))));
-          });
+        const domain = /^\d+$/.test(bound) ? new Set([Number(bound)]) : this.domains.get(bound);
+        const cases: string[] = [];
+        for (const [value, candidates] of this.containing(formula, place)) {
+          if (domain !== undefined && !domain.has(value)) continue;
+          const holds = this.defined(`contains:${place.id}:${i}:${value}`, () => this.oneOf(place.root, i, candidates));
+          cases.push(and(eq(bound, String(value)), holds));
         }
-        return or(...pairs);
+        return or(...cases);
       }
       default:
         return this.pattern(formula, i);
     }
+  }
+
+  /**
+   * For a `contains`: per index in `bound` (from 1), the candidates of the place's root whose value
+   * there contains that value, as the engine's relation (`PatternBinder`) decides; once per universe.
+   */
+  private containing(formula: Extract<Formula, { kind: "keyContains" }>, place: Place): ReadonlyMap<number, readonly number[]> {
+    const cache = cacheOf(this.universe).containing;
+    const key = place.id;
+    const known = cache.get(key);
+    if (known !== undefined) return known;
+    const made = new Map<number, number[]>();
+    const binder = new PatternBinder({ formula, variables: [formula.variable] }, [formula.variable]);
+    const keys = this.universe.bound.map((value) => valueKey(value));
+    for (const candidate of this.candidatesOf(place.root)) {
+      const event = this.single(place.root, candidate);
+      keys.forEach((k, index) => {
+        if (binder.holds(event, k) !== 1) return;
+        const list = made.get(index + 1);
+        if (list === undefined) made.set(index + 1, [candidate]);
+        else list.push(candidate);
+      });
+    }
+    cache.set(key, made);
+    return made;
   }
 
   /** ψ(e_j) with the binding where the pattern has variables. */
@@ -643,24 +916,28 @@ export class SymbolicRun {
     }
   }
 
-  /** The pattern holds on e_i for some binding, in a judged stretch: the statement is triggered there. */
+  private freeConstants = 0;
+
+  /**
+   * The pattern holds on e_i for some binding, in a judged stretch: the statement is triggered
+   * there. A variable the pattern only tests (`contains $x`) takes its value elsewhere: it is a
+   * fresh constant, any bound value (its index; no other index satisfies an atom). So the term is
+   * existential: it may be asserted, or be a disjunct of what is asserted, never negated.
+   */
   matchesAt(statement: CheckedStatement, pattern: CheckedPattern, i: number): string {
     if (pattern.variables.length === 0) return and(this.judged(statement, i), this.pattern(pattern.formula, i));
-    // A variable the pattern only tests (`contains $x`) takes its value elsewhere: any bound value.
     const tested = statement.variables.filter((variable) => pattern.variables.includes(variable) && !bindsIn(pattern.formula, variable));
-    const free = tested.reduce<Map<string, string>[]>(
-      (partial, variable) => partial.flatMap((assignment) => this.universe.bound.map((_, index) => new Map([...assignment, [variable, String(index + 1)]]))),
-      [new Map()],
-    );
-    const given = statement.variables.filter((variable) => !tested.includes(variable));
-    const generated = this.candidates(pattern, given, i);
-    const cases: string[] = [];
-    for (const assignment of free) {
-      for (const c of generated) {
-        const terms = statement.variables.map((variable) => assignment.get(variable) ?? c.terms[given.indexOf(variable)] ?? "0");
-        cases.push(and(c.guard, this.relation(pattern.formula, statement.variables, i, terms)));
-      }
+    const free = new Map<string, string>();
+    for (const variable of tested) {
+      const name = `free_${++this.freeConstants}`;
+      this.declarations.push(`(declare-const ${name} Int)`);
+      free.set(variable, name);
     }
+    const given = statement.variables.filter((variable) => !tested.includes(variable));
+    const cases = this.candidates(pattern, given, i).map((c) => {
+      const terms = statement.variables.map((variable) => free.get(variable) ?? c.terms[given.indexOf(variable)] ?? "0");
+      return and(c.guard, this.relation(pattern.formula, statement.variables, i, terms));
+    });
     return and(this.judged(statement, i), or(...cases));
   }
 
@@ -669,6 +946,31 @@ export class SymbolicRun {
     return not(or(...Array.from({ length: this.length }, (_, k) => this.violationAt(statement, k + 1))));
   }
 }
+
+/** What a universe's runs share: the candidates each atom holds on, and each `contains` relation. */
+interface UniverseCache {
+  readonly truths: Map<Atom, readonly number[]>;
+  readonly containing: Map<string, ReadonlyMap<number, readonly number[]>>;
+}
+
+const universeCaches = new WeakMap<Universe, UniverseCache>();
+
+function cacheOf(universe: Universe): UniverseCache {
+  let cache = universeCaches.get(universe);
+  if (cache === undefined) universeCaches.set(universe, (cache = { truths: new Map(), containing: new Map() }));
+  return cache;
+}
+
+const atomIds = new WeakMap<Atom, number>();
+
+/** A number per atom object, for naming what is defined of it. */
+function atomIdOf(atom: Atom): number {
+  let id = atomIds.get(atom);
+  if (id === undefined) atomIds.set(atom, (id = nextAtomId++));
+  return id;
+}
+
+let nextAtomId = 0;
 
 /** Whether a formula binds a variable (`k = $x`) somewhere. */
 function bindsIn(formula: Formula, variable: string): boolean {

@@ -43,6 +43,36 @@ export async function releaseZ3(): Promise<void> {
 }
 
 /**
+ * Replaces a runtime that failed with a WebAssembly trap (`memory access out of bounds`, an
+ * `unreachable`): its memory is then in no known state, and no further call into it can be
+ * trusted. Its threads are stopped, and the caller's hold moves to a new runtime, which later
+ * acquirers share; a holder still using the old one gets errors from it, never wrong answers.
+ */
+export async function replaceBrokenZ3(broken: Z3Api): Promise<Z3Api> {
+  const current = runtime === undefined ? undefined : await runtime.catch(() => undefined);
+  if (current === broken) runtime = undefined;
+  try {
+    const { killThreads } = await loadZ3();
+    await killThreads(broken.em);
+  } catch {
+    // Its threads may be gone already.
+  }
+  runtime ??= loadZ3().then(({ init }) => init({ printErr: reportRuntimeMessage }));
+  try {
+    return await runtime;
+  } catch (error) {
+    runtime = undefined;
+    throw error;
+  }
+}
+
+/** Whether an error is a WebAssembly trap, after which a runtime must be replaced. */
+export function isRuntimeTrap(error: unknown): boolean {
+  // `WebAssembly.RuntimeError`, by name: the library's types here do not declare `WebAssembly`.
+  return error instanceof Error && error.constructor.name === "RuntimeError";
+}
+
+/**
  * Z3's WebAssembly runtime writes its diagnostics to stderr. The one message a clean shutdown can
  * produce — a stopped worker's late clean-up notice — is noise; everything else is passed on.
  */

@@ -18,10 +18,15 @@ export const Z3_L_TRUE = 1 as Z3_lbool;
 export class Session {
   private readonly releases: (() => void)[] = [];
 
-  /** A session over a fresh context whose solver calls stop after `timeoutMs`. */
-  static open(z3: Z3LowLevel, timeoutMs: number): Session {
+  /**
+   * A session over a fresh context whose solver calls stop after `timeoutMs`, and, with `rlimit`,
+   * after that many of Z3's resource units (a deterministic count of the solver's work, which
+   * bounds its memory too: the same query stops at the same point on any machine).
+   */
+  static open(z3: Z3LowLevel, timeoutMs: number, rlimit?: number): Session {
     const config = z3.mk_config();
     z3.set_param_value(config, "timeout", String(timeoutMs));
+    if (rlimit !== undefined) z3.set_param_value(config, "rlimit", String(rlimit));
     const context = z3.mk_context_rc(config);
     z3.del_config(config);
     return new Session(z3, context);
@@ -63,6 +68,9 @@ export class Session {
     this.z3.parser_context_inc_ref(this.context, parser);
     try {
       for (const piece of commandPieces(body, pieceLength)) {
+        // The piece is copied onto Z3's stack: a longer one would overrun it and corrupt the
+        // runtime's memory (a WebAssembly trap), so it is refused here instead.
+        if (piece.length > maximumPieceLength) throw new CommandTooLong(piece.length);
         const assertions = this.run(() => this.z3.parser_context_from_string(this.context, parser, piece));
         this.z3.ast_vector_inc_ref(this.context, assertions);
         try {
@@ -170,14 +178,30 @@ export class Session {
 const pieceLength = 2 ** 20;
 
 /**
- * SMT-LIB text cut into pieces of whole top-level commands, each about `length` characters (a
- * single longer command is a piece of its own). Parentheses are counted outside `|symbols|`,
- * `"strings"` and `; comments`.
+ * The longest piece Z3's parser is given: a single command longer than `pieceLength` is a piece of
+ * its own, and the piece goes on the WebAssembly stack (20 MiB) as UTF-8 (queries are ASCII but for
+ * the names in `|…|` symbols, up to three bytes a character): a quarter of the stack.
+ */
+export const maximumPieceLength = 5 * 2 ** 20 / 3;
+
+/** A single SMT command too long to hand to Z3's parser (its stack). */
+export class CommandTooLong extends Error {
+  constructor(readonly length: number) {
+    super(`a single SMT command of ${length.toLocaleString("en")} characters, more than Z3's parser takes at once (${Math.floor(maximumPieceLength).toLocaleString("en")})`);
+  }
+}
+
+/**
+ * SMT-LIB text cut into pieces of whole top-level commands, each at most `length` characters but
+ * when a single command is longer (it is then a piece of its own). Parentheses are counted outside
+ * `|symbols|`, `"strings"` and `; comments`.
  */
 export function commandPieces(text: string, length: number): string[] {
   const pieces: string[] = [];
   let start = 0;
   let depth = 0;
+  /** Where the last complete command ended. */
+  let boundary = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x7c /* | */) {
@@ -198,9 +222,16 @@ export function commandPieces(text: string, length: number): string[] {
     } else if (c === 0x28 /* ( */) depth++;
     else if (c === 0x29 /* ) */) {
       depth--;
-      if (depth === 0 && i + 1 - start >= length) {
-        pieces.push(text.slice(start, i + 1));
-        start = i + 1;
+      if (depth === 0) {
+        if (i + 1 - start > length && boundary > start) {
+          pieces.push(text.slice(start, boundary));
+          start = boundary;
+        }
+        if (i + 1 - start >= length) {
+          pieces.push(text.slice(start, i + 1));
+          start = i + 1;
+        }
+        boundary = i + 1;
       }
     }
   }

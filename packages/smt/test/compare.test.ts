@@ -19,7 +19,7 @@ const runs = Math.max(10, Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 8
 const DEPTH = 2;
 
 function alphabet(statements: readonly CheckedStatement[]): TraceEvent[] | undefined {
-  const universe = universeOf(statements, { fresh: 1 });
+  const universe = universeOf(statements, { runLength: DEPTH });
   let choices: Omit<EventChoice, "time">[] = [];
   for (let action = 0; action < universe.actions.length; action++) for (let status = 0; status < 3; status++) choices.push({ action, status, roots: [] });
   for (const root of universe.roots) {

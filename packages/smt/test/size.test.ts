@@ -23,6 +23,9 @@ describe("the SMT query is handed to Z3 in pieces of whole commands", () => {
     ]);
     // Pieces of about the length asked for: here the whole text fits in one.
     expect(commandPieces(text, 10_000)).toEqual([text]);
+    // None longer than the length but a single command that is: a piece ends before a command
+    // that would take it past (what Z3's parser is handed goes on its stack).
+    expect(commandPieces("(a)(bb)(ccc)(dddddd)", 5)).toEqual(["(a)", "(bb)", "(ccc)", "(dddddd)"]);
   });
 
   it("refuses a query over the decider's limit before writing it whole, naming the direct evaluator", async () => {

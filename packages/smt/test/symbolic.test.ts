@@ -54,8 +54,10 @@ describe("the symbolic semantics agrees with the forward engine", () => {
         const expected = evaluateStatement(statement, events);
         expect(expected.undecided, source).toBeUndefined();
         const run = new SymbolicRun(universe, events.length);
+        // The terms first: building them may define constants of their own.
+        const terms = events.map((_, index) => run.violationAt(statement, index + 1));
         const lines = [...run.declarations, ...run.fixedTo(choices)];
-        events.forEach((_, index) => lines.push(`(declare-const w_${index + 1} Bool)`, `(assert (= w_${index + 1} ${run.violationAt(statement, index + 1)}))`));
+        terms.forEach((term, index) => lines.push(`(declare-const w_${index + 1} Bool)`, `(assert (= w_${index + 1} ${term}))`));
         const session = Session.open(api.Z3, 30_000);
         try {
           const solver = session.solver();

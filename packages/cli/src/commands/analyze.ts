@@ -8,7 +8,9 @@ import { InputError, loadCompiler, parsePositiveInteger, plural } from "./shared
 /**
  * `vigilc analyze POLICY…`: what each policy means before it runs, as diagnostics (A0001–A0007):
  * patterns no event matches, rules that never fire or always break, actions the rules make
- * impossible, redundant rules, conflicts; found over symbolic runs of up to `--depth` events.
+ * impossible, redundant rules, conflicts; found over symbolic runs of up to `--depth` events (further
+ * for a count limit), each question with a bounded amount of solver work (`--rlimit`): a rule whose
+ * question the solver cannot answer within it gets A0007, and every other rule is still analysed.
  * Exit: 0 nothing found, 1 a finding (a warning, or an info with --strict), 2 bad input.
  */
 export function registerAnalyze(program: Command, context: CommandContext): void {
@@ -17,6 +19,7 @@ export function registerAnalyze(program: Command, context: CommandContext): void
     .description("find what a policy means before it runs: patterns that never match, rules that never fire or always break, impossible actions, redundant rules, conflicts")
     .argument("<policy...>", ".vigil files")
     .option("--depth <events>", "the longest run searched", parsePositiveInteger)
+    .option("--rlimit <units>", "the solver's resource limit per question (Z3 rlimit, deterministic); a question that reaches it is A0007", parsePositiveInteger)
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--sarif <file>", "also write the findings as SARIF 2.1.0 (for code-scanning interfaces)")
     .option("-t, --trace <file>", "analyze under the signature of this trace (its actions, arguments and values)")
@@ -26,7 +29,7 @@ export function registerAnalyze(program: Command, context: CommandContext): void
     });
 }
 
-type AnalyzeOptions = { depth?: number; format: "human" | "json"; sarif?: string; trace?: string; schema?: string };
+type AnalyzeOptions = { depth?: number; rlimit?: number; format: "human" | "json"; sarif?: string; trace?: string; schema?: string };
 
 async function analyze(context: CommandContext, files: readonly string[], options: AnalyzeOptions): Promise<number> {
   const { io } = context;
@@ -43,7 +46,7 @@ async function analyze(context: CommandContext, files: readonly string[], option
       io.stderr(`error: the policy \`${file}\` has ${plural(errors.length, "error")}; it was not analyzed\n`);
       throw new InputError();
     }
-    results.push({ file, diagnostics: await analyzePolicy(compiled.program, { depth, file, ...(signature !== undefined ? { signature } : {}) }) });
+    results.push({ file, diagnostics: await analyzePolicy(compiled.program, { depth, file, ...(options.rlimit !== undefined ? { rlimit: options.rlimit } : {}), ...(signature !== undefined ? { signature } : {}) }) });
   }
   const found = results.flatMap((result) => result.diagnostics);
   if (options.sarif !== undefined) {

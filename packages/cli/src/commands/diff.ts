@@ -8,8 +8,9 @@ import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plura
  * stricter (the new version rejects runs the old accepted), looser, or incomparable, each
  * difference shown by the shortest run found on which the versions disagree, in the canonical trace
  * format, replayed through the forward engine before it is shown. "Equivalent" is proven only for
- * identical meanings and for one-event rules over exact values; otherwise it says no run of up to
- * `--depth` events differs. `--base REF` compares a file with its version at a git revision.
+ * identical meanings and for one-event rules whose every class of values was searched; otherwise it
+ * says no run of up to `--depth` events (widened for limits) differs, over every class of values the
+ * rules tell apart, and names what the search left out. `--base REF` compares a file with its version at a git revision.
  * Exit: 0 no difference found, 1 a difference, 2 bad input (or a run the engine does not confirm).
  */
 export function registerDiff(program: Command, context: CommandContext): void {
@@ -19,7 +20,8 @@ export function registerDiff(program: Command, context: CommandContext): void {
     .argument("<old-or-new>", "the old .vigil file (or, with --base, the new one)")
     .argument("[new]", "the new .vigil file")
     .option("-r, --rule <name>", "only this rule (NAME or POLICY.NAME)")
-    .option("--depth <events>", "the longest run searched for a difference", parsePositiveInteger)
+    .option("--depth <events>", "the longest run searched for a difference (further when a rule needs it: a limit of N needs N + 1 events)", parsePositiveInteger)
+    .option("--rlimit <units>", "the solver's resource limit per search (Z3 rlimit, deterministic)", parsePositiveInteger)
     .option("--base <ref>", "compare the file with its version at this git revision (a commit, a branch, HEAD)")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json", "markdown"]).default("human"))
     .action(async (first: string, second: string | undefined, options: DiffCommandOptions) => {
@@ -27,7 +29,7 @@ export function registerDiff(program: Command, context: CommandContext): void {
     });
 }
 
-type DiffCommandOptions = { rule?: string; depth?: number; base?: string; format: "human" | "json" | "markdown" };
+type DiffCommandOptions = { rule?: string; depth?: number; rlimit?: number; base?: string; format: "human" | "json" | "markdown" };
 
 async function diff(context: CommandContext, first: string, second: string | undefined, options: DiffCommandOptions): Promise<number> {
   const { io } = context;
@@ -50,7 +52,7 @@ async function diff(context: CommandContext, first: string, second: string | und
       throw new InputError();
     }
   }
-  const result = await diffPolicies(old, next, { depth, ...(options.rule !== undefined ? { rule: options.rule } : {}) });
+  const result = await diffPolicies(old, next, { depth, ...(options.rule !== undefined ? { rule: options.rule } : {}), ...(options.rlimit !== undefined ? { rlimit: options.rlimit } : {}) });
   const { noDifferenceFound, policyDiffMarkdown, policyDiffText, policyDiffToJson, unconfirmedRuns } = await loadCompiler();
   if (options.format === "json") io.stdout(`${JSON.stringify(policyDiffToJson(result, oldName, newFile), null, 2)}\n`);
   else io.stdout(options.format === "markdown" ? policyDiffMarkdown(result, oldName, newFile) : policyDiffText(result, oldName, newFile));
