@@ -498,6 +498,7 @@ const testKeywordScopes: Readonly<Record<string, string>> = {
   ground: "keyword.other.run.vigil-test",
   trace: "keyword.other.run.vigil-test",
   messages: "keyword.other.run.vigil-test",
+  run: "keyword.other.run.vigil-test",
   expect: "keyword.control.expectation.vigil-test",
   decide: "keyword.control.expectation.vigil-test",
   holds: "keyword.other.verdict.vigil-test",
