@@ -154,16 +154,23 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
       for (const literal of expr.values) {
         if (info.values.has(valueKey(literal.value))) continue;
         // The most common slip is a value of the wrong JSON type: `"6"` where the trace has 6.
-        const sameText = scalarsByText(info.values).get(String(literal.value));
+        const scalars = scalarsByText(info.values);
+        const sameText = scalars.get(String(literal.value));
+        // Else a slip of a string value (`"cold-storag"`): the nearest string the runs show under the key.
+        const nearText = sameText === undefined && typeof literal.value === "string" ? suggest(literal.value, [...scalars].flatMap(([text, value]) => (typeof value === "string" ? [text] : [])), budget) : undefined;
+        const replacement = sameText ?? (nearText !== undefined ? scalars.get(nearText) : undefined);
+        const where = signature.origin === "corpus" ? "the corpus" : "the trace";
         diagnostics.push(
           diagnostic("V1103", `the value ${literal.raw} never occurs under \`${keyPathText(expr.key)}\` ${inSignature(signature)}`, {
             span: literal.span,
             help:
               sameText !== undefined
-                ? `${signature.origin === "corpus" ? "the corpus" : "the trace"} has ${displayValue(sameText)}: values compare as JSON values, so ${literal.raw} and ${displayValue(sameText)} differ`
-                : "under the closed world such a value matches no event",
-            ...(sameText !== undefined
-              ? { fix: { title: `replace with ${displayValue(sameText)}`, edits: [{ span: literal.span, newText: displayValue(sameText) }] } }
+                ? `${where} has ${displayValue(sameText)}: values compare as JSON values, so ${literal.raw} and ${displayValue(sameText)} differ`
+                : replacement !== undefined
+                  ? `did you mean ${displayValue(replacement)}? (${where} has it under \`${keyPathText(expr.key)}\`)`
+                  : "under the closed world such a value matches no event",
+            ...(replacement !== undefined
+              ? { fix: { title: `replace with ${displayValue(replacement)}`, edits: [{ span: literal.span, newText: displayValue(replacement) }] } }
               : {}),
           }),
         );

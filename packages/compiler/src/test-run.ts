@@ -329,7 +329,9 @@ async function judgeWithEngines(context: TestContext, events: readonly TraceEven
           for (const event of events) monitored.step(event);
           const outcomes = await monitored.finish();
           monitor = { run: monitored };
-          verdicts.push(verdictsOf("monitor", reportOf(context.statements, outcomes, "monitor")));
+          // The event that broke each `until` witness, from the forward run the monitor's run keeps
+          // beside it: without it, a `broken by` expectation would go unchecked on this engine.
+          verdicts.push(verdictsOf("monitor", reportOf(context.statements, outcomes, "monitor", monitored.observations)));
           break;
         }
       }
@@ -570,7 +572,7 @@ function verdictFailures(
 /** What an engine found, in the words of an expectation, when it is not what the expectation says; undefined when it is. */
 function verdictProblem(expectation: VerdictExpectation, actual: { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }, engine: EngineName): string | undefined {
   if (actual.undecided !== undefined) return `undecided on engine ${engine}: ${actual.undecided}`;
-  const found = actual.holds ? "holds" : `violated at ${witnessList(actual.witnesses, engine === "monitor" ? undefined : actual.brokenBy)}`;
+  const found = actual.holds ? "holds" : `violated at ${witnessList(actual.witnesses, actual.brokenBy)}`;
   if (expectation.holds) return actual.holds ? undefined : found;
   if (actual.holds) return found;
   if (expectation.witnesses === undefined) return undefined;
@@ -578,7 +580,7 @@ function verdictProblem(expectation: VerdictExpectation, actual: { holds: boolea
   const same = expected.length === actual.witnesses.length && expected.every((w, i) => w.position === actual.witnesses[i]);
   if (!same) return found;
   // The breaking events are compared where the test gives them and the engine reports them.
-  const broken = engine !== "monitor" && actual.brokenBy !== undefined && expected.some((w, i) => w.brokenBy !== undefined && w.brokenBy !== actual.brokenBy![i]);
+  const broken = actual.brokenBy !== undefined && expected.some((w, i) => w.brokenBy !== undefined && w.brokenBy !== actual.brokenBy![i]);
   return broken ? found : undefined;
 }
 

@@ -93,7 +93,8 @@ test "t" {
   events { lock  write  write }
   expect locked violated at 1 broken by 3
 }`);
-    expect(result.tests[0]!.failures.map((f) => [f.engines, f.actual])).toEqual([[["eval", "smt", "sql"], "violated at 1 broken by 2"]]);
+    // Every engine, the monitor included (the breaking event from the forward run its run keeps beside it).
+    expect(result.tests[0]!.failures.map((f) => [f.engines, f.actual])).toEqual([[["eval", "smt", "monitor", "sql"], "violated at 1 broken by 2"]]);
   });
 
   it("checks the monitor's decision before a call: block, ask, warn (let through with a warning) and allow", async () => {

@@ -653,7 +653,13 @@ function misspelledStatuses(events: readonly HandEvent[]): Diagnostic[] {
     // A slip of a letter or two (`eror`, `okk`, `outputs`), not an action that merely starts like a
     // status or is near one in a longer name (`okta_login`, `output_log`).
     const nearly = (word: string | undefined) => (word !== undefined && Math.abs(folded.length - word.length) <= 2 ? word : undefined);
-    const near = statusSynonyms.get(folded) ?? nearly(closestName(event.action, statusWords)) ?? statusWords.find((word) => folded.startsWith(word) && nearly(word) !== undefined);
+    // A slip in another word for a status (`fialed`, `sucess`) is that word's status too.
+    const slipped = nearly(closestName(folded, statusSynonyms.keys()));
+    const near =
+      statusSynonyms.get(folded) ??
+      nearly(closestName(event.action, statusWords)) ??
+      (slipped !== undefined ? statusSynonyms.get(slipped) : undefined) ??
+      statusWords.find((word) => folded.startsWith(word) && nearly(word) !== undefined);
     if (near === undefined || near === event.action) return;
     problems.push(
       diagnostic("V2109", `\`${event.action}\` is read as another event, an action of that name; did you mean \`${near}\`?`, {
