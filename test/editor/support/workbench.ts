@@ -72,15 +72,25 @@ export class Workbench {
 
   /** Moves the cursor to a line and column, both from 1 (quick open's `:line:column`, as Go to Line does). */
   async goTo(line: number, column = 1): Promise<void> {
-    await this.dismissWidgets();
-    await this.focusEditor();
-    await this.page.keyboard.press("Control+P");
-    await this.quickInput.waitFor({ state: "visible", timeout: uiTimeout });
-    await this.quickInput.fill(`:${line}:${column}`);
-    await this.page.locator(".quick-input-widget .monaco-list-row", { hasText: `line ${line}` }).first().waitFor({ state: "visible", timeout: uiTimeout });
-    await this.page.keyboard.press("Enter");
-    await this.quickInput.waitFor({ state: "hidden", timeout: uiTimeout });
-    await this.focusEditor();
+    // Quick open can be closed under it by the workbench moving the focus a moment after it opened
+    // (a file just opened, a language server's first answer): the input is then inert, and the
+    // whole gesture is made again, up to three times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.dismissWidgets();
+        await this.focusEditor();
+        await this.page.keyboard.press("Control+P");
+        await this.quickInput.waitFor({ state: "visible", timeout: uiTimeout });
+        await this.quickInput.fill(`:${line}:${column}`, { timeout: uiTimeout });
+        await this.page.locator(".quick-input-widget .monaco-list-row", { hasText: `line ${line}` }).first().waitFor({ state: "visible", timeout: uiTimeout });
+        await this.page.keyboard.press("Enter");
+        await this.quickInput.waitFor({ state: "hidden", timeout: uiTimeout });
+        await this.focusEditor();
+        return;
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
   }
 
   /** Closes whatever widget has the focus (suggestions, hovers, quick input). */
