@@ -113,14 +113,22 @@ export function isThisMachine(address: string): boolean {
   const v4 = bytes.length === 4 ? bytes : embeddedIPv4(bytes);
   if (v4 !== undefined && (v4[0] === 127 || v4[0] === 0)) return true;
   if (bytes.length === 16 && bytes.slice(0, 15).every((b) => b === 0) && (bytes[15] === 0 || bytes[15] === 1)) return true;
-  const key = (v4 ?? bytes).join(".");
-  return Object.values(networkInterfaces()).some((list) =>
-    (list ?? []).some((own) => {
-      const ownBytes = addressBytes(own.address);
-      if (ownBytes === undefined) return false;
-      return (ownBytes.length === 4 ? ownBytes : (embeddedIPv4(ownBytes) ?? ownBytes)).join(".") === key;
-    }),
-  );
+  return ownAddressKeys().has(addressKey(bytes));
+}
+
+/** An address's bytes as one comparable text, IPv4 written in IPv6 taken as the IPv4 address it carries. */
+function addressKey(bytes: readonly number[]): string {
+  return (bytes.length === 4 ? bytes : (embeddedIPv4(bytes) ?? bytes)).join(".");
+}
+
+/** The addresses of this machine's interfaces, read at each connection (an interface may come or go). */
+function ownAddressKeys(): Set<string> {
+  const keys = new Set<string>();
+  for (const own of Object.values(networkInterfaces()).flatMap((list) => list ?? [])) {
+    const bytes = addressBytes(own.address);
+    if (bytes !== undefined) keys.add(addressKey(bytes));
+  }
+  return keys;
 }
 
 /** The bytes of an IPv4 (4) or IPv6 (16) address; undefined for anything else. A zone (`%eth0`) is dropped. */
