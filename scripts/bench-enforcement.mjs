@@ -1,16 +1,17 @@
 // Enforcement in the call path, end to end (docs/performance.md, "Enforcement"):
-//   0. the hook as `--install` writes it (started from its startup snapshot, through the shell as
-//      Claude Code runs it) for an ordinary PreToolUse, against `node -e 0` and the hook without the
-//      snapshot, the three interleaved, with the ratio to `node -e 0` (the target: 1.3);
+//   0. the hook as `--install` writes it (the relay to its daemon, through the shell as Claude Code
+//      runs it) for an ordinary PreToolUse, against `node -e 0`, the hook with no daemon (started
+//      from its startup snapshot) and the hook alone, the four interleaved, with the ratio to
+//      `node -e 0` (the target: 1.3);
 //   1. one `vigilc hook claude-code` invocation as Claude Code makes it (a new process: start,
 //      load, read the event, decide or record, persist, answer), PreToolUse and PostToolUse;
 //   2. the same through a running sidecar (`--server`): the hook's process only passes the event on;
 //   3. the sidecar's HTTP round trip (decide, record) on a kept-alive connection;
 //   4. the MCP gateway's round trip for a tools/call, against the same call made to the server directly.
 // Calls per measurement: VIGIL_BENCH_CALLS (default 1,000; 200 at most for 0.). Run after `tsc -b`;
-// `--snapshot-only` runs 0. alone.
+// `--installed-only` (or its old name `--snapshot-only`) runs 0. alone.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { request, Agent } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,55 +77,91 @@ function timedShell(line, input) {
   return timed([], input, { command: "/bin/sh", shellArgs: ["-c", line] });
 }
 
-/**
- * The hook Claude Code runs after `--install` (from the startup snapshot) for an ordinary
- * PreToolUse, `node -e 0` and the hook without the snapshot, one of each in turn, each hook on a
- * session of its own (its PostToolUse recorded too, untimed).
- */
-async function benchSnapshotHook() {
-  const { buildHookSnapshot } = await import("../packages/cli/scripts/build-hook-snapshot.mjs");
-  await buildHookSnapshot();
+/** The hook's command line as `--print-settings` writes it in `directory` (whose `.vigil` holds the database). */
+async function installedCommand(directory, extra = []) {
   const printed = await new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [vigilc, "hook", "claude-code", "--print-settings", "--policy", policy, "--db", join(scratch, "snapshot.db")], { cwd: scratch, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [vigilc, "hook", "claude-code", "--print-settings", "--policy", policy, ...extra], {
+      cwd: directory,
+      env: { ...process.env, CLAUDE_PROJECT_DIR: directory },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
     child.on("close", (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`--print-settings exited with ${code}`))));
   });
-  const command = JSON.parse(printed).hooks.PreToolUse[0].hooks[0].command;
-  if (!command.includes("--snapshot-blob")) throw new Error(`the installed hook does not start from a snapshot: ${command}`);
-  const plain = [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(scratch, "plain.db")];
-  const samples = { bare: [], fast: [], plain: [] };
-  const fastEvents = session("snapshot");
-  const plainEvents = session("plain");
-  // The first event compiles the policy into each database; it is not counted.
-  await timedShell(command, fastEvents.next().value[1]);
-  await timedShell(command, fastEvents.next().value[1]);
-  await timed(plain, plainEvents.next().value[1]);
-  await timed(plain, plainEvents.next().value[1]);
-  // The snapshot must be what answers: one that went out of date would be measured as the fallback.
-  const used = async () => {
-    const child = spawn("/bin/sh", ["-c", command], { cwd: scratch, env: { ...process.env, VIGIL_HOOK_SNAPSHOT_REPORT: "1" }, stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
-    await new Promise((resolvePromise) => child.on("close", resolvePromise).stdin.end(fastEvents.next().value[1]));
-    if (!stderr.startsWith("vigil hook snapshot: used")) throw new Error(`the hook did not start from its snapshot: ${stderr}`);
-    await timedShell(command, fastEvents.next().value[1]);
+  return JSON.parse(printed).hooks.PreToolUse[0].hooks[0].command;
+}
+
+/** Runs `command` (a hook's command line) with `input` as Claude Code would: `sh -c`, in the project. */
+function timedHook(command, project, input) {
+  return timed([], input, { command: "/bin/sh", shellArgs: ["-c", command], cwd: project, env: { ...process.env, CLAUDE_PROJECT_DIR: project } });
+}
+
+/**
+ * The hook as `--install` writes it, for an ordinary PreToolUse: the relay to the hook daemon
+ * (hook-daemon.ts), its fallback started from the startup snapshot when no daemon serves, and the
+ * hook without either; against `node -e 0`, all four interleaved, each hook on a session and
+ * project of its own (its PostToolUse recorded too, untimed), with the ratio to `node -e 0` (the
+ * target: 1.3).
+ */
+async function benchInstalledHook() {
+  const { buildHookSnapshot } = await import("../packages/cli/scripts/build-hook-snapshot.mjs");
+  await buildHookSnapshot();
+  const project = (name) => {
+    const directory = join(scratch, name);
+    mkdirSync(directory);
+    return directory;
   };
-  await used();
+  const daemonProject = project("daemon");
+  const snapshotProject = project("snapshot");
+  const installed = await installedCommand(daemonProject);
+  if (!installed.includes("hook-relay.cjs") || !installed.includes("--snapshot-blob")) throw new Error(`the installed hook does not relay to a daemon with the snapshot behind: ${installed}`);
+  // A database outside `.vigil` has no daemon: the command line then starts from the snapshot.
+  const snapshotOnly = await installedCommand(snapshotProject, ["--db", join(snapshotProject, "audit.db")]);
+  if (installed.includes("--snapshot-blob") !== snapshotOnly.includes("--snapshot-blob") || snapshotOnly.includes("hook-relay.cjs")) throw new Error(`unexpected command line without a daemon: ${snapshotOnly}`);
+  const plainProject = project("plain");
+  const plain = [vigilc, "hook", "claude-code", "--policy", policy, "--db", join(plainProject, "audit.db")];
+  const samples = { bare: [], daemon: [], snapshot: [], plain: [] };
+  const events = { daemon: session("daemon"), snapshot: session("snapshot"), plain: session("plain") };
+  // The first events compile the policy into each database and start the daemon; they are not counted.
+  for (let i = 0; i < 2; i++) {
+    await timedHook(installed, daemonProject, events.daemon.next().value[1]);
+    await timedHook(snapshotOnly, snapshotProject, events.snapshot.next().value[1]);
+    await timed(plain, events.plain.next().value[1]);
+  }
+  // The daemon must be what answers: measured while it is up, or the row would be the fallback's.
+  const [, relay, socket] = installed.split(";")[0].split(" ");
+  const relayed = async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await timed([relay, socket], events.daemon.next().value[1]);
+        await timed([relay, socket], events.daemon.next().value[1]);
+        return;
+      } catch (error) {
+        if (attempt === 100) throw new Error(`the hook daemon does not answer: ${error.message}`);
+        await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
+      }
+    }
+  };
+  await relayed();
   const n = Math.min(calls, 200);
   for (let i = 0; i < n; i++) {
     samples.bare.push(await timed(["-e", "0"], ""));
-    samples.fast.push(await timedShell(command, fastEvents.next().value[1]));
-    await timedShell(command, fastEvents.next().value[1]);
-    samples.plain.push(await timed(plain, plainEvents.next().value[1]));
-    await timed(plain, plainEvents.next().value[1]);
+    samples.daemon.push(await timedHook(installed, daemonProject, events.daemon.next().value[1]));
+    await timedHook(installed, daemonProject, events.daemon.next().value[1]);
+    samples.snapshot.push(await timedHook(snapshotOnly, snapshotProject, events.snapshot.next().value[1]));
+    await timedHook(snapshotOnly, snapshotProject, events.snapshot.next().value[1]);
+    samples.plain.push(await timed(plain, events.plain.next().value[1]));
+    await timed(plain, events.plain.next().value[1]);
   }
-  await used();
-  const bare = row("`node -e 0`, interleaved with the two below", samples.bare);
-  const fast = row("hook as installed (startup snapshot, via `sh -c`): PreToolUse", samples.fast);
-  const slow = row("hook without the snapshot: PreToolUse", samples.plain);
+  await relayed();
+  const bare = row("`node -e 0`, interleaved with the three below", samples.bare);
+  const daemon = row("hook as installed (relay to its daemon, via `sh -c`): PreToolUse", samples.daemon);
+  const snapshot = row("hook with no daemon (startup snapshot, via `sh -c`): PreToolUse", samples.snapshot);
+  const slow = row("hook alone (no daemon, no snapshot): PreToolUse", samples.plain);
   const ratio = (s) => `${(s.p50 / bare.p50).toFixed(2)}x at p50, ${(s.p95 / bare.p95).toFixed(2)}x at p95`;
-  console.log(`ratio to \`node -e 0\` (target 1.3x): with the snapshot ${ratio(fast)}; without it ${ratio(slow)}`);
+  console.log(`ratio to \`node -e 0\` (target 1.3x): as installed ${ratio(daemon)}; with no daemon ${ratio(snapshot)}; alone ${ratio(slow)}`);
+  // The daemon stops by itself once its socket is gone, with the scratch directory.
 }
 
 async function benchHook(label, args, sessionId) {
@@ -217,9 +254,9 @@ try {
   console.log(`# Enforcement benchmarks: ${calls.toLocaleString("en")} calls per measurement; load average at start ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
   console.log("| what | calls | p50 | p95 | p99 |");
   console.log("|---|---|---|---|---|");
-  await benchSnapshotHook();
-  // `--snapshot-only`: the rows above alone.
-  if (!process.argv.includes("--snapshot-only")) {
+  await benchInstalledHook();
+  // `--installed-only`: the rows above alone.
+  if (!process.argv.includes("--installed-only") && !process.argv.includes("--snapshot-only")) {
     // What no hook can beat: starting Node and running nothing.
     const bare = [];
     for (let i = 0; i < Math.min(calls, 200); i++) bare.push(await timed(["-e", "0"], ""));

@@ -69,6 +69,7 @@ export function claudeCodeSettings(
   env: Readonly<Record<string, string | undefined>>,
   codePaths: readonly Protected[],
   snapshotBlob?: string,
+  relay?: { readonly script: string; readonly socket: (words: readonly string[], database: string) => { readonly path: string } | { readonly problem: string } },
 ): { permissions: { deny: string[] }; hooks: Record<string, object[]>; sandbox: SandboxSettings } {
   const project = projectDirectory(cwd, env);
   const absolute = (path: string) => resolve(cwd, path);
@@ -101,7 +102,11 @@ export function claudeCodeSettings(
   if (guard.off) words.push("--no-guard");
   if (guard.protect.length > 0) words.push("--protect", ...guard.protect.map(absolute));
   if (guard.unknownCommands !== undefined) words.push("--unknown-commands", guard.unknownCommands);
-  const command = hookCommand(words, parsed.server === undefined ? snapshotBlob : undefined);
+  // The hook daemon, where its socket can be kept out of the sandbox's reach (hook-daemon.ts).
+  const socket = parsed.server === undefined && relay !== undefined ? relay.socket(words.slice(1), databasePath(parsed, cwd, env)) : undefined;
+  const daemon = socket !== undefined && "path" in socket && relay !== undefined ? { script: relay.script, socket: socket.path } : undefined;
+  if (daemon !== undefined) words.push("--daemon");
+  const command = hookCommand(words, parsed.server === undefined ? snapshotBlob : undefined, daemon);
 
   const hooks: Record<string, object[]> = {};
   // The relay to a sidecar gives up before Claude Code's 30 s, so that a late answer is a refusal the hook makes.
@@ -140,6 +145,8 @@ export function claudeCodeSettings(
 
 /** The exit codes of a hook that answered: 0 (an answer on standard output, or none) and 2 (refused). */
 const ANSWERED = ["0", "2"];
+/** The relay's exit code for the daemon's answer with exit code 1 (hook-relay.cts): answered too. */
+const RELAYED_NOT_BLOCKING = "71";
 
 /**
  * The hook's command line: `node vigilc.js hook claude-code …`, or, with the hook's startup snapshot
@@ -149,12 +156,18 @@ const ANSWERED = ["0", "2"];
  * and so does the snapshot when it is not what the plain command would run: the call is then
  * answered the normal way, never let through because the fast way was not there. (Should the first
  * fail after reading the input, the plain command reads none and refuses the call.)
+ *
+ * With a `daemon`, the relay to the hook daemon (hook-relay.cts, hook-daemon.ts) comes first, the
+ * same way: it answers (0, 2, or its code for a non-blocking failure), or exits with another code
+ * before reading the input (no daemon serves), and the command line goes on as above.
  */
-export function hookCommand(words: readonly string[], snapshotBlob?: string): string {
+export function hookCommand(words: readonly string[], snapshotBlob?: string, daemon?: { readonly script: string; readonly socket: string }): string {
+  const answered = (codes: readonly string[]) => `s=$?; ${codes.map((code) => `[ $s = ${code} ]`).join(" || ")} && exit $s`;
   const plain = [process.execPath, vigilcScript(), ...words].map(shellQuote).join(" ");
-  if (snapshotBlob === undefined) return plain;
+  const relay = daemon !== undefined ? `${[process.execPath, daemon.script, daemon.socket].map(shellQuote).join(" ")}; ${answered([...ANSWERED, RELAYED_NOT_BLOCKING])}; ` : "";
+  if (snapshotBlob === undefined) return relay === "" ? plain : `${relay}exec ${plain}`;
   const fast = [process.execPath, "--snapshot-blob", snapshotBlob, vigilcScript(), ...words].map(shellQuote).join(" ");
-  return `${fast}; s=$?; ${ANSWERED.map((code) => `[ $s = ${code} ]`).join(" || ")} && exit $s; exec ${plain}`;
+  return `${relay}${fast}; ${answered(ANSWERED)}; exec ${plain}`;
 }
 
 /** The project: `CLAUDE_PROJECT_DIR`, else the working directory. */

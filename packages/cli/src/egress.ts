@@ -75,7 +75,10 @@ export async function egressCommand(options: EgressOptions, io: CliIo): Promise<
  * taken for it: the sandbox would send every connection there, undecided. Resolves to why the
  * proxy is not serving, or undefined.
  */
-export async function ensureEgressProxy(argv: { policies: readonly string[]; db: string; httpPort: number; socksPort: number; keyFile?: string }, attempts = 250): Promise<string | undefined> {
+export async function ensureEgressProxy(
+  argv: { policies: readonly string[]; db: string; httpPort: number; socksPort: number; keyFile?: string; env?: Readonly<Record<string, string | undefined>> },
+  attempts = 250,
+): Promise<string | undefined> {
   const serving = async (): Promise<string | undefined | "not yet"> => {
     const listener = await egressListeners(argv, argv.db);
     if (listener === "other") {
@@ -91,7 +94,7 @@ export async function ensureEgressProxy(argv: { policies: readonly string[]; db:
   const child = spawn(
     process.execPath,
     [script, "egress", "--policy", ...argv.policies, "--db", argv.db, "--http-port", String(argv.httpPort), "--socks-port", String(argv.socksPort), ...(argv.keyFile !== undefined ? ["--audit-key-file", argv.keyFile] : [])],
-    { detached: true, stdio: ["ignore", log, log] },
+    { detached: true, stdio: ["ignore", log, log], ...(argv.env !== undefined ? { env: argv.env as NodeJS.ProcessEnv } : {}) },
   );
   closeSync(log);
   let exited: number | null | undefined;

@@ -71,6 +71,10 @@ interface HookArguments {
   readonly egress?: { readonly httpPort: number; readonly socksPort: number };
   readonly auditKeyFile?: string;
   readonly guard?: HookGuardArguments;
+  /** Keep a hook daemon for these options (started in the background when none answered), which the installed relay asks first. */
+  readonly daemon?: boolean;
+  /** Be that daemon (hook-daemon.ts): started by the hook itself, not by hand. */
+  readonly serveDaemon?: boolean;
 }
 
 /** The guard options of the command line. */
@@ -97,6 +101,8 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
   let guardOff = false;
   const protect: string[] = [];
   let unknownCommands: "ask" | "block" | undefined;
+  let daemon = false;
+  let serveDaemon = false;
   for (let index = 0; index < argv.length; index++) {
     const word = argv[index]!;
     const [flag, inline] = word.startsWith("--") && word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
@@ -144,6 +150,8 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
       egress = { httpPort, socksPort };
     }
     else if (flag === "--explicit-allow") explicitAllow = true;
+    else if (flag === "--daemon") daemon = true;
+    else if (flag === "--serve-daemon") serveDaemon = true;
     else if (flag === "--defer-allowed") {
       // What earlier versions needed to leave allowed calls to Claude Code; it is now the default.
     }
@@ -166,6 +174,8 @@ export function parseHookArguments(argv: readonly string[]): HookArguments {
     ...(egress !== undefined ? { egress } : {}),
     ...(auditKeyFile !== undefined ? { auditKeyFile } : {}),
     guard: { off: guardOff, protect, ...(unknownCommands !== undefined ? { unknownCommands } : {}) },
+    ...(daemon ? { daemon } : {}),
+    ...(serveDaemon ? { serveDaemon } : {}),
   };
 }
 
@@ -187,6 +197,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (parsed.server !== undefined && (guard.off || guard.protect.length > 0 || guard.unknownCommands !== undefined)) {
     return usageError("with --server, the sidecar's guard applies: give the guard options to `vigilc serve`");
   }
+  if (parsed.server !== undefined && (parsed.daemon === true || parsed.serveDaemon === true)) {
+    return usageError("--daemon is for a hook that answers with its own policy: with --server, the sidecar is the long-running process");
+  }
   if (parsed.printSettings === true || parsed.install === true) return settingsCommand(parsed, io);
   if (parsed.settingsFile !== undefined) return usageError("--settings goes with --install");
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
@@ -203,45 +216,84 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (parsed.tokenFile !== undefined) return usageError("--token-file goes with --server (the token of the sidecar the event is passed to)");
   if (parsed.policies.length === 0) return usageError("--policy FILE (or --server URL) is required");
   const { resolve } = await import("node:path");
-  const { auditKey } = await import("./audit-key.js");
-  const keyFile = parsed.auditKeyFile !== undefined ? resolve(io.cwd, parsed.auditKeyFile) : undefined;
-  const key = auditKey(keyFile);
-  if (typeof key === "object") return usageError(key.problem);
+  const { ClaudeCodeHookHost } = await import("@vigil/runtime");
+  const { databasePath } = await import("./claude-settings.js");
+  const daemon = parsed.daemon === true || parsed.serveDaemon === true ? await import("./hook-daemon.js") : undefined;
+  const socket = daemon?.daemonSocket(argv.slice(1), databasePath(parsed, io.cwd, process.env));
+  if (parsed.serveDaemon === true) {
+    if (daemon === undefined || socket === undefined || "problem" in socket) return usageError(`no hook daemon for these options: ${socket !== undefined && "problem" in socket ? socket.problem : "?"}`);
+    return daemon.serveHookDaemon(socket.path, (event, context, host) => answerHookEvent(parsed, event, context, host), io);
+  }
   const event = await io.stdin();
+  const host = new ClaudeCodeHookHost();
+  let answer;
+  try {
+    answer = await answerHookEvent(parsed, event, { cwd: io.cwd, env: process.env }, host);
+  } finally {
+    host.close();
+  }
+  // No daemon answered this event (the relay found none, or this hook ran without it): one is
+  // started for the next ones. The event was answered the normal way already.
+  if (daemon !== undefined && socket !== undefined && !("problem" in socket)) await daemon.ensureHookDaemon(argv.slice(1), socket.path, process.env);
+  if (answer.stdout !== "") io.stdout(answer.stdout);
+  if (answer.stderr !== "") io.stderr(answer.stderr);
+  return answer.exitCode;
+}
+
+/**
+ * Answers one event as the hook with these options does, in the working directory and with the
+ * environment given (the hook process's own, or those of the process that relayed the event to
+ * the daemon): at a session's start, the egress proxy is started when it is not running; then the
+ * runtime answers, through `host`.
+ */
+export async function answerHookEvent(
+  parsed: HookArguments,
+  event: string,
+  context: { readonly cwd: string; readonly env: Readonly<Record<string, string | undefined>> },
+  host: import("@vigil/runtime").ClaudeCodeHookHost,
+): Promise<import("@vigil/runtime").HookAnswer> {
+  const { resolve } = await import("node:path");
+  const { auditKey } = await import("./audit-key.js");
+  const { databasePath } = await import("./claude-settings.js");
+  const keyFile = parsed.auditKeyFile !== undefined ? resolve(context.cwd, parsed.auditKeyFile) : undefined;
+  const key = auditKey(keyFile, context.env);
+  if (typeof key === "object") {
+    const reason = `Vigil cannot run its hook (${key.problem}); the call is refused.`;
+    return { stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } }) + "\n", stderr: reason + "\n", exitCode: 2 };
+  }
+  const database = databasePath(parsed, context.cwd, context.env);
+  let note = "";
   if (parsed.egress !== undefined && hookEventName(event) === "SessionStart") {
     // The sandbox's only network is the egress proxy: it runs outside the sandbox, as the hook does.
     const { ensureEgressProxy } = await import("./egress.js");
-    const { databasePath } = await import("./claude-settings.js");
     const problem = await ensureEgressProxy({
-      policies: parsed.policies.map((file) => resolve(io.cwd, file)),
-      db: databasePath(parsed, io.cwd, process.env),
+      policies: parsed.policies.map((file) => resolve(context.cwd, file)),
+      db: database,
       ...parsed.egress,
       ...(keyFile !== undefined ? { keyFile } : {}),
+      env: context.env,
     });
     // The session goes on without the proxy: its commands then have no network at all (closed).
-    if (problem !== undefined) io.stderr(`Vigil's egress proxy is not serving this session: ${problem}\n`);
+    if (problem !== undefined) note = `Vigil's egress proxy is not serving this session: ${problem}\n`;
   }
-  const { runClaudeCodeHook } = await import("@vigil/runtime");
-  const beforeShellCall =
-    parsed.egress !== undefined ? (await import("./egress-listener.js")).proxyIsOurs(parsed.egress, (await import("./claude-settings.js")).databasePath(parsed, io.cwd, process.env)) : undefined;
-  const answer = await runClaudeCodeHook(event, {
+  const beforeShellCall = parsed.egress !== undefined ? (await import("./egress-listener.js")).proxyIsOurs(parsed.egress, database) : undefined;
+  const guard = parsed.guard ?? { off: false, protect: [] };
+  const answer = await host.answer(event, {
     ...(beforeShellCall !== undefined ? { beforeShellCall } : {}),
     policyFiles: parsed.policies,
     ...(parsed.db !== undefined ? { db: parsed.db } : {}),
     ...(key !== undefined && key !== "" ? { key } : {}),
     explicitAllow: parsed.explicitAllow,
-    env: process.env,
-    cwd: io.cwd,
+    env: context.env,
+    cwd: context.cwd,
     guard: guard.off
       ? false
       : {
-          protect: guard.protect.map((path) => ({ path: resolve(io.cwd, path), what: "a path protected with --protect", tree: true })),
+          protect: guard.protect.map((path) => ({ path: resolve(context.cwd, path), what: "a path protected with --protect", tree: true })),
           ...(guard.unknownCommands !== undefined ? { unknownCommands: guard.unknownCommands } : {}),
         },
   });
-  if (answer.stdout !== "") io.stdout(answer.stdout);
-  if (answer.stderr !== "") io.stderr(answer.stderr);
-  return answer.exitCode;
+  return note === "" ? answer : { ...answer, stderr: note + answer.stderr };
 }
 
 /**
@@ -267,14 +319,24 @@ function hookEventName(event: string): string | undefined {
 async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number> {
   const { claudeCodeSettings, databasePath, installSettings } = await import("./claude-settings.js");
   const { vigilCodePaths } = await import("@vigil/runtime");
-  const { resolve, join } = await import("node:path");
+  const { resolve, join, dirname } = await import("node:path");
   let egress = parsed.egress;
   if (egress === undefined && parsed.install === true) egress = await freePorts();
   // The hook starts from its startup snapshot where this install has one for this Node.js (built
   // with the install, or here); without, it runs the normal way.
   const snapshot = parsed.server === undefined ? await hookSnapshot(parsed.install === true) : undefined;
   const snapshotBlob = snapshot !== undefined && "blob" in snapshot ? snapshot.blob : undefined;
-  const settings = claudeCodeSettings({ ...parsed, ...(egress !== undefined ? { egress } : {}) }, io.cwd, process.env, vigilCodePaths().map((p) => ({ path: p.path, tree: p.tree === true })), snapshotBlob);
+  const { daemonSocket, relayScript } = await import("./hook-daemon.js");
+  const { existsSync } = await import("node:fs");
+  const relay = existsSync(relayScript()) ? { script: relayScript(), socket: daemonSocket } : undefined;
+  const settings = claudeCodeSettings(
+    { ...parsed, ...(egress !== undefined ? { egress } : {}) },
+    io.cwd,
+    process.env,
+    vigilCodePaths().map((p) => ({ path: p.path, tree: p.tree === true })),
+    snapshotBlob,
+    relay,
+  );
   if (parsed.install !== true) {
     io.stdout(JSON.stringify(settings, null, 2) + "\n");
     return 0;
@@ -296,6 +358,10 @@ async function settingsCommand(parsed: HookArguments, io: CliIo): Promise<number
       (egress !== undefined ? ` with the egress proxy on 127.0.0.1:${egress.httpPort} (HTTP) and :${egress.socksPort} (SOCKS5)` : "") +
       `, deny rules for Claude Code's own tools\n`,
   );
+  if (parsed.server === undefined) {
+    const socket = relay === undefined ? { problem: `the relay ${relayScript()} is missing` } : daemonSocket(["claude-code"], databasePath(parsed, io.cwd, process.env));
+    io.stdout("path" in socket ? `the hook answers through its daemon, started at the first event (socket in ${dirname(socket.path)})\n` : `the hook runs without a daemon (slower to answer): ${socket.problem}\n`);
+  }
   if (snapshot !== undefined) {
     io.stdout("blob" in snapshot ? `the hook starts from its startup snapshot ${snapshot.blob}\n` : `the hook runs without a startup snapshot (slower to start): ${snapshot.problem}\n`);
   }

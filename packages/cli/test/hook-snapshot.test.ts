@@ -27,7 +27,10 @@ beforeAll(async () => {
   const project = makeProject("settings");
   const printed = await vigilc(["hook", "claude-code", "--print-settings", "--policy", ".claude/policy.vigil"], { cwd: project, env: { CLAUDE_PROJECT_DIR: project } });
   expect(printed.code, printed.stderr).toBe(0);
-  command = (JSON.parse(printed.stdout) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks["PreToolUse"]![0]!.hooks[0]!.command;
+  const installed = (JSON.parse(printed.stdout) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks["PreToolUse"]![0]!.hooks[0]!.command;
+  // The relay to the hook daemon comes first (hook-daemon.test.ts); what follows it is what answers when no daemon does.
+  command = installed.replace(/^\S+ \S+hook-relay\.cjs \S+; s=\$\?; [^;]+ && exit \$s; /, "");
+  expect(command).not.toBe(installed);
   blob = /--snapshot-blob (\S+)/.exec(command)?.[1] ?? "";
 }, 120_000);
 

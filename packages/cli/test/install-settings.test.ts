@@ -56,16 +56,23 @@ describe("vigilc hook claude-code --install", () => {
     expect(installed.stdout).toContain("the hook starts from its startup snapshot");
     const settings = read();
     const command = settings.hooks["PreToolUse"]![0]!.hooks[0]!.command;
-    const blob = /^\S+ --snapshot-blob (\S+) /.exec(command)?.[1];
+    // First the relay to the hook daemon, whose socket is in Vigil's state directory (which the sandbox may neither read nor write).
+    const relay = /^(\S+) (\S+hook-relay\.cjs) (\S+\.sock); s=\$\?; \[ \$s = 0 \] \|\| \[ \$s = 2 \] \|\| \[ \$s = 71 \] && exit \$s; /.exec(command);
+    expect(relay, command).not.toBeNull();
+    expect(relay![1]).toBe(process.execPath);
+    expect(relay![3]!.startsWith(join(project, ".vigil") + "/")).toBe(true);
+    expect(settings.sandbox.filesystem.denyRead).toContain(join(project, ".vigil"));
+    expect(installed.stdout).toContain(`the hook answers through its daemon, started at the first event (socket in ${join(project, ".vigil")})`);
+    const blob = /^\S+ --snapshot-blob (\S+) /.exec(command.slice(relay![0].length))?.[1];
     expect(blob).toBeDefined();
     // The snapshot is Vigil's code: inside a directory the sandbox may not write.
     expect(settings.sandbox.filesystem.denyWrite.some((path) => blob!.startsWith(path + "/"))).toBe(true);
     expect(settings.permissions.deny.some((rule) => rule.startsWith("Edit(/") && blob!.startsWith(rule.slice("Edit(/".length, -"/**)".length) + "/"))).toBe(true);
     // Any exit but an answer (0) or a refusal (2), and the same hook runs without the snapshot.
-    const [fast, normal] = command.split("; s=$?; [ $s = 0 ] || [ $s = 2 ] && exit $s; exec ");
+    const [fast, normal] = command.slice(relay![0].length).split("; s=$?; [ $s = 0 ] || [ $s = 2 ] && exit $s; exec ");
     expect(normal).toBeDefined();
     expect(fast!.replace(` --snapshot-blob ${blob}`, "")).toBe(normal);
-    for (const part of [fast!, normal!]) expect(part).toContain(`hook claude-code --policy ${join(project, ".claude", "policy.vigil")} --egress 18080:18081`);
+    for (const part of [fast!, normal!]) expect(part).toContain(`hook claude-code --policy ${join(project, ".claude", "policy.vigil")} --egress 18080:18081 --daemon`);
   });
 
   it("keeps what the file held: other keys, other hooks, the user's deny rules and sandbox paths; a second install replaces its own hook", async () => {

@@ -5,7 +5,7 @@ import { isJsonObject, readRecording, readRegularFile, shellToolNames, type Json
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
 import { Enforcer, logRefusal, type EnforcedDecision } from "./enforcer.js";
 import type { GuardOptions } from "./guard.js";
-import { loadPolicy } from "./policy.js";
+import { loadPolicy, type EnforcedPolicy } from "./policy.js";
 import { printable } from "./reason.js";
 import { Store } from "./store.js";
 
@@ -134,46 +134,104 @@ export async function answerClaudeCodeHook(input: string, enforcer: Enforcer, op
   }
 }
 
+/** Answers one hook event as one run of a hook process does: everything opened for it is closed after it. */
 export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOptions): Promise<HookAnswer> {
-  const env = options.env ?? {};
-  const cwd = options.cwd ?? process.cwd();
-  const read = readEvent(input);
-  if ("answer" in read) return read.answer;
-  const { payload, event, session } = read;
-
-  const eventCwd = typeof payload["cwd"] === "string" ? payload["cwd"] : undefined;
-  const path = options.db !== undefined ? resolve(cwd, options.db) : defaultHookDatabase(env, cwd, eventCwd);
-  let store: Store | undefined;
+  const host = new ClaudeCodeHookHost();
   try {
-    store = Store.open(path, { ...(options.key !== undefined ? { key: options.key } : {}), ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}) });
-    let enforcer: Enforcer;
+    return await host.answer(input, options);
+  } finally {
+    host.close();
+  }
+}
+
+/**
+ * Answers hook events, keeping between them what a process that answers many can keep (the hook
+ * daemon): the database open, the policy loaded (its files read again at every event, its program
+ * decoded again only when their texts changed) and the enforcer with its runs' monitors in memory
+ * (read again from the database whenever another process changed a run, see Enforcer). A hook
+ * process answers its one event with a host of its own, which it then closes: both answer through
+ * this one path.
+ *
+ * An enforcer is kept only for the same options: another database or key, another policy, guard,
+ * working directory, environment or clock, and a new one is made. What a kept enforcer's guard
+ * resolved (the real paths of what it protects) is resolved again with it.
+ */
+export class ClaudeCodeHookHost {
+  private store: { readonly key: string; readonly store: Store } | undefined;
+  private policy: EnforcedPolicy | undefined;
+  private enforcer: { readonly key: string; readonly now: (() => number) | undefined; readonly enforcer: Enforcer } | undefined;
+
+  async answer(input: string, options: ClaudeCodeHookOptions): Promise<HookAnswer> {
+    const env = options.env ?? {};
+    const cwd = options.cwd ?? process.cwd();
+    const read = readEvent(input);
+    if ("answer" in read) return read.answer;
+    const { payload, event, session } = read;
+
+    const eventCwd = typeof payload["cwd"] === "string" ? payload["cwd"] : undefined;
+    const path = options.db !== undefined ? resolve(cwd, options.db) : defaultHookDatabase(env, cwd, eventCwd);
+    let store: Store | undefined;
     try {
-      enforcer = new Enforcer(store, await loadPolicy(options.policyFiles.map((file) => resolve(cwd, file)), store), {
-        guard: options.guard === false ? false : { claudeSettings: true, ...options.guard },
-        cwd: eventCwd !== undefined && isAbsolute(eventCwd) ? eventCwd : cwd,
-        // Claude Code starts the hook and the agent's shell from its own environment (the shell also
-        // sources a snapshot of the user's login shell: see GuardContext.env).
-        env,
-        ...(options.now !== undefined ? { now: options.now } : {}),
-      });
+      store = this.openStore(path, options);
+      let enforcer: Enforcer;
+      try {
+        enforcer = await this.enforcerFor(store, options, eventCwd !== undefined && isAbsolute(eventCwd) ? eventCwd : cwd, env);
+      } catch (error) {
+        const reason = `Vigil could not load its policy (${(error as Error).message}); the call is refused.`;
+        if (event === "PreToolUse") logRefusal(store, session, reason, callOf(payload));
+        return refused(event, reason, payload);
+      }
+      return await answer(event, payload, session, enforcer, options);
     } catch (error) {
-      const reason = `Vigil could not load its policy (${(error as Error).message}); the call is refused.`;
-      if (event === "PreToolUse") logRefusal(store, session, reason, callOf(payload));
+      const reason = `Vigil failed (${(error as Error).message}); the call is refused.`;
+      if (event === "PreToolUse" && store !== undefined) {
+        try {
+          logRefusal(store, session, reason, callOf(payload));
+        } catch {
+          // The database itself failed: the refusal still stands, on standard error.
+        }
+      }
+      // Whatever failed is not kept: the next event opens everything afresh.
+      this.close();
       return refused(event, reason, payload);
     }
-    return await answer(event, payload, session, enforcer, options);
-  } catch (error) {
-    const reason = `Vigil failed (${(error as Error).message}); the call is refused.`;
-    if (event === "PreToolUse" && store !== undefined) {
-      try {
-        logRefusal(store, session, reason, callOf(payload));
-      } catch {
-        // The database itself failed: the refusal still stands, on standard error.
-      }
-    }
-    return refused(event, reason, payload);
-  } finally {
-    store?.close();
+  }
+
+  /** Closes the database; the next event opens it again. */
+  close(): void {
+    const open = this.store;
+    this.store = undefined;
+    this.policy = undefined;
+    this.enforcer = undefined;
+    open?.store.close();
+  }
+
+  private openStore(path: string, options: ClaudeCodeHookOptions): Store {
+    const key = JSON.stringify([path, options.key ?? null, options.busyTimeoutMs ?? null]);
+    if (this.store?.key === key) return this.store.store;
+    this.close();
+    const store = Store.open(path, { ...(options.key !== undefined ? { key: options.key } : {}), ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}) });
+    this.store = { key, store };
+    return store;
+  }
+
+  private async enforcerFor(store: Store, options: ClaudeCodeHookOptions, cwd: string, env: Readonly<Record<string, string | undefined>>): Promise<Enforcer> {
+    const files = options.policyFiles.map((file) => resolve(options.cwd ?? process.cwd(), file));
+    // Read at every event: an edited policy is in force from the next call on.
+    const policy = await loadPolicy(files, store, this.policy);
+    this.policy = policy;
+    const key = JSON.stringify([policy.hash, policy.files, options.guard ?? null, cwd, Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+    if (this.enforcer !== undefined && this.enforcer.key === key && this.enforcer.now === options.now) return this.enforcer.enforcer;
+    const enforcer = new Enforcer(store, policy, {
+      guard: options.guard === false ? false : { claudeSettings: true, ...options.guard },
+      cwd,
+      // Claude Code starts the hook and the agent's shell from its own environment (the shell also
+      // sources a snapshot of the user's login shell: see GuardContext.env).
+      env,
+      ...(options.now !== undefined ? { now: options.now } : {}),
+    });
+    this.enforcer = { key, now: options.now, enforcer };
+    return enforcer;
   }
 }
 

@@ -21,7 +21,7 @@ export { decisionReason, describeEvent, describeViolation, printable } from "./r
 export type { OpenStoreOptions } from "./store.js";
 export { SCHEMA_VERSION, Store, StoreError } from "./store.js";
 export type { ClaudeCodeHookOptions, HookAnswer, HookAnswerOptions } from "./claude-code-hook.js";
-export { answerClaudeCodeHook, BLOCKING_EXIT_CODE, defaultHookDatabase, runClaudeCodeHook } from "./claude-code-hook.js";
+export { answerClaudeCodeHook, BLOCKING_EXIT_CODE, ClaudeCodeHookHost, defaultHookDatabase, runClaudeCodeHook } from "./claude-code-hook.js";
 export { checkState } from "./consistency.js";
 export type { ReplayedCall, ReplayedRun, ReplayReport, Verdict } from "./replay.js";
 export { replayAudit } from "./replay.js";
