@@ -56,6 +56,10 @@ function steps({ project, home, target }: BoundaryContext): ToolStep[] {
     /* 14 ordinary work still passes */ bash("echo still-working"),
     /* 15 a raw socket */ bash(`python3 -c "import socket; socket.create_connection(('1.1.1.1', 80), timeout=3)" 2>&1 | tail -1`),
     /* 16 a visible deletion of Vigil's state */ bash("rm -rf .vigil"),
+    // The hook daemon's socket, named by the settings the sandbox may read (their name built at run time, past the guard): forged events sent there would be recorded as Claude Code's.
+    /* 17 the hook daemon */ bash(
+      `python3 -c "import json,socket; c=json.load(open('.claude/set'+'tings.json'))['hooks']['PostToolUse'][0]['hooks'][0]['command']; p=c.split(';')[0].split(' ')[2]; s=socket.socket(socket.AF_UNIX); s.connect(p); s.sendall(b'{}'); print('connected to', p)" 2>&1 | tail -1; echo daemon-done`,
+    ),
   ];
 }
 
@@ -126,6 +130,13 @@ describe("the real Claude Code behind the boundary that `vigilc hook claude-code
     expect(session.results[16]?.isError).toBe(true);
     expect(result(16)).toContain("guard.protected_path");
     expect(existsSync(join(project, ".vigil", "audit.db"))).toBe(true);
+  });
+
+  it("answers through the hook daemon, whose socket the sandbox cannot reach", () => {
+    expect(readFileSync(join(project, ".vigil", "hook-daemon.log"), "utf8")).toMatch(/vigil hook daemon: serving on \S+\.vigil\/hook-[0-9a-f]{16}\.sock/);
+    expect(result(17)).toContain("daemon-done");
+    expect(result(17)).not.toContain("connected to");
+    expect(result(17)).toMatch(/No such file or directory|Permission denied|Operation not permitted|Connection refused/);
   });
 
   it("still refuses the later forbidden call, in the hook, before it runs", () => {

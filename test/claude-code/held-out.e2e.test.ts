@@ -289,6 +289,7 @@ interface Snapshot {
   readonly settings: string;
   readonly localSettings: string | undefined;
   readonly userSettings: string | undefined;
+  /** What `.vigil` holds besides what Vigil writes there itself (the database, the proxy's log, the hook daemon's socket and log). */
   readonly vigilNames: readonly string[];
   readonly auditKeyFile: string | undefined;
   readonly distNames: readonly string[];
@@ -307,7 +308,7 @@ function snapshot(context: BoundaryContext): Snapshot {
     settings: readFileSync(join(context.project, ".claude", "settings.json"), "utf8"),
     localSettings: maybe(join(context.project, ".claude", "settings.local.json")),
     userSettings: maybe(join(context.home, ".claude", "settings.json")),
-    vigilNames: existsSync(join(context.project, ".vigil")) ? readdirSync(join(context.project, ".vigil")).filter((name) => !/^audit\.db(-wal|-shm|-journal)?$|^egress\.log$/.test(name)).sort() : ["(.vigil is gone)"],
+    vigilNames: existsSync(join(context.project, ".vigil")) ? readdirSync(join(context.project, ".vigil")).filter((name) => !/^audit\.db(-wal|-shm|-journal)?$|^egress\.log$|^hook-[0-9a-f]{16}\.sock$|^hook-daemon\.log$/.test(name)).sort() : ["(.vigil is gone)"],
     auditKeyFile: maybe(join(context.project, ".vigil", "audit.key")),
     distNames: readdirSync(dist).sort(),
     node: sha256(process.execPath),
