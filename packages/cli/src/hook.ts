@@ -33,6 +33,10 @@ options:
   --audit-key-file FILE
                     the audit chain's key, read from this file (which the sandbox may not read), instead of
                     VIGIL_AUDIT_KEY (which every shell command of the agent would inherit)
+  --daemon          keep a hook daemon for these options running (started in the background when none
+                    answered; its socket in the database's \`.vigil\` directory): the command line --install
+                    writes asks it first, through a relay that loads almost nothing, and runs this hook when
+                    none answers (--serve-daemon: be that daemon, as the hook starts it)
   --print-settings  print the Claude Code settings that install this hook (every event, with the options
                     given), the sandbox around every shell command (no write to what enforces the policy,
                     no network but the egress proxy) and deny rules for Claude Code's own tools; read no event

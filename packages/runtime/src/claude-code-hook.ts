@@ -153,8 +153,9 @@ export async function runClaudeCodeHook(input: string, options: ClaudeCodeHookOp
  * this one path.
  *
  * An enforcer is kept only for the same options: another database or key, another policy, guard,
- * working directory, environment or clock, and a new one is made. What a kept enforcer's guard
- * resolved (the real paths of what it protects) is resolved again with it.
+ * working directory, environment or clock, and a new one is made. A kept enforcer's guard keeps the
+ * real paths of what it protects as they were resolved when it was made, as the sidecar's does
+ * (behind the boundary the agent can change none of them).
  */
 export class ClaudeCodeHookHost {
   private store: { readonly key: string; readonly store: Store } | undefined;
