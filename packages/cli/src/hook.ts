@@ -204,7 +204,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (parsed.server !== undefined && (parsed.daemon === true || parsed.serveDaemon === true)) {
     return usageError("--daemon is for a hook that answers with its own policy: with --server, the sidecar is the long-running process");
   }
-  if (parsed.printSettings === true || parsed.install === true) return settingsCommand(parsed, io);
+  if (parsed.printSettings === true || parsed.install === true) {
+    // Settings whose hook has no policy would refuse every call of the agent.
+    if (parsed.policies.length === 0 && parsed.server === undefined) {
+      io.stderr(`error: --policy FILE (or --server URL) is required: it is what the installed hook enforces\n${USAGE}`);
+      return 2;
+    }
+    return settingsCommand(parsed, io);
+  }
   if (parsed.settingsFile !== undefined) return usageError("--settings goes with --install");
   if (io.stdin === undefined) return usageError("the hook reads its event on standard input, which this caller does not provide");
   if (parsed.server !== undefined) {

@@ -31,6 +31,16 @@ type Settings = {
 const read = (): Settings => JSON.parse(readFileSync(settingsFile, "utf8")) as Settings;
 
 describe("vigilc hook claude-code --install", () => {
+  it("refuses to print or write settings whose hook has no policy (it would refuse every call)", async () => {
+    for (const mode of ["--print-settings", "--install"]) {
+      const refused = await vigilc(["hook", "claude-code", mode], { cwd: project, env: { CLAUDE_PROJECT_DIR: project, HOME: project } });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("--policy FILE (or --server URL) is required");
+      expect(refused.stdout).toBe("");
+    }
+    expect(existsSync(settingsFile)).toBe(false);
+  });
+
   it("writes the hook, a sandbox with no way out that still asks about shell commands, and the proxy as the only network", async () => {
     const installed = await install();
     expect(installed.stderr).toBe("");
