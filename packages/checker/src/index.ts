@@ -21,7 +21,7 @@ export type {
   VariableAtom,
   StatusAtom,
 } from "./ir.js";
-export { needsTime, statementPatterns, variableAtoms, walkFormula } from "./ir.js";
+export { bindsVariable, hasTimeWindow, isTemporal, needsTime, ruleId, statementPatterns, usesContains, usesEventually, usesVariables, variableAtoms, walkFormula } from "./ir.js";
 export type { StatementOutcome } from "./outcome.js";
 export type { PolicyScope, PolicySymbol, PolicySymbolKind, Resolution, SymbolOccurrence, SymbolTable } from "./resolve.js";
 export { resolveFile } from "./resolve.js";

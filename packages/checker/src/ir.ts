@@ -198,13 +198,8 @@ export function needsTime(statement: CheckedStatement): boolean {
       return statement.window.unit === "time";
     case "limit":
       return statement.per !== undefined;
-    case "always": {
-      let timed = false;
-      walkFormula(statement.body, (node) => {
-        if ((node.kind === "once" || node.kind === "eventually") && node.within !== undefined) timed = true;
-      });
-      return timed;
-    }
+    case "always":
+      return hasTimeWindow(statement.body);
     default:
       return false;
   }
@@ -247,6 +242,14 @@ interface StatementCommon {
    * of values in this order.
    */
   readonly variables: readonly string[];
+}
+
+/**
+ * A rule's identity, `policy.rule`: how reports, tests and commands name it, and the key of a
+ * rule's entry in any table. Names are identifiers (no `.`), so the identity is unambiguous.
+ */
+export function ruleId(rule: { readonly policy: string; readonly name: string }): string {
+  return `${rule.policy}.${rule.name}`;
 }
 
 /** Every pattern operand of a statement (none for `always`). */
@@ -292,4 +295,94 @@ export function walkFormula(formula: Formula, visit: (node: Formula) => void): v
     default:
       break;
   }
+}
+
+/**
+ * What a formula uses, as every consumer asks it (the forward machines, the SQL compiler, the
+ * symbolic runs, the enforcer's explanations): this is the one definition of each fact. Facts are
+ * found once per formula node and kept, since formulas never change and the forward engine asks
+ * some of them per event.
+ */
+interface FormulaFacts {
+  /** `once` or `eventually` occurs. */
+  readonly temporal: boolean;
+  readonly eventually: boolean;
+  /** A `once` or `eventually` with a window of time (`once[5m]`) occurs. */
+  readonly timeWindow: boolean;
+  /** A variable is used: bound (`k = $x`) or tested (`k contains $x`). */
+  readonly variables: boolean;
+  readonly contains: boolean;
+}
+
+const NO_FACTS: FormulaFacts = { temporal: false, eventually: false, timeWindow: false, variables: false, contains: false };
+const formulaFacts = new WeakMap<Formula, FormulaFacts>();
+
+function factsOf(formula: Formula): FormulaFacts {
+  let facts = formulaFacts.get(formula);
+  if (facts === undefined) formulaFacts.set(formula, (facts = findFacts(formula)));
+  return facts;
+}
+
+function findFacts(formula: Formula): FormulaFacts {
+  switch (formula.kind) {
+    case "keyBind":
+      return { ...NO_FACTS, variables: true };
+    case "keyContains":
+      return { ...NO_FACTS, variables: true, contains: true };
+    case "and":
+    case "or": {
+      const operands = formula.operands.map(factsOf);
+      return {
+        temporal: operands.some((facts) => facts.temporal),
+        eventually: operands.some((facts) => facts.eventually),
+        timeWindow: operands.some((facts) => facts.timeWindow),
+        variables: operands.some((facts) => facts.variables),
+        contains: operands.some((facts) => facts.contains),
+      };
+    }
+    case "not":
+      return factsOf(formula.operand);
+    case "once":
+    case "eventually": {
+      const operand = factsOf(formula.operand);
+      return {
+        ...operand,
+        temporal: true,
+        eventually: operand.eventually || formula.kind === "eventually",
+        timeWindow: operand.timeWindow || formula.within !== undefined,
+      };
+    }
+    default:
+      return NO_FACTS;
+  }
+}
+
+/** Whether `once` or `eventually` occurs in a formula: a temporal body, not a one-event pattern. */
+export function isTemporal(formula: Formula): boolean {
+  return factsOf(formula).temporal;
+}
+
+/** Whether `eventually` occurs in a formula: a body that looks at later events. */
+export function usesEventually(formula: Formula): boolean {
+  return factsOf(formula).eventually;
+}
+
+/** Whether a `once` or `eventually` of a formula has a window of time, so that judging it reads the events' times. */
+export function hasTimeWindow(formula: Formula): boolean {
+  return factsOf(formula).timeWindow;
+}
+
+/** Whether a formula uses a variable: binds it (`k = $x`) or tests it (`k contains $x`). */
+export function usesVariables(formula: Formula): boolean {
+  return factsOf(formula).variables;
+}
+
+/** Whether a formula tests a variable with `k contains $x` (its bindings can then be tested, not listed). */
+export function usesContains(formula: Formula): boolean {
+  return factsOf(formula).contains;
+}
+
+/** Whether a formula binds the variable (`k = $x`) somewhere. */
+export function bindsVariable(formula: Formula, variable: string): boolean {
+  return variableAtoms(formula).some((atom) => atom.kind === "keyBind" && atom.variable === variable);
 }

@@ -1,4 +1,4 @@
-import { compile, judgeRun, SmtDecider, type CompiledPolicy, type EngineName, type Signature, type TraceFormat } from "@vigil/compiler";
+import { compile, createEngine, judgeRun, type CompiledPolicy, type DecisionEngine, type EngineName, type Signature, type TraceFormat } from "@vigil/compiler";
 import type { TextOrigin } from "@vigil/trace";
 import { outcomeOf, runError, timelineEvents, type RunOutcome } from "./outcome.js";
 
@@ -41,8 +41,8 @@ export interface RunTask {
 
 /** The policy is compiled once per worker thread (every task of a corpus carries the same source). */
 let compiled: { readonly source: string; readonly file: string; readonly policy: CompiledPolicy } | undefined;
-/** One decider per worker thread for `--engine smt`, reused across runs: its solver calls run one at a time. */
-let decider: { readonly timeoutMs: number; readonly decider: SmtDecider } | undefined;
+/** One engine per worker thread, reused across runs: for `--engine smt`, one decider, whose solver calls run one at a time. */
+let engine: { readonly name: EngineName; readonly timeoutMs: number; readonly engine: DecisionEngine } | undefined;
 
 function policyOf(task: RunTask): CompiledPolicy {
   if (compiled === undefined || compiled.source !== task.policySource || compiled.file !== task.policyFile) {
@@ -51,12 +51,12 @@ function policyOf(task: RunTask): CompiledPolicy {
   return compiled.policy;
 }
 
-async function deciderFor(timeoutMs: number): Promise<SmtDecider> {
-  if (decider === undefined || decider.timeoutMs !== timeoutMs) {
-    await decider?.decider.dispose();
-    decider = { timeoutMs, decider: await SmtDecider.create({ timeoutMs }) };
+async function engineFor(name: EngineName, timeoutMs: number): Promise<DecisionEngine> {
+  if (engine === undefined || engine.name !== name || engine.timeoutMs !== timeoutMs) {
+    await engine?.engine.dispose();
+    engine = { name, timeoutMs, engine: createEngine(name, { smt: { timeoutMs } }) };
   }
-  return decider.decider;
+  return engine.engine;
 }
 
 /** A run checked: its outcome, and its signature (when it could be read) for the corpus's closed world. */
@@ -69,13 +69,11 @@ export default async function checkRun(task: RunTask): Promise<RunResult> {
   const run = task.run !== undefined ? { run: task.run } : {};
   try {
     const policy = policyOf(task);
-    const engine = task.engine ?? "eval";
     const judged = await judgeRun(
       policy,
       { file: task.file, ...run, ...(task.text !== undefined ? { text: task.text } : {}), ...(task.origin !== undefined ? { origin: task.origin } : {}) },
       {
-        engine,
-        ...(engine === "smt" ? { decider: await deciderFor(task.timeoutMs ?? 30_000) } : {}),
+        engine: await engineFor(task.engine ?? "eval", task.timeoutMs ?? 30_000),
         traceFormat: task.traceFormat,
         ...(task.ground !== undefined ? { ground: task.ground } : {}),
         ...(task.messages === true ? { messages: true } : {}),

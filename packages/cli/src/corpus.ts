@@ -2,6 +2,7 @@ import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RunFile, Signature, TextOrigin } from "@vigil/trace";
+import { ruleId } from "@vigil/compiler";
 import type { RunResult, RunTask } from "./corpus-worker.js";
 import { neverTriggered, runErrorText, runLabel, type RunOutcome } from "./outcome.js";
 import { printableLine } from "./render.js";
@@ -191,7 +192,7 @@ export function summarize(outcomes: readonly RunOutcome[]): CorpusSummary {
   const counts = new Map<string, number>();
   for (const outcome of outcomes) {
     for (const statement of outcome.statements) {
-      const rule = `${statement.policy}.${statement.name}`;
+      const rule = ruleId(statement);
       if (!counts.has(rule)) counts.set(rule, 0);
       if (!statement.holds) counts.set(rule, counts.get(rule)! + 1);
     }
@@ -216,7 +217,7 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
     if (outcome.verdict === "unsafe") {
       const broken = outcome.statements
         .filter((s) => !s.holds)
-        .map((s) => `${s.policy}.${s.name} at ${s.witnesses.map((w, i) => (s.brokenBy?.[i] ? `${w} (broken by ${s.brokenBy[i]})` : `${w}`)).join(", ") || "(undecided)"}`);
+        .map((s) => `${ruleId(s)} at ${s.witnesses.map((w, i) => (s.brokenBy?.[i] ? `${w} (broken by ${s.brokenBy[i]})` : `${w}`)).join(", ") || "(undecided)"}`);
       lines.push(`unsafe  ${printableLine(runLabel(outcome))}: ${broken.join("; ")}`);
     }
   }
@@ -236,7 +237,7 @@ export function renderSummary(summary: CorpusSummary, outcomes: readonly RunOutc
   const broken = summary.violations.filter((v) => v.runs > 0);
   if (broken.length > 0) lines.push("", "runs breaking each rule:");
   for (const { rule } of broken) {
-    const names = outcomes.filter((o) => o.statements.some((s) => !s.holds && `${s.policy}.${s.name}` === rule)).map((o) => printableLine(o.run ?? o.file));
+    const names = outcomes.filter((o) => o.statements.some((s) => !s.holds && ruleId(s) === rule)).map((o) => printableLine(o.run ?? o.file));
     const shown = names.slice(0, RUNS_NAMED_PER_RULE);
     lines.push(`${rule}: ${shown.join(", ")}${names.length > shown.length ? `, … and ${names.length - shown.length} more` : ""}`);
   }

@@ -1,3 +1,4 @@
+import { ruleId } from "@vigil/compiler";
 import { runErrorText, runLabel, statusLabel, TIMELINE_WITNESSES_PER_RULE, type RunOutcome, type StatementResult, type TimelineEntry, type TimelineEvent, type TimelineGap } from "./outcome.js";
 
 /**
@@ -129,14 +130,14 @@ function renderRun(
   for (const statement of brokenStatements) {
     for (const position of statement.witnesses) {
       if (!shown.has(position)) continue;
-      const id = `${statement.policy}.${statement.name}`;
+      const id = ruleId(statement);
       violated.set(position, [...(violated.get(position) ?? []), id]);
     }
   }
-  const ruleIds = brokenStatements.map((s) => `${s.policy}.${s.name}`);
+  const ruleIds = brokenStatements.map(ruleId);
   const headline = brokenStatements
     .map((s) => {
-      const id = `${s.policy}.${s.name}`;
+      const id = ruleId(s);
       const where = s.undecided !== undefined
         ? `undecided: ${escapeHtml(s.undecided)}`
         : s.witnesses
@@ -150,7 +151,7 @@ function renderRun(
   for (const error of outcome.errors) body.push(`<p class="error">${escapeHtml(runErrorText(error))}</p>`);
   for (const statement of brokenStatements) {
     if (statement.undecided !== undefined) {
-      body.push(`<p class="error">${escapeHtml(`${statement.policy}.${statement.name}`)} could not be decided (${escapeHtml(statement.undecided)}); the run counts as unsafe.</p>`);
+      body.push(`<p class="error">${escapeHtml(ruleId(statement))} could not be decided (${escapeHtml(statement.undecided)}); the run counts as unsafe.</p>`);
     }
   }
   if (outcome.timeline !== undefined) {
@@ -272,7 +273,7 @@ export function toHtml(outcomes: readonly RunOutcome[], options: HtmlReportOptio
   }
   for (const outcome of outcomes) {
     for (const statement of outcome.statements) {
-      const id = `${statement.policy}.${statement.name}`;
+      const id = ruleId(statement);
       if (!statement.holds) violatedIn.set(id, (violatedIn.get(id) ?? 0) + 1);
       if (!responses.has(id) && statement.response !== undefined) {
         responses.set(id, { response: statement.response, ...(statement.remediation !== undefined ? { remediation: statement.remediation } : {}) });

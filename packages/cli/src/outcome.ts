@@ -1,4 +1,4 @@
-import type { CheckReport, Diagnostic, RunJudgement, StatementVerdict, TraceFormat } from "@vigil/compiler";
+import { ruleId, type CheckReport, type Diagnostic, type RunJudgement, type StatementVerdict, type TraceFormat } from "@vigil/compiler";
 import type { TraceEvent } from "@vigil/trace";
 
 /**
@@ -52,15 +52,39 @@ export function runLabel(outcome: { readonly file: string; readonly run?: string
   return outcome.run === undefined ? outcome.file : `${outcome.file} · ${outcome.run}`;
 }
 
-/** A diagnostic as a run error, located in `fallbackFile` when it names no file. */
-export function runError(d: Diagnostic, fallbackFile: string): RunError {
+/**
+ * A diagnostic as JSON data, the one shape every JSON report writes: its code, severity and message,
+ * the file it is about (`fallbackFile` when it names none), where it starts and ends, and its help.
+ * `vigilc test --format json` writes it whole; a run error keeps the fields up to its column.
+ */
+export interface DiagnosticJson {
+  readonly code: string;
+  readonly severity: "error" | "warning" | "info";
+  readonly message: string;
+  readonly file?: string;
+  readonly line?: number;
+  readonly column?: number;
+  readonly endLine?: number;
+  readonly endColumn?: number;
+  readonly help?: string;
+}
+
+export function diagnosticJson(d: Diagnostic, fallbackFile?: string): DiagnosticJson {
+  const file = d.file ?? fallbackFile;
   return {
     code: d.code,
     severity: d.severity,
     message: d.message,
-    file: d.file ?? fallbackFile,
-    ...(d.span !== undefined ? { line: d.span.line, column: d.span.column } : {}),
+    ...(file !== undefined ? { file } : {}),
+    ...(d.span !== undefined ? { line: d.span.line, column: d.span.column, endLine: d.span.endLine, endColumn: d.span.endColumn } : {}),
+    ...(d.help !== undefined ? { help: d.help } : {}),
   };
+}
+
+/** A diagnostic as a run error, located in `fallbackFile` when it names no file. */
+export function runError(d: Diagnostic, fallbackFile: string): RunError {
+  const { endLine: _endLine, endColumn: _endColumn, help: _help, ...located } = diagnosticJson(d, fallbackFile);
+  return { ...located, file: located.file ?? fallbackFile };
 }
 
 /** How the text reports write a run error: `file:line: CODE message`. */
@@ -313,7 +337,7 @@ export function neverTriggered(outcomes: readonly RunOutcome[]): string[] {
   for (const outcome of outcomes) {
     for (const statement of outcome.statements) {
       if (statement.triggered === undefined) continue;
-      const rule = `${statement.policy}.${statement.name}`;
+      const rule = ruleId(statement);
       untriggered.set(rule, (untriggered.get(rule) ?? true) && statement.triggered === 0);
     }
   }

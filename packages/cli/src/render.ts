@@ -1,5 +1,5 @@
 import { codeFrameColumns } from "@babel/code-frame";
-import type { CheckReport, Diagnostic, StatementVerdict, TraceEvent } from "@vigil/compiler";
+import { ruleId, type CheckReport, type Diagnostic, type StatementVerdict, type TraceEvent } from "@vigil/compiler";
 import pc from "picocolors";
 import { formatDuration } from "@vigil/syntax";
 import { statusLabel } from "./outcome.js";
@@ -195,7 +195,7 @@ export function renderReport(input: RenderReportInput, colors: Colors): string {
   const names = (vs: readonly StatementVerdict[]) =>
     vs
       .slice(0, 10)
-      .map((v) => printableLine(`${v.policy}.${v.name}`))
+      .map((v) => printableLine(ruleId(v)))
       .join(", ") + (vs.length > 10 ? `, … ${vs.length - 10} more` : "");
   out.push(
     `${c.bold("checked")} ${report.statements.length} rule${report.statements.length === 1 ? "" : "s"} of ${printableLine(input.policyFile)} against ${input.eventCount} event${input.eventCount === 1 ? "" : "s"} of ${printableLine(input.traceFile)} (engine: ${report.engine})`,
@@ -277,7 +277,7 @@ function scopeWhy(verdict: StatementVerdict): ScopeWhy | undefined {
 
 /** Why the verdict: the trigger's matches and how they were answered, or the witnesses. */
 function verdictWhy(verdict: StatementVerdict, amounts: WitnessAmounts | undefined): string {
-  const id = printableLine(`${verdict.policy}.${verdict.name}`);
+  const id = printableLine(ruleId(verdict));
   if (verdict.undecided !== undefined) return `${id} undecided: ${printableLine(verdict.undecided)}`;
   const scope = scopeWhy(verdict);
   // A scope that never opened judged no event: that is the whole reason.
@@ -356,7 +356,7 @@ export function listed(positions: readonly number[], total = positions.length): 
 function renderViolation(verdict: StatementVerdict, input: RenderReportInput, colors: Colors): string {
   const c = paint(colors);
   const span = verdict.statement.span;
-  const id = printableLine(`${verdict.policy}.${verdict.name}`);
+  const id = printableLine(ruleId(verdict));
   const lines: string[] = [];
   if (verdict.undecided !== undefined) {
     lines.push(`${c.magenta(c.bold("undecided"))}${c.bold(`[${id}]`)}: ${c.bold("the rule could not be decided, so the run is judged unsafe (fail closed)")}`);

@@ -2,6 +2,7 @@ import { relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { diagnosticCodes, type Diagnostic } from "@vigil/diagnostics";
 import type * as Sarif from "sarif";
+import { ruleId } from "@vigil/compiler";
 import { neverTriggered, type RunOutcome } from "./outcome.js";
 
 /**
@@ -42,7 +43,7 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
       });
     }
     for (const statement of outcome.statements) {
-      const id = `${statement.policy}.${statement.name}`;
+      const id = ruleId(statement);
       const level = levelOf(statement.response);
       const remediation = statement.remediation !== undefined ? { remediation: statement.remediation } : {};
       if (!rules.has(id)) {

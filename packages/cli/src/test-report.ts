@@ -1,7 +1,8 @@
 import type { Diagnostic, ExpectationFailure, RuleCoverage, EngineName, TestFileResult, TestResult, TraceEvent } from "@vigil/compiler";
-import { eventLine } from "@vigil/compiler";
+import { eventLine, ruleId } from "@vigil/compiler";
 import type { Colors } from "./render.js";
 import { clip, listed, paint, printableLine } from "./render.js";
+import { diagnosticJson } from "./outcome.js";
 
 /**
  * The reports of `vigilc test`: the human one (each test passed or failed, and for a failure the
@@ -45,7 +46,7 @@ export function coverageRows(results: readonly TestFileResult[]): CoverageRow[] 
   for (const result of results) {
     if (result.policyFile === undefined) continue;
     for (const rule of result.coverage) {
-      const key = `${result.policyFile}\u0000${rule.policy}.${rule.name}`;
+      const key = `${result.policyFile}\u0000${ruleId(rule)}`;
       const seen = rows.get(key);
       rows.set(key, { policyFile: result.policyFile, coverage: seen === undefined ? rule : mergeCoverage(seen.coverage, rule) });
     }
@@ -181,9 +182,9 @@ export function renderSummary(totals: TestTotals, colors: Colors): string {
 export function renderCoverage(rows: readonly CoverageRow[], policySources: ReadonlyMap<string, string>, cwd: string, colors: Colors): string {
   const c = paint(colors);
   const out = ["coverage: each rule violated by a test, and held by one whose run matches its trigger"];
-  const width = Math.min(60, Math.max(4, ...rows.map((r) => `${r.policy}.${r.name}`.length)));
+  const width = Math.min(60, Math.max(4, ...rows.map((r) => ruleId(r).length)));
   for (const row of rows) {
-    const name = printableLine(`${row.policy}.${row.name}`).padEnd(width);
+    const name = printableLine(ruleId(row)).padEnd(width);
     const violated = row.violatedBy.length > 0 ? c.green(`violated by ${row.violatedBy.length}`) : c.red("never violated");
     const held = row.heldBy === undefined ? c.dim(`(${row.form}: no trigger to hold on)`) : row.heldBy.length > 0 ? c.green(`held by ${row.heldBy.length}`) : c.red("never held non-vacuously");
     out.push(`  ${row.covered ? c.green("✓") : c.red("✗")} ${name}  ${violated}, ${held}  ${c.dim(printableLine(relative(cwd, row.policyFile)))}`);
@@ -208,7 +209,7 @@ export function testReportJson(results: readonly TestFileResult[], totals: TestT
     files: results.map((result) => ({
       file: relative(cwd, result.file),
       ...(result.policyFile !== undefined ? { policy: relative(cwd, result.policyFile) } : {}),
-      diagnostics: result.diagnostics.map(diagnosticJson),
+      diagnostics: result.diagnostics.map((d) => diagnosticJson(d)),
       tests: result.tests.map((test) => ({
         name: test.name,
         ...(test.doc !== undefined ? { doc: test.doc } : {}),
@@ -227,7 +228,7 @@ export function testReportJson(results: readonly TestFileResult[], totals: TestT
             return event === undefined ? [] : [eventJson(event)];
           }),
         })),
-        diagnostics: test.diagnostics.map(diagnosticJson),
+        diagnostics: test.diagnostics.map((d) => diagnosticJson(d)),
         rules: test.rules,
       })),
     })),
@@ -262,17 +263,6 @@ function eventJson(event: TraceEvent): unknown {
     ...(event.output !== undefined ? { output: event.output } : {}),
     ...(event.time !== undefined ? { time: event.time } : {}),
     ...(event.source?.line !== undefined ? { line: event.source.line } : {}),
-  };
-}
-
-function diagnosticJson(d: Diagnostic): unknown {
-  return {
-    code: d.code,
-    severity: d.severity,
-    message: d.message,
-    ...(d.file !== undefined ? { file: d.file } : {}),
-    ...(d.span !== undefined ? { line: d.span.line, column: d.span.column, endLine: d.span.endLine, endColumn: d.span.endColumn } : {}),
-    ...(d.help !== undefined ? { help: d.help } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { walkFormula, type CheckedPattern, type CheckedProgram, type CheckedStatement } from "@vigil/checker";
+import { ruleId, walkFormula, type CheckedPattern, type CheckedProgram, type CheckedStatement } from "@vigil/checker";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { evaluateStatement, TraceRun } from "@vigil/engine";
 import { analyzeStatements, SymbolicSearch, universeOf, type Finding } from "@vigil/smt";
@@ -53,7 +53,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
     const made = diagnostics.length;
     switch (finding.kind) {
       case "unmatchable": {
-        const name = `${finding.statement.policy}.${finding.statement.name}`;
+        const name = ruleId(finding.statement);
         diagnostics.push(
           finding.exact
             ? diagnostic("A0001", `no event${under} can match this pattern of rule \`${name}\``, { span: finding.pattern.span, ...file, help: "its conditions contradict each other, so the rule never sees it hold" })
@@ -68,7 +68,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       }
       case "vacuous":
         diagnostics.push(
-          diagnostic("A0002", `no run${under} of up to ${finding.depth} events breaks rule \`${finding.statement.policy}.${finding.statement.name}\`: it never fires`, {
+          diagnostic("A0002", `no run${under} of up to ${finding.depth} events breaks rule \`${ruleId(finding.statement)}\`: it never fires`, {
             span: finding.statement.span,
             ...file,
             help: "a rule that cannot be broken enforces nothing; check its patterns and scope",
@@ -77,7 +77,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
         break;
       case "alwaysBroken":
         diagnostics.push(
-          diagnostic("A0003", `every one of the ${runs} in which this trigger holds breaks rule \`${finding.statement.policy}.${finding.statement.name}\``, {
+          diagnostic("A0003", `every one of the ${runs} in which this trigger holds breaks rule \`${ruleId(finding.statement)}\``, {
             span: finding.trigger.span,
             ...file,
             help: "what the rule asks for after (or before) its trigger can never happen",
@@ -90,15 +90,15 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
           diagnostic("A0004", `no run${under} of up to ${depth} events that keeps every rule calls \`${finding.action}\` successfully: the policy makes it impossible`, {
             ...(first !== undefined ? { span: first.span } : {}),
             ...file,
-            help: `the rules that name it: ${finding.statements.map((s) => `\`${s.policy}.${s.name}\``).join(", ") || "none"}`,
-            ...(rest.length > 0 ? { related: rest.map((s) => ({ span: s.span, ...file, message: `\`${s.policy}.${s.name}\` names \`${finding.action}\` too` })) } : {}),
+            help: `the rules that name it: ${finding.statements.map((s) => `\`${ruleId(s)}\``).join(", ") || "none"}`,
+            ...(rest.length > 0 ? { related: rest.map((s) => ({ span: s.span, ...file, message: `\`${ruleId(s)}\` names \`${finding.action}\` too` })) } : {}),
           }),
         );
         break;
       }
       case "redundant":
         diagnostics.push(
-          diagnostic("A0005", `rule \`${finding.statement.policy}.${finding.statement.name}\` is implied by the other rules: no run of up to ${finding.depth} events keeps them and breaks it`, {
+          diagnostic("A0005", `rule \`${ruleId(finding.statement)}\` is implied by the other rules: no run of up to ${finding.depth} events keeps them and breaks it`, {
             span: finding.statement.span,
             ...file,
           }),
@@ -111,9 +111,9 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
           if (node.kind === "action") actions.push(...node.actions);
         });
         if (actions.length > 0 && actions.every((action) => impossible.has(action))) break;
-        const name = `\`${finding.statement.policy}.${finding.statement.name}\``;
+        const name = `\`${ruleId(finding.statement)}\``;
         const example = conflicts.get(finding);
-        const broken = example?.broken.map((s) => `\`${s.policy}.${s.name}\``).join(", ");
+        const broken = example?.broken.map((s) => `\`${ruleId(s)}\``).join(", ");
         diagnostics.push(
           diagnostic("A0006", `once this trigger of rule ${name} holds, no run of up to ${depth} events keeps every rule`, {
             span: finding.trigger.span,
@@ -123,7 +123,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
                 ? "what this rule asks for breaks another rule"
                 : `what ${name} asks for breaks ${broken}: the run ${runText(example.events)} keeps ${name} and breaks ${broken}`,
             ...(example !== undefined
-              ? { related: example.broken.map((s) => ({ span: s.span, ...file, message: `the conflicting rule \`${s.policy}.${s.name}\`` })) }
+              ? { related: example.broken.map((s) => ({ span: s.span, ...file, message: `the conflicting rule \`${ruleId(s)}\`` })) }
               : {}),
           }),
         );

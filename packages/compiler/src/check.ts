@@ -1,18 +1,12 @@
 import type { CheckedStatement, StatementOutcome } from "@vigil/checker";
 import type { AnswerCount, PatternMatchCount, RunObservations, ScopeCount, TriggerCount } from "@vigil/engine";
-import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import type { Trace, TraceEvent } from "@vigil/trace";
 import type { CompiledPolicy } from "./compile.js";
-import { createEngine, type EngineName } from "./engines.js";
+import { engineOf, type EngineChoice, type EngineName } from "./engines.js";
 
 export type { EngineName } from "./engines.js";
 
-export interface CheckTraceOptions {
-  /** `eval` (the forward engine, the default), `smt` (Z3 over the Figure 5 lowering) or `monitor` (the online monitor, call by call). */
-  readonly engine?: EngineName;
-  /** For `smt`: a decider to reuse across calls. Without one, a decider is created and disposed. */
-  readonly decider?: SmtDecider;
-  readonly smt?: SmtDeciderOptions;
+export interface CheckTraceOptions extends EngineChoice {
   /**
    * Cancels the check (an editor's stale request): checked every few thousand events and between
    * statements, and a running solver call is interrupted. An aborted check rejects with `signal.reason`.
@@ -79,7 +73,7 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
   const { signal } = options;
   signal?.throwIfAborted();
   const statements = policy.program.policies.flatMap((p) => p.statements);
-  const engine = createEngine(options.engine ?? "eval", { ...(options.decider !== undefined ? { decider: options.decider } : {}), ...(options.smt !== undefined ? { smt: options.smt } : {}) });
+  const { engine, owned } = engineOf(options);
   try {
     const run = engine.start(statements, signal !== undefined ? { signal } : {});
     for (let index = 0; index < events.length; index++) {
@@ -88,7 +82,7 @@ export async function check(policy: CompiledPolicy, trace: Trace | readonly Trac
     }
     return reportOf(statements, await run.finish(), engine.name, run.observations);
   } finally {
-    await engine.dispose();
+    if (owned) await engine.dispose();
   }
 }
 

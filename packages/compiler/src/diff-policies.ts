@@ -1,4 +1,4 @@
-import type { CheckedProgram, CheckedStatement } from "@vigil/checker";
+import { ruleId, type CheckedProgram, type CheckedStatement } from "@vigil/checker";
 import { compareStatements, SymbolicSearch, type Difference } from "@vigil/smt";
 
 /** What changed between two versions of a policy file: the whole, and each rule by its name. */
@@ -43,7 +43,7 @@ export const defaultDiffDepth = 5;
 export async function diffPolicies(old: CheckedProgram, next: CheckedProgram, options: DiffOptions = {}): Promise<PolicyDiff> {
   const depth = options.depth ?? defaultDiffDepth;
   const every = (program: CheckedProgram) => program.policies.flatMap((policy) => policy.statements);
-  const chosen = (program: CheckedProgram) => every(program).filter((s) => options.rule === undefined || s.name === options.rule || `${s.policy}.${s.name}` === options.rule);
+  const chosen = (program: CheckedProgram) => every(program).filter((s) => options.rule === undefined || s.name === options.rule || ruleId(s) === options.rule);
   const before = chosen(old);
   const after = chosen(next);
   const search = await SymbolicSearch.create({
@@ -68,5 +68,5 @@ export async function diffPolicies(old: CheckedProgram, next: CheckedProgram, op
 }
 
 function nameOf(statement: CheckedStatement): string {
-  return `${statement.policy}.${statement.name}`;
+  return ruleId(statement);
 }

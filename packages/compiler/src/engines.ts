@@ -1,5 +1,5 @@
-import { needsTime, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
-import { decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type RunObserver, type Violation } from "@vigil/engine";
+import { needsTime, ruleId, type CheckedStatement, type StatementOutcome } from "@vigil/checker";
+import { callEventOf, decideCall, Monitor, recordCall, TraceRun, type CallDecision, type EvaluationBudget, type RunObservations, type RunObserver, type Violation } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import type { SqlJudge } from "@vigil/sql";
 import type { TraceEvent } from "@vigil/trace";
@@ -63,6 +63,8 @@ export interface EngineOptions {
 }
 
 /** The engine of that name. */
+export function createEngine(name: "monitor", options?: EngineOptions): MonitorEngine;
+export function createEngine(name: EngineName, options?: EngineOptions): DecisionEngine;
 export function createEngine(name: EngineName, options: EngineOptions = {}): DecisionEngine {
   switch (name) {
     case "eval":
@@ -194,7 +196,7 @@ function monitorEngine(decisionBudget?: number): MonitorEngine {
       const online: { position: number; rule: string; witness: number }[] = [];
       const disagreements: string[] = [];
       const note = (position: number, violations: readonly Violation[]): void => {
-        for (const v of violations) for (const w of v.witnesses) online.push({ position, rule: `${v.policy}.${v.name}`, witness: w });
+        for (const v of violations) for (const w of v.witnesses) online.push({ position, rule: ruleId(v), witness: w });
       };
       // The events of the call being read: a call and the commands grounded from it are one call.
       let call: TraceEvent[] = [];
@@ -217,14 +219,7 @@ function monitorEngine(decisionBudget?: number): MonitorEngine {
         // What the decision found assumed the call succeeds: final only if it did (a recorded call
         // the monitor would have refused may have run and failed).
         if (events.every((event) => event.status === "ok")) note(first.position, decided.violations);
-        const results = events.map((event) => ({
-          action: event.action,
-          args: event.args,
-          ...(event.status !== undefined ? { status: event.status } : {}),
-          ...(event.output !== undefined ? { output: event.output } : {}),
-          ...timeOf(event),
-        }));
-        note(first.position, recordCall(monitor, results).violations);
+        note(first.position, recordCall(monitor, events.map(callEventOf)).violations);
       };
       return {
         step(event) {
@@ -239,7 +234,7 @@ function monitorEngine(decisionBudget?: number): MonitorEngine {
         async finish() {
           flush();
           const final = monitor.finish();
-          const witnesses = new Map(final.map((verdict) => [`${verdict.policy}.${verdict.name}`, verdict.witnesses]));
+          const witnesses = new Map(final.map((verdict) => [ruleId(verdict), verdict.witnesses]));
           for (const { position, rule, witness } of online) {
             if (witnesses.get(rule)?.includes(witness) === true) continue;
             disagreements.push(`the monitor reported event ${witness} as a witness of \`${rule}\` at the call at event ${position}, but the finished run does not have it`);
@@ -267,5 +262,25 @@ function timeOf(event: TraceEvent): { time?: number } {
 
 /** The monitor engine's run, with its decisions (the test runner's `decide` expectations read them). */
 export function startMonitorRun(statements: readonly CheckedStatement[], decisionBudget?: number): MonitorEngineRun {
-  return monitorEngine(decisionBudget).start(statements);
+  return createEngine("monitor", decisionBudget !== undefined ? { decisionBudget } : {}).start(statements);
+}
+
+/** How a caller of `check` or `judgeRun` says which engine judges a run. */
+export interface EngineChoice {
+  /**
+   * An engine's name (default `eval`): the engine is made for the run and disposed after it. Or an
+   * engine the caller made (`createEngine`) and keeps across runs (a decider reused, its release
+   * left to the caller).
+   */
+  readonly engine?: EngineName | DecisionEngine;
+  /** For `smt` by name: a decider to reuse across runs (one solver call at a time). */
+  readonly decider?: SmtDecider;
+  readonly smt?: SmtDeciderOptions;
+}
+
+/** The engine a run is judged with, and whether the run owns it (and so disposes it at its end). */
+export function engineOf(choice: EngineChoice): { readonly engine: DecisionEngine; readonly owned: boolean } {
+  if (typeof choice.engine === "object") return { engine: choice.engine, owned: false };
+  const options = { ...(choice.decider !== undefined ? { decider: choice.decider } : {}), ...(choice.smt !== undefined ? { smt: choice.smt } : {}) };
+  return { engine: createEngine(choice.engine ?? "eval", options), owned: true };
 }

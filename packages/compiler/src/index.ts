@@ -8,7 +8,7 @@ export { checkAgainstSignature, compile, CompileCache } from "./compile.js";
 export type { TermAt } from "./positions.js";
 export { resolveSymbols, termAt } from "./positions.js";
 export type { PolicySymbol, PolicySymbolKind, SymbolOccurrence, SymbolTable } from "@vigil/checker";
-export { resolveFile } from "@vigil/checker";
+export { resolveFile, ruleId } from "@vigil/checker";
 export type { CheckReport, CheckTraceOptions, EngineName, StatementVerdict } from "./check.js";
 export { breakingObservations, check, reportOf, reportToJson } from "./check.js";
 export { uncountedAmount } from "./amounts.js";
@@ -66,7 +66,7 @@ export {
 } from "@vigil/trace";
 export type { ExpectationFailure, RuleCoverage, RuleWhy, TestFileResult, TestResult, TestRunOptions } from "./test-run.js";
 export { eventLine, runTestFile, runTestSource, TEST_FILE_EXTENSION } from "./test-run.js";
-export type { DecisionEngine, EngineOptions, EngineRun, EngineRunOptions, MonitorEngine, MonitorEngineRun } from "./engines.js";
+export type { DecisionEngine, EngineChoice, EngineOptions, EngineRun, EngineRunOptions, MonitorEngine, MonitorEngineRun } from "./engines.js";
 export { createEngine, engineNames, startMonitorRun } from "./engines.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";
 export { parseTestFile } from "@vigil/syntax";

@@ -1,8 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
-import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import { diagnostic, stripByteOrderMark, type Diagnostic } from "@vigil/diagnostics";
 import { keysComparedWithSets, needsTime, type CheckedStatement } from "@vigil/checker";
 import type { TimeError } from "@vigil/engine";
-import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import {
   createRecordingReader,
   isHandle,
@@ -20,8 +19,8 @@ import {
   type TraceEvent,
   type TraceFormat,
 } from "@vigil/trace";
-import { reportOf, type CheckReport, type EngineName } from "./check.js";
-import { createEngine, type DecisionEngine } from "./engines.js";
+import { reportOf, type CheckReport } from "./check.js";
+import { engineOf, type DecisionEngine, type EngineChoice } from "./engines.js";
 import { checkAgainstSignature, type CompiledPolicy } from "./compile.js";
 
 /**
@@ -30,12 +29,7 @@ import { checkAgainstSignature, type CompiledPolicy } from "./compile.js";
  * trace, the corpus workers, and the runtime integrations all go through here, so a flag means the
  * same everywhere. Everything comes back as data; nothing is printed.
  */
-export interface JudgeRunOptions {
-  /** `eval` (the forward engine, the default), `smt` (Z3 over the Figure 5 lowering) or `monitor` (the online monitor, call by call). */
-  readonly engine?: EngineName;
-  /** For `smt`: a decider to reuse across runs (one solver call at a time). */
-  readonly decider?: SmtDecider;
-  readonly smt?: SmtDeciderOptions;
+export interface JudgeRunOptions extends EngineChoice {
   /** The recording's format, or `auto` (the default) to detect it. */
   readonly traceFormat?: TraceFormat | "auto";
   /** Ground shell calls (default: for recordings, not for canonical events). */
@@ -189,11 +183,11 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
     witnessEvents.set(position, event);
     if (untilStatements.has(statement) && current !== undefined) witnessEvents.set(current.position, current);
   };
-  const engine = createEngine(options.engine ?? "eval", { ...(options.decider !== undefined ? { decider: options.decider } : {}), ...(options.smt !== undefined ? { smt: options.smt } : {}) });
+  const { engine, owned } = engineOf(options);
   try {
     return await judgeWith(engine);
   } finally {
-    await engine.dispose();
+    if (owned) await engine.dispose();
   }
 
   async function judgeWith(engine: DecisionEngine): Promise<RunJudgement> {
@@ -218,7 +212,7 @@ export async function judgeRun(policy: CompiledPolicy, source: RunSource, option
 
     let read: RecordingRead;
     if (source.text !== undefined) {
-      const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+      const text = stripByteOrderMark(source.text);
       const whole = readRecording(text, reading);
       take(whole.trace.events);
       read = whole;
@@ -343,7 +337,7 @@ export async function readRunEvents(
   };
   const reading = readingOptions(source, options);
   const failed = (problem: Diagnostic): RunEventsRead => ({ eventCount: 0, detected: false, calls: 0, messageEvents: 0, groundedEvents: 0, traceDiagnostics: [problem] });
-  const text = source.text === undefined ? undefined : source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+  const text = source.text === undefined ? undefined : stripByteOrderMark(source.text);
   // A file of several runs: each run read on its own (its calls paired within it).
   const runFile = source.run !== undefined ? undefined : text !== undefined ? splitRunFile(text, { format: reading.format }) : await readRunFile(source.file, { format: reading.format });
   if (runFile !== undefined && "code" in runFile) return failed(runFile);

@@ -1,14 +1,14 @@
 import { dirname, resolve } from "node:path";
-import type { CheckedStatement } from "@vigil/checker";
+import { ruleId, type CheckedStatement } from "@vigil/checker";
 import { closestName, diagnostic, formatDateTime, type Diagnostic, type RelatedInformation, type Span } from "@vigil/diagnostics";
 import { verdictOf, type CallDecision, type PatternMatchCount, type TriggerCount } from "@vigil/engine";
 import type { SmtDecider, SmtDeciderOptions } from "@vigil/smt";
 import { formatDuration, parseTestFile, type DecisionExpectation, type Expectation, type RuleReference, type TestCase, type TestFile, type VerdictExpectation } from "@vigil/syntax";
 import { readRegularFile, splitRunFile, type JsonValue, type RunFile, type TraceEvent } from "@vigil/trace";
-import { check, reportOf, type CheckReport } from "./check.js";
+import { reportOf, type CheckReport } from "./check.js";
 import { compile, type CompiledPolicy } from "./compile.js";
 import { judgeRun, type RunJudgement, type RunSource } from "./judge-run.js";
-import { engineNames, startMonitorRun, type EngineName, type MonitorEngineRun } from "./engines.js";
+import { engineNames, engineOf, type DecisionEngine, type EngineName, type MonitorEngineRun } from "./engines.js";
 
 /**
  * The test runner of policies (`vigilc test`, the editor's test lenses): reads a test file, compiles
@@ -27,11 +27,12 @@ import { engineNames, startMonitorRun, type EngineName, type MonitorEngineRun } 
 
 export interface TestRunOptions {
   /**
-   * The engines that judge the expectations (default: all four). Each judges every verdict
-   * expectation; `decide` expectations are judged by the monitor, and fail as undecided on each
-   * engine asked for when the monitor is not one of them.
+   * The engines that judge the expectations (default: all four), by name or made by the caller
+   * (`createEngine`) to be kept across test files. Each judges every verdict expectation; `decide`
+   * expectations are judged by the monitor, and fail as undecided on each engine asked for when the
+   * monitor is not one of them.
    */
-  readonly engines?: readonly EngineName[];
+  readonly engines?: readonly (EngineName | DecisionEngine)[];
   /** Only the tests whose name this accepts. */
   readonly filter?: (name: string) => boolean;
   /** For `smt`: a decider to reuse (one solver call at a time); without one, one is made and disposed. */
@@ -173,10 +174,17 @@ export async function runTestSource(text: string, file: string, options: TestRun
   }
 
   const statements = policy.program.policies.flatMap((p) => p.statements);
-  const engines = options.engines ?? engineNames;
-  let decider = options.decider;
-  const ownsDecider = decider === undefined && engines.includes("smt") && parsed.tests.length > 0;
-  if (ownsDecider) decider = await (await import("@vigil/smt")).SmtDecider.create(options.smt ?? {});
+  // Each engine asked for, in the order `eval`, `smt`, `monitor`, `sql`: one the caller made is used
+  // as it is; one named is made once for the file's tests (the solver's decider, when none is given,
+  // on first use) and released at the end.
+  const asked = options.engines ?? engineNames;
+  const choice = { ...(options.decider !== undefined ? { decider: options.decider } : {}), ...(options.smt !== undefined ? { smt: options.smt } : {}) };
+  const chosen = engineNames.flatMap((name) => {
+    const engine = asked.find((each) => (typeof each === "string" ? each : each.name) === name);
+    return engine === undefined ? [] : [engineOf({ ...choice, engine })];
+  });
+  const judges = chosen.map(({ engine }) => engine);
+  const engines = judges.map((judge) => judge.name);
   const tests: TestResult[] = [];
   const traces = new Map<string, TraceText>();
   try {
@@ -185,10 +193,10 @@ export async function runTestSource(text: string, file: string, options: TestRun
       // Between tests the event loop gets a turn: an editor's newer edit can abort a long run.
       await new Promise((resolve) => setImmediate(resolve));
       options.signal?.throwIfAborted();
-      tests.push(await runTest(test, { file, policy, statements, engines, readText, traces, ...(decider !== undefined ? { decider } : {}), ...(options.signal !== undefined ? { signal: options.signal } : {}) }));
+      tests.push(await runTest(test, { file, policy, statements, engines, judges, readText, traces, ...(options.signal !== undefined ? { signal: options.signal } : {}) }));
     }
   } finally {
-    if (ownsDecider) await decider!.dispose();
+    for (const { engine, owned } of chosen) if (owned) await engine.dispose();
   }
   return { ...base, policyFile, policySource: source, diagnostics, tests, coverage: coverageOf(statements, tests) };
 }
@@ -198,10 +206,11 @@ interface TestContext {
   readonly policy: CompiledPolicy;
   readonly statements: readonly CheckedStatement[];
   readonly engines: readonly EngineName[];
+  /** The engines asked for, in the order they judge. */
+  readonly judges: readonly DecisionEngine[];
   readonly readText: (file: string, what: string) => Promise<string | Diagnostic>;
   /** The trace files read so far by the file's tests, each text cut into its runs once. */
   readonly traces: Map<string, TraceText>;
-  readonly decider?: SmtDecider;
   readonly signal?: AbortSignal;
 }
 
@@ -261,7 +270,7 @@ async function runTest(test: TestCase, context: TestContext): Promise<TestResult
   if (judged.monitor?.run !== undefined) failures.push(...judged.monitor.run.disagreements.map((message) => disagreement(test, message)));
 
   const why: RuleWhy[] = report.statements.map((verdict) => ({
-    rule: `${verdict.policy}.${verdict.name}`,
+    rule: ruleId(verdict),
     holds: verdict.holds,
     witnesses: verdict.witnesses,
     ...(verdict.brokenBy !== undefined ? { brokenBy: verdict.brokenBy } : {}),
@@ -310,37 +319,28 @@ async function judgeWithEngines(context: TestContext, events: readonly TraceEven
   const verdicts: EngineVerdicts[] = [];
   let monitor: MonitorResult | undefined;
   const signal = context.signal !== undefined ? { signal: context.signal } : {};
-  for (const engine of engineNames) {
-    if (!context.engines.includes(engine)) continue;
+  for (const judge of context.judges) {
+    const engine = judge.name;
     try {
-      switch (engine) {
-        case "eval":
-          verdicts.push(verdictsOf("eval", report));
-          break;
-        case "smt":
-          verdicts.push(verdictsOf("smt", await check(context.policy, events, { engine: "smt", ...(context.decider !== undefined ? { decider: context.decider } : {}), ...signal })));
-          break;
-        case "sql":
-          verdicts.push(verdictsOf("sql", await check(context.policy, events, { engine: "sql", ...signal })));
-          break;
-        case "monitor": {
-          // Its run also holds its decision on each call: what `decide` expects.
-          const monitored = startMonitorRun(context.statements);
-          for (const event of events) monitored.step(event);
-          const outcomes = await monitored.finish();
-          monitor = { run: monitored };
-          // The event that broke each `until` witness, from the forward run the monitor's run keeps
-          // beside it: without it, a `broken by` expectation would go unchecked on this engine.
-          verdicts.push(verdictsOf("monitor", reportOf(context.statements, outcomes, "monitor", monitored.observations)));
-          break;
-        }
+      // The forward engine's run is the one the run was read through.
+      if (engine === "eval") {
+        verdicts.push(verdictsOf("eval", report));
+        continue;
       }
+      const run = judge.start(context.statements, signal);
+      for (const event of events) run.step(event);
+      const outcomes = await run.finish();
+      // The monitor's run (`createEngine("monitor")`) also holds its decision on each call: what `decide` expects.
+      if (engine === "monitor") monitor = { run: run as MonitorEngineRun };
+      // The event that broke each `until` witness comes from the forward run each run keeps beside
+      // it: without it, a `broken by` expectation would go unchecked on that engine.
+      verdicts.push(verdictsOf(engine, reportOf(context.statements, outcomes, engine, run.observations)));
     } catch (error) {
       // A cancelled run is cancelled, not judged.
       if (context.signal?.aborted === true) throw error;
       const reason = `the engine failed while judging: ${error instanceof Error ? error.message : String(error)}`;
       if (engine === "monitor") monitor = { error: reason };
-      verdicts.push({ engine, byRule: new Map(context.statements.map((s) => [`${s.policy}.${s.name}`, { holds: false, witnesses: [], undecided: reason }])) });
+      verdicts.push({ engine, byRule: new Map(context.statements.map((s) => [ruleId(s), { holds: false, witnesses: [], undecided: reason }])) });
     }
   }
   return { verdicts, ...(monitor !== undefined ? { monitor } : {}) };
@@ -353,15 +353,15 @@ function resolveRules(test: TestCase, statements: readonly CheckedStatement[], p
   for (const reference of references) {
     const candidates = statements.filter((s) => s.name === reference.name && (reference.policy === undefined || s.policy === reference.policy));
     if (candidates.length === 1) {
-      resolved.set(reference, `${candidates[0]!.policy}.${candidates[0]!.name}`);
+      resolved.set(reference, ruleId(candidates[0]!));
       continue;
     }
-    const written = reference.policy === undefined ? reference.name : `${reference.policy}.${reference.name}`;
+    const written = reference.policy === undefined ? reference.name : ruleId({ policy: reference.policy, name: reference.name });
     if (candidates.length > 1) {
-      problems.push(diagnostic("V2102", `\`${written}\` names a rule of several policies: ${candidates.map((s) => `\`${s.policy}.${s.name}\``).join(", ")}`, { span: reference.span, help: "write the policy's name before the rule's" }));
+      problems.push(diagnostic("V2102", `\`${written}\` names a rule of several policies: ${candidates.map((s) => `\`${ruleId(s)}\``).join(", ")}`, { span: reference.span, help: "write the policy's name before the rule's" }));
       continue;
     }
-    const known = statements.map((s) => (reference.policy === undefined ? s.name : `${s.policy}.${s.name}`));
+    const known = statements.map((s) => (reference.policy === undefined ? s.name : ruleId(s)));
     const suggestion = closestName(written, known);
     problems.push(
       diagnostic("V2102", `the policy has no rule \`${written}\``, {
@@ -495,7 +495,7 @@ function positionProblems(test: TestCase, events: readonly TraceEvent[], rules: 
       if (witness.brokenBy !== undefined) beyond(witness.brokenBy, witness.brokenBySpan ?? witness.span);
     }
     const rule = typeof expectation.rule === "string" ? undefined : rules.get(expectation.rule);
-    const form = statements.find((s) => `${s.policy}.${s.name}` === rule)?.form;
+    const form = statements.find((s) => ruleId(s) === rule)?.form;
     if (form !== undefined && form !== "until" && expectation.witnesses?.some((w) => w.brokenBy !== undefined)) {
       problems.push(diagnostic("V2107", `\`${rule}\` is ${/^[aeiou]/.test(form) ? "an" : "a"} \`${form}\` rule: only an \`until\` has a breaking event`, { span: expectation.span, help: "drop `broken by N`" }));
     }
@@ -506,7 +506,7 @@ function positionProblems(test: TestCase, events: readonly TraceEvent[], rules: 
 function verdictsOf(engine: EngineName, report: CheckReport): EngineVerdicts {
   const byRule = new Map<string, { holds: boolean; witnesses: readonly number[]; brokenBy?: readonly number[]; undecided?: string }>();
   for (const verdict of report.statements) {
-    byRule.set(`${verdict.policy}.${verdict.name}`, {
+    byRule.set(ruleId(verdict), {
       holds: verdict.holds,
       witnesses: verdict.witnesses,
       ...(verdict.brokenBy !== undefined ? { brokenBy: verdict.brokenBy } : {}),
@@ -528,7 +528,7 @@ function disagreement(test: TestCase, message: string): ExpectationFailure {
 /** The rules a verdict expectation speaks of. */
 function rulesOf(expectation: VerdictExpectation, rules: ReadonlyMap<RuleReference, string>, named: ReadonlySet<string>, statements: readonly CheckedStatement[]): string[] {
   if (typeof expectation.rule !== "string") return [rules.get(expectation.rule)!];
-  const all = statements.map((s) => `${s.policy}.${s.name}`);
+  const all = statements.map(ruleId);
   return expectation.rule === "all" ? all : all.filter((rule) => !named.has(rule));
 }
 
@@ -616,7 +616,7 @@ function decisionFailures(expectation: DecisionExpectation, rules: ReadonlyMap<R
   if (decided === undefined) return [undecided("monitor", `the monitor made no decision at event ${expectation.position}`)];
   // The words a test uses are the audit log's: `warn` is a call let through with a warning.
   const word = verdictOf(decided.decision, decided.violations);
-  const reported = [...new Set(decided.violations.map((v) => `${v.policy}.${v.name}`))].sort();
+  const reported = [...new Set(decided.violations.map(ruleId))].sort();
   const sameRules = expectedRules === undefined || (expectedRules.length === reported.length && expectedRules.every((r, i) => r === reported[i]));
   if (word === expectation.decision && sameRules) return [];
   return [
@@ -652,7 +652,7 @@ function startSpan(): Span {
  */
 function coverageOf(statements: readonly CheckedStatement[], results: readonly TestResult[]): RuleCoverage[] {
   return statements.map((statement, index) => {
-    const rule = `${statement.policy}.${statement.name}`;
+    const rule = ruleId(statement);
     const violatedBy = results.filter((result) => result.covers.violated.includes(rule)).map((result) => result.name);
     const heldBy = results.filter((result) => result.covers.heldNonVacuously.includes(rule)).map((result) => result.name);
     const holdApplies = statement.form !== "abs" && statement.form !== "always";

@@ -1,4 +1,4 @@
-import { checkAgainstSignature, compile, format, type Diagnostic, type Signature } from "@vigil/compiler";
+import { checkAgainstSignature, compile, format, ruleId, type Diagnostic, type Signature } from "@vigil/compiler";
 import { readAnswer, type Unsupported } from "./answer.js";
 import { draftRequest, languageReference, repairRequest, systemPrompt } from "./prompt.js";
 import type { ModelProvider, ModelRequest, ProviderName } from "./providers.js";
@@ -129,8 +129,8 @@ type Grounding = Pick<DraftOptions, "sources" | "signature">;
 export function recheckDraft(kept: DraftResult, options: Grounding): readonly string[] {
   if (kept.rules.length === 0) return [];
   const checked = checkDraft(kept.policy, options);
-  const names = new Set(compile(kept.policy).syntax.policies.flatMap((policy) => policy.items.filter((item) => item.kind === "RuleDecl").map((item) => `${policy.name.text}.${item.name.text}`)));
-  const listed = kept.rules.map((rule) => `${rule.policy}.${rule.name}`);
+  const names = new Set(compile(kept.policy).syntax.policies.flatMap((policy) => policy.items.filter((item) => item.kind === "RuleDecl").map((item) => ruleId({ policy: policy.name.text, name: item.name.text }))));
+  const listed = kept.rules.map(ruleId);
   const mismatch = listed.length !== names.size || listed.some((name) => !names.has(name)) ? ["the kept report does not list the kept policy's rules"] : [];
   return [...checked.problems, ...mismatch];
 }
@@ -157,7 +157,7 @@ function checkDraft(text: string, options: Grounding): Checked {
   const items = compiled.syntax.policies.flatMap((policy) => policy.items.map((item) => ({ policy: policy.name.text, item })));
   const note = (start: number | undefined, problem: string) => {
     const owner = start === undefined ? undefined : items.find(({ item }) => (item.doc?.span.start ?? item.span.start) <= start && start <= item.span.end);
-    const key = owner === undefined ? null : `${owner.item.kind}:${owner.policy}.${owner.item.name.text}`;
+    const key = owner === undefined ? null : `${owner.item.kind}:${ruleId({ policy: owner.policy, name: owner.item.name.text })}`;
     byItem.set(key, [...(byItem.get(key) ?? []), problem]);
   };
   const problems: string[] = [];
@@ -175,13 +175,14 @@ function checkDraft(text: string, options: Grounding): Checked {
     else if (citedText(options.sources, source) === undefined) problem = `rule \`${item.name.text}\` cites \`${source}\`, which is not a line of the specification`;
     if (problem !== undefined) {
       problems.push(problem);
-      byItem.set(`RuleDecl:${policy}.${item.name.text}`, [...(byItem.get(`RuleDecl:${policy}.${item.name.text}`) ?? []), problem]);
+      const key = `RuleDecl:${ruleId({ policy, name: item.name.text })}`;
+      byItem.set(key, [...(byItem.get(key) ?? []), problem]);
     }
   }
   // Said by the declaration they are in: the text's lines move when it is formatted.
   const warnings = [...compiled.diagnostics.filter((d) => d.severity !== "error"), ...closedWorld.filter((d) => d.severity === "info")].map((d) => {
     const owner = d.span === undefined ? undefined : items.find(({ item }) => item.span.start <= d.span!.start && d.span!.start <= item.span.end);
-    const at = owner === undefined ? "" : ` (${owner.item.kind === "RuleDecl" ? "rule" : "pattern"} \`${owner.policy}.${owner.item.name.text}\`)`;
+    const at = owner === undefined ? "" : ` (${owner.item.kind === "RuleDecl" ? "rule" : "pattern"} \`${ruleId({ policy: owner.policy, name: owner.item.name.text })}\`)`;
     return `${d.severity === "info" ? "note" : d.severity} ${d.code}${at}: ${d.message}`;
   });
   return { text, problems, byItem, warnings };
@@ -212,10 +213,10 @@ function pruned(first: Checked, options: Grounding): { policy: string; rules: Dr
     const removals: { start: number; end: number }[] = [];
     for (const policy of compiled.syntax.policies) {
       for (const item of policy.items) {
-        const problems = checked.byItem.get(`${item.kind}:${policy.name.text}.${item.name.text}`);
+        const problems = checked.byItem.get(`${item.kind}:${ruleId({ policy: policy.name.text, name: item.name.text })}`);
         if (problems === undefined) continue;
         const { requirement, source } = docOf(item.doc?.text);
-        rejected.push({ name: `${policy.name.text}.${item.name.text}`, ...(requirement !== "" ? { requirement } : {}), ...(source !== undefined ? { source } : {}), problems });
+        rejected.push({ name: ruleId({ policy: policy.name.text, name: item.name.text }), ...(requirement !== "" ? { requirement } : {}), ...(source !== undefined ? { source } : {}), problems });
         const start = text.lastIndexOf("\n", (item.doc?.span.start ?? item.span.start) - 1) + 1;
         const newline = text.indexOf("\n", item.span.end);
         removals.push({ start, end: newline < 0 ? text.length : newline + 1 });

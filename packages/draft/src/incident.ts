@@ -1,4 +1,4 @@
-import { canonicalEvent, checkAgainstSignature, compile, format, startMonitorRun, TraceRun, type CompiledPolicy, type Signature, type TraceEvent } from "@vigil/compiler";
+import { canonicalEvent, checkAgainstSignature, compile, format, ruleId, startMonitorRun, TraceRun, type CompiledPolicy, type Signature, type TraceEvent } from "@vigil/compiler";
 import { readAnswer } from "./answer.js";
 import { guardrailRequest, guardrailSystemPrompt, languageReference, repairRequest } from "./prompt.js";
 import type { ModelProvider, ModelRequest, ProviderName } from "./providers.js";
@@ -69,14 +69,14 @@ export interface Incident {
 export function incidentOf(options: Pick<GuardrailOptions, "policy" | "policyText" | "rule" | "incident">): Incident {
   if (!options.policy.ok) throw new GuardrailFailed("the policy has errors");
   const statements = options.policy.program.policies.flatMap((policy) => policy.statements);
-  const statement = statements.find((s) => s.name === options.rule || `${s.policy}.${s.name}` === options.rule);
+  const statement = statements.find((s) => s.name === options.rule || ruleId(s) === options.rule);
   if (statement === undefined) throw new GuardrailFailed(`the policy has no rule \`${options.rule}\``);
   const trace = new TraceRun([statement]);
   for (const event of options.incident.events) trace.step(event);
   const outcome = trace.finish()[0]!;
-  if (outcome.holds) throw new GuardrailFailed(`rule \`${statement.policy}.${statement.name}\` holds on ${options.incident.name}: there is no incident to guard against`);
+  if (outcome.holds) throw new GuardrailFailed(`rule \`${ruleId(statement)}\` holds on ${options.incident.name}: there is no incident to guard against`);
   return {
-    broken: `${statement.policy}.${statement.name}`,
+    broken: ruleId(statement),
     ruleText: options.policyText.slice(statement.span.start, statement.span.end),
     witness: outcome.witnesses[0] ?? options.incident.events.length,
   };
@@ -101,7 +101,7 @@ export async function draftGuardrail(options: GuardrailOptions): Promise<Guardra
     const answer = await options.provider.complete({ system: first.system, messages: [...messages], maxTokens: first.maxTokens }, { ...(options.signal !== undefined ? { signal: options.signal } : {}) });
     rounds++;
     const read = readAnswer(answer.text);
-    const checked = read.policy !== undefined ? checkGuardrail(read.policy, incident, options) : undefined;
+    const checked = read.policy !== undefined ? await checkGuardrail(read.policy, incident, options) : undefined;
     const problems = [...read.problems, ...(checked?.problems ?? [])];
     options.onRound?.(rounds, problems);
     if (problems.length === 0 && checked?.result !== undefined) return { ...checked.result, rounds, provider: options.provider.name, model: answer.model };
@@ -115,8 +115,8 @@ export async function draftGuardrail(options: GuardrailOptions): Promise<Guardra
  * runs: the model's answer is never trusted, not even a remembered one. The result as checked now,
  * or the problems.
  */
-export function recheckGuardrail(kept: GuardrailResult, options: Omit<GuardrailOptions, "provider">): { ok: true; result: GuardrailResult } | { ok: false; problems: string[] } {
-  const checked = checkGuardrail(kept.policy, incidentOf(options), options);
+export async function recheckGuardrail(kept: GuardrailResult, options: Omit<GuardrailOptions, "provider">): Promise<{ ok: true; result: GuardrailResult } | { ok: false; problems: string[] }> {
+  const checked = await checkGuardrail(kept.policy, incidentOf(options), options);
   if (checked.problems.length > 0 || checked.result === undefined) return { ok: false, problems: checked.problems };
   return { ok: true, result: { ...checked.result, rounds: kept.rounds, provider: kept.provider, model: kept.model } };
 }
@@ -124,7 +124,7 @@ export function recheckGuardrail(kept: GuardrailResult, options: Omit<GuardrailO
 type Checked = Omit<GuardrailResult, "rounds" | "provider" | "model">;
 
 /** The checks of a proposed guardrail: it compiles in the closed world, refuses a call of the incident in time, and no benign call. */
-function checkGuardrail(text: string, incident: Incident, options: Omit<GuardrailOptions, "provider">): { problems: string[]; result?: Checked } {
+async function checkGuardrail(text: string, incident: Incident, options: Omit<GuardrailOptions, "provider">): Promise<{ problems: string[]; result?: Checked }> {
   const compiled = compile(text);
   const problems = compiled.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.span !== undefined ? `line ${d.span.line}:${d.span.column}: ` : ""}${d.code}: ${d.message}`);
   if (!compiled.ok) return { problems };
@@ -133,16 +133,19 @@ function checkGuardrail(text: string, incident: Incident, options: Omit<Guardrai
   }
   const statements = compiled.program.policies.flatMap((policy) => policy.statements);
   if (statements.length !== 1) problems.push(`the answer has ${statements.length} rules: write exactly one`);
-  const rule = statements[0] !== undefined ? `${statements[0].policy}.${statements[0].name}` : "";
-  const refusals = (run: Run): number[] => {
+  const rule = statements[0] !== undefined ? ruleId(statements[0]) : "";
+  const refusals = async (run: Run): Promise<number[]> => {
     const monitored = startMonitorRun(statements);
     for (const event of run.events) monitored.step(event);
+    // A call is decided once the run shows it complete (the commands grounded from it follow it):
+    // the run's last call, when its end does.
+    await monitored.finish();
     return [...monitored.decisions].filter(([, decision]) => decision.decision === "block" || decision.decision === "ask").map(([position]) => position).sort((a, b) => a - b);
   };
-  const refusal = refusals(options.incident).find((position) => position <= incident.witness);
+  const refusal = (await refusals(options.incident)).find((position) => position <= incident.witness);
   if (refusal === undefined) problems.push(`the rule refuses no call of ${options.incident.name} at or before event ${incident.witness}: the monitor lets every one of them run`);
   for (const run of options.benign) {
-    const refused = refusals(run);
+    const refused = await refusals(run);
     if (refused.length > 0) problems.push(`the rule refuses event ${refused[0]} (\`${run.events[refused[0]! - 1]?.action}\`) of the benign run ${run.name}${refused.length > 1 ? ` and ${refused.length - 1} more of its calls` : ""}: it must let benign runs through`);
   }
   if (refusal === undefined) return { problems };

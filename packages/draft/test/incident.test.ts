@@ -66,4 +66,18 @@ describe("a guardrail from an incident", () => {
     await expect(draftGuardrail({ policy, policyText, rule: "R3", incident: benign, benign: [], provider: made.provider })).rejects.toThrow(new GuardrailFailed("rule `dashcam.R3` holds on benign.jsonl: there is no incident to guard against"));
     await expect(draftGuardrail({ policy, policyText, rule: "R9", incident: benign, benign: [], provider: made.provider })).rejects.toThrow("the policy has no rule `R9`");
   });
+
+  it("decides the last call of a run too: a guardrail that refuses the incident's last call is kept, one that refuses a benign run's last call is sent back", async () => {
+    const made = createProvider({ provider: "openai", env: { OPENAI_API_KEY: "sk-t", OPENAI_BASE_URL: `${server.url}/v1` }, maxRetries: 0 });
+    if (!made.ok) throw new Error(made.message);
+    // Both runs end with their warp (event 5): the harm is the incident's last call.
+    const incident = { name: "violating-to-the-warp.jsonl", events: (await run("violating.jsonl")).events.slice(0, 5) };
+    const benign = [{ name: "benign-to-the-warp.jsonl", events: (await run("benign.jsonl")).events.slice(0, 5) }];
+    expect([incident.events.at(-1)!.action, benign[0]!.events.at(-1)!.action]).toEqual(["warpAffine", "warpAffine"]);
+    server.answer({ text: answer("abs(action in {warpAffine})") }, { text: answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)") });
+    const rounds: string[][] = [];
+    const result = await draftGuardrail({ policy, policyText, rule: "R3", incident, benign, provider: made.provider, onRound: (_, problems) => rounds.push([...problems]) });
+    expect(rounds).toEqual([["the rule refuses event 5 (`warpAffine`) of the benign run benign-to-the-warp.jsonl: it must let benign runs through"], []]);
+    expect(result).toMatchObject({ witness: 5, refusesAt: 5, refusedAction: "warpAffine", benignRuns: 1, rounds: 2 });
+  });
 });

@@ -1,4 +1,4 @@
-import type { Formula, Subject } from "@vigil/checker";
+import { usesContains, usesVariables, type Formula, type Subject } from "@vigil/checker/ir";
 import {
   boundValueText,
   compileRegex,
@@ -15,6 +15,7 @@ import {
   ZERO,
   type Decimal,
 } from "@vigil/trace";
+import { junctionTruth, notTruth, Truth, truthOf } from "./truth.js";
 
 /**
  * One meaning per atom. Whether an atom of Figure 5's foot holds on one event, and which values an
@@ -170,22 +171,11 @@ function buildPattern(formula: Formula): EventPredicate {
   }
 }
 
-/**
- * Truth on a call that has not run. Its action and arguments are known; it is judged as if it will
- * succeed (`status = ok` holds, `status = error` does not: a rule about a successful call blocks it
- * before it runs, and one about a failure can only be judged once it failed); its output is not
- * known. `unknown` is Kleene's third value: a formula is `true` only if it holds whatever the
- * output, `false` only if it fails whatever the output.
- */
-export const Truth = { False: 0, True: 1, Unknown: 2 } as const;
-export type Truth = (typeof Truth)[keyof typeof Truth];
-
+/** A pattern on a call that has not run, in Kleene's three values (`truth.ts`). */
 export type PendingPredicate = (event: TraceEvent) => Truth;
 
-/** Kleene's ¬: unknown stays unknown. */
-export function notTruth(value: Truth): Truth {
-  return value === Truth.Unknown ? Truth.Unknown : value === Truth.True ? Truth.False : Truth.True;
-}
+/** Applies a pending predicate: `junctionTruth`'s reader, shared so that no event allocates one. */
+const applyPending = (predicate: PendingPredicate, event: TraceEvent): Truth => predicate(event);
 
 const compiledPending = new WeakMap<Formula, PendingPredicate>();
 
@@ -201,32 +191,14 @@ function buildPendingPattern(formula: Formula): PendingPredicate {
     if (formula.kind !== "action" && formula.kind !== "status" && formula.subject === "output") return () => Truth.Unknown;
     if (formula.kind === "status") return formula.status === "ok" ? () => Truth.True : () => Truth.False;
     const exact = compileAtom(formula);
-    return (event) => (exact(event) ? Truth.True : Truth.False);
+    return (event) => truthOf(exact(event));
   }
   switch (formula.kind) {
-    case "and": {
-      const operands = formula.operands.map(compilePendingPattern);
-      return (event) => {
-        let result: Truth = Truth.True;
-        for (const operand of operands) {
-          const value = operand(event);
-          if (value === Truth.False) return Truth.False;
-          if (value === Truth.Unknown) result = Truth.Unknown;
-        }
-        return result;
-      };
-    }
+    case "and":
     case "or": {
+      const kind = formula.kind;
       const operands = formula.operands.map(compilePendingPattern);
-      return (event) => {
-        let result: Truth = Truth.False;
-        for (const operand of operands) {
-          const value = operand(event);
-          if (value === Truth.True) return Truth.True;
-          if (value === Truth.Unknown) result = Truth.Unknown;
-        }
-        return result;
-      };
+      return (event) => junctionTruth(kind, operands, applyPending, event);
     }
     case "not": {
       const operand = compilePendingPattern(formula.operand);
@@ -274,6 +246,20 @@ export function boundValueKeys(event: TraceEvent, subject: Subject, key: readonl
   const keys = new Set<string>();
   for (const value of valuesAtSubject(event, subject, key)) keys.add(valueKey(value));
   return [...keys];
+}
+
+/**
+ * `k contains x` for one binding: some text under the key path (a string, or a number's or a
+ * boolean's JSON text) contains the text of the bound value, given by its value key. The engine's
+ * relation and the SMT fact base both decide it here.
+ */
+export function containsText(event: TraceEvent, subject: Subject, key: readonly PathSegment[], boundKey: string): boolean {
+  const needle = boundValueText(boundKey);
+  for (const value of valuesAtSubject(event, subject, key)) {
+    const text = searchableText(value);
+    if (text !== undefined && text.includes(needle)) return true;
+  }
+  return false;
 }
 
 /** The separator of tuple keys: value keys never contain it (it cannot appear unescaped in JSON text). */
@@ -326,7 +312,7 @@ export class PatternBinder {
     this.exact = compilePattern(pattern.formula);
     this.pending = compilePendingPattern(pattern.formula);
     this.variableIndex = new Map(variables.map((variable, index) => [variable, index]));
-    this.generates = !usesVariable(pattern.formula, "keyContains");
+    this.generates = !usesContains(pattern.formula);
     this.topLevelKeys = topLevelBindings(pattern.formula, variables);
   }
 
@@ -369,7 +355,7 @@ export class PatternBinder {
 
   /** The assignments ν with ψ(e, ν), structurally: products under `and`, unions under `or`. */
   private generate(formula: Formula, event: TraceEvent, mode: BindingMode): Assignment[] {
-    if (!usesVariable(formula)) {
+    if (!usesVariables(formula)) {
       const holds = mode === "exact" ? compilePattern(formula)(event) : compilePendingPattern(formula)(event) === Truth.True;
       return holds ? [new Array<string | undefined>(this.variables.length).fill(undefined)] : [];
     }
@@ -420,8 +406,8 @@ export class PatternBinder {
   }
 
   private relation(formula: Formula, event: TraceEvent, values: readonly string[] | undefined, mode: "exact" | "pending"): Truth {
-    if (!usesVariable(formula)) {
-      if (mode === "exact") return compilePattern(formula)(event) ? Truth.True : Truth.False;
+    if (!usesVariables(formula)) {
+      if (mode === "exact") return truthOf(compilePattern(formula)(event));
       return compilePendingPattern(formula)(event);
     }
     switch (formula.kind) {
@@ -429,66 +415,18 @@ export class PatternBinder {
       case "keyContains": {
         if (values === undefined || (mode === "pending" && formula.subject === "output")) return Truth.Unknown;
         const wanted = values[this.variableIndex.get(formula.variable)!]!;
-        if (formula.kind === "keyBind") return boundValueKeys(event, formula.subject, formula.key).includes(wanted) ? Truth.True : Truth.False;
-        const needle = boundValueText(wanted);
-        for (const value of valuesAtSubject(event, formula.subject, formula.key)) {
-          const text = searchableText(value);
-          if (text !== undefined && text.includes(needle)) return Truth.True;
-        }
-        return Truth.False;
+        if (formula.kind === "keyBind") return truthOf(boundValueKeys(event, formula.subject, formula.key).includes(wanted));
+        return truthOf(containsText(event, formula.subject, formula.key, wanted));
       }
       case "and":
-      case "or": {
-        const absorbing = formula.kind === "and" ? Truth.False : Truth.True;
-        let result: Truth = formula.kind === "and" ? Truth.True : Truth.False;
-        for (const operand of formula.operands) {
-          const value = this.relation(operand, event, values, mode);
-          if (value === absorbing) return absorbing;
-          if (value === Truth.Unknown) result = Truth.Unknown;
-        }
-        return result;
-      }
+      case "or":
+        return junctionTruth(formula.kind, formula.operands, (operand) => this.relation(operand, event, values, mode), undefined);
       case "not":
         return notTruth(this.relation(formula.operand, event, values, mode));
       default:
         throw new Error(`internal error: \`${formula.kind}\` in a pattern`);
     }
   }
-}
-
-const usesVariableCache = new WeakMap<Formula, { any: boolean; contains: boolean }>();
-
-/** Whether a formula uses a variable at all, or (with `kind`) through a `contains`. */
-function usesVariable(formula: Formula, kind?: "keyContains"): boolean {
-  let known = usesVariableCache.get(formula);
-  if (known === undefined) {
-    known = { any: false, contains: false };
-    switch (formula.kind) {
-      case "keyBind":
-        known.any = true;
-        break;
-      case "keyContains":
-        known.any = known.contains = true;
-        break;
-      case "and":
-      case "or":
-        for (const operand of formula.operands) {
-          known.any ||= usesVariable(operand);
-          known.contains ||= usesVariable(operand, "keyContains");
-        }
-        break;
-      case "not":
-      case "once":
-      case "eventually":
-        known.any = usesVariable(formula.operand);
-        known.contains = usesVariable(formula.operand, "keyContains");
-        break;
-      default:
-        break;
-    }
-    usesVariableCache.set(formula, known);
-  }
-  return kind === undefined ? known.any : known.contains;
 }
 
 /**
@@ -501,7 +439,7 @@ function topLevelBindings(formula: Formula, variables: readonly string[]): { sub
   const places = new Map<string, { subject: Subject; key: readonly PathSegment[] }>();
   for (const conjunct of conjuncts) {
     if (conjunct.kind === "keyBind") places.set(conjunct.variable, { subject: conjunct.subject, key: conjunct.key });
-    else if (usesVariable(conjunct)) return undefined;
+    else if (usesVariables(conjunct)) return undefined;
   }
   return variables.flatMap((variable) => {
     const place = places.get(variable);

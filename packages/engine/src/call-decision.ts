@@ -1,5 +1,6 @@
 import type { CheckedStatement } from "@vigil/checker";
-import type { JsonValue } from "@vigil/trace";
+import type { JsonValue, TraceEvent } from "@vigil/trace";
+import { ruleId } from "@vigil/checker/ir";
 import { Monitor, type Decision, type Violation } from "./monitor.js";
 
 /**
@@ -28,6 +29,17 @@ export interface CallEvent {
   readonly output?: string;
   /** When the call was made (epoch milliseconds); absent: the monitor's clock. */
   readonly time?: number;
+}
+
+/** An event of a trace as an event of a call: its action, arguments, result and time (its place and source dropped). */
+export function callEventOf(event: TraceEvent): CallEvent {
+  return {
+    action: event.action,
+    args: event.args,
+    ...(event.status !== undefined ? { status: event.status } : {}),
+    ...(event.output !== undefined ? { output: event.output } : {}),
+    ...(event.time !== undefined ? { time: event.time } : {}),
+  };
 }
 
 export interface CallDecision {
@@ -118,7 +130,7 @@ export function recordCall(monitor: Monitor, events: readonly CallEvent[]): Call
 export function mergeViolations(violations: readonly Violation[]): Violation[] {
   const byRule = new Map<string, Violation>();
   for (const violation of violations) {
-    const key = `${violation.policy}\u0000${violation.name}`;
+    const key = ruleId(violation);
     const seen = byRule.get(key);
     if (seen === undefined) byRule.set(key, violation);
     else byRule.set(key, { ...seen, witnesses: [...new Set([...seen.witnesses, ...violation.witnesses])].sort((a, b) => a - b) });

@@ -1,6 +1,8 @@
 export type { StatementOutcome } from "@vigil/checker";
+export { isTemporal, ruleId } from "@vigil/checker/ir";
 export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
-export { atomHolds, boundValueKeys, compileAtom, compilePattern, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
+export { atomHolds, boundValueKeys, compileAtom, compilePattern, containsText, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
+export { Truth } from "./truth.js";
 export type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
 export type { ScopedState, StateOf } from "./machine-state.js";
 export { createMachine, sortedUnique } from "./machines.js";
@@ -24,7 +26,7 @@ export { DECISION_BUDGET, Monitor, violationOf } from "./monitor.js";
 export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
 export { PatternMatches } from "./pattern-matches.js";
 export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-decision.js";
-export { decideCall, mergeViolations, recordCall, verdictOf } from "./call-decision.js";
+export { callEventOf, decideCall, mergeViolations, recordCall, verdictOf } from "./call-decision.js";
 export type { Stretch } from "./scoped.js";
 export { scopeStretches } from "./scoped.js";
 export type { Decimal } from "@vigil/trace";

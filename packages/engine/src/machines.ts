@@ -1,7 +1,9 @@
 import type { CheckedScope, CheckedStatement, Formula, LimitMeasure, TemporalFormula, Window } from "@vigil/checker";
+import { hasTimeWindow, isTemporal, ruleId, usesEventually } from "@vigil/checker/ir";
 import { ScopedMachine } from "./scoped.js";
 import type { MachineState, StateOf } from "./machine-state.js";
-import { compilePattern, compilePendingPattern, eventAmount, notTruth, PatternBinder, Truth, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { compilePattern, compilePendingPattern, eventAmount, PatternBinder, type BindingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { junctionTruth, notTruth, Truth, truthOf } from "./truth.js";
 import { addDecimal, compareDecimal, decimalOf, formatDecimal, subtractDecimal, ZERO, type Decimal, type TraceEvent } from "@vigil/trace";
 
 /**
@@ -113,7 +115,7 @@ export function createMachine(statement: CheckedStatement, state?: MachineState,
 function scopedMachine(statement: CheckedStatement, scope: CheckedScope, state: MachineState | undefined, observer: MachineObserver | undefined): StatementMachine {
   const form = `scoped-${scope.kind}`;
   if (state !== undefined && state.form !== form) {
-    throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${form})`);
+    throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${ruleId(statement)}\` (${form})`);
   }
   const { scope: _scope, ...unscoped } = statement;
   // The stretch's machine numbers its events from 1; what it tells the observer is put back in place.
@@ -134,7 +136,7 @@ function shiftedObserver(observer: MachineObserver, offset: number): MachineObse
 
 function newMachine(statement: CheckedStatement, state?: MachineState): StatementMachine {
   if (state !== undefined && state.form !== machineForm(statement)) {
-    throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${statement.policy}.${statement.name}\` (${statement.form})`);
+    throw new Error(`the saved state is of a \`${state.form}\` statement, not of \`${ruleId(statement)}\` (${statement.form})`);
   }
   const bind = (pattern: BindingPattern) => new PatternBinder(pattern, statement.variables);
   // The form was checked above: the state is of this machine's form.
@@ -931,36 +933,6 @@ const NONE_STRINGS: readonly string[] = [];
 
 // ---- always Θ ------------------------------------------------------------------------------
 
-function usesEventually(formula: Formula): boolean {
-  switch (formula.kind) {
-    case "eventually":
-      return true;
-    case "and":
-    case "or":
-      return formula.operands.some(usesEventually);
-    case "not":
-    case "once":
-      return usesEventually(formula.operand);
-    default:
-      return false;
-  }
-}
-
-function isTemporal(formula: Formula): boolean {
-  switch (formula.kind) {
-    case "once":
-    case "eventually":
-      return true;
-    case "and":
-    case "or":
-      return formula.operands.some(isTemporal);
-    case "not":
-      return isTemporal(formula.operand);
-    default:
-      return false;
-  }
-}
-
 /**
  * A temporal body as a list of nodes in evaluation order (children before parents). Leaves are its
  * largest subformulas without `once` or `eventually`: one-event predicates.
@@ -1012,6 +984,9 @@ function compileBody(body: Formula): CompiledBody {
   visit(body);
   return { nodes, leaves, summaries };
 }
+
+/** The value of a body's node by its index: `junctionTruth`'s reader, shared so that no event allocates one. */
+const valueAt = (node: number, values: readonly Truth[]): Truth => values[node]!;
 
 /**
  * □Θ with a body that looks only at the present and the past: R(e) = Θ(e), decided at e. Each
@@ -1086,24 +1061,14 @@ class PastBodyMachine extends DecidedAtEachEvent implements StatementMachine {
           values[index] = node.pending(event);
           break;
         case "and":
-        case "or": {
-          const absorbing = node.kind === "and" ? Truth.False : Truth.True;
-          let result: Truth = notTruth(absorbing);
-          for (const operand of node.operands) {
-            if (values[operand] === absorbing) {
-              result = absorbing;
-              break;
-            }
-            if (values[operand] === Truth.Unknown) result = Truth.Unknown;
-          }
-          values[index] = result;
+        case "or":
+          values[index] = junctionTruth(node.kind, node.operands, valueAt, values);
           break;
-        }
         case "not":
           values[index] = notTruth(values[node.operand]!);
           break;
         case "once":
-          values[index] = this.onceValue(node, event.time) ? Truth.True : Truth.False;
+          values[index] = truthOf(this.onceValue(node, event.time));
           break;
         case "eventually":
           throw new Error("internal error: `eventually` in a past-only body");
@@ -1151,7 +1116,7 @@ class FutureBodyMachine implements StatementMachine {
   constructor(formula: Formula, state?: StateOf<"always-future">) {
     this.body = compileBody(formula);
     this.stride = Math.max(1, Math.ceil(this.body.leaves / 32));
-    const timed = this.body.nodes.some((node) => (node.kind === "once" || node.kind === "eventually") && node.within !== undefined);
+    const timed = hasTimeWindow(formula);
     if (state === undefined) {
       this.bits = new Uint32Array(1024 * this.stride);
       this.length = 0;

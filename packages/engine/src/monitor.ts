@@ -1,4 +1,4 @@
-import { needsTime, type CheckedStatement } from "@vigil/checker/ir";
+import { needsTime, ruleId, type CheckedStatement } from "@vigil/checker/ir";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
 import { createMachine, sortedUnique, type MachineState, type StatementMachine } from "./machines.js";
@@ -177,7 +177,7 @@ export class Monitor {
     this.clocked = statements.some(needsTime);
     this.statements = statements.map((statement) => ({
       statement,
-      id: `${statement.policy}.${statement.name}:${statement.form}`,
+      id: `${ruleId(statement)}:${statement.form}`,
       machine: createMachine(statement),
       witnesses: [],
     }));
@@ -290,7 +290,7 @@ export class Monitor {
   private checkMemoryBudget(): void {
     for (const entry of this.statements) {
       if (entry.machine.openObligations() > this.openObligationLimit) {
-        this.exhausted = `the rule ${entry.statement.policy}.${entry.statement.name} holds more than ${this.openObligationLimit} open obligations (its memory budget): it can no longer be judged, so every call is blocked`;
+        this.exhausted = `the rule ${ruleId(entry.statement)} holds more than ${this.openObligationLimit} open obligations (its memory budget): it can no longer be judged, so every call is blocked`;
         return;
       }
     }

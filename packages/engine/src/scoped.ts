@@ -1,6 +1,7 @@
 import type { CheckedScope } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
-import { compilePattern, compilePendingPattern, Truth, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { compilePattern, compilePendingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
+import { Truth } from "./truth.js";
 import type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
 import type { ScopedState } from "./machine-state.js";
 

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { policyText, trace as randomTrace } from "../../../test/arbitraries.js";
 import { figure5Witnesses } from "../../../test/figure5.js";
-import { Truth } from "../src/atoms.js";
+import { Truth } from "../src/truth.js";
 
 /**
  * Which event answered each trigger (`MachineObserver.answered`), form by form, on small traces

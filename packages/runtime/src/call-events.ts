@@ -1,5 +1,5 @@
 import type { Diagnostic } from "@vigil/diagnostics";
-import { isJsonObject, liveCallEvents, observeArguments, type JsonValue, type TraceEvent } from "@vigil/trace";
+import { isJsonObject, liveCallEvents, observeArguments, type JsonValue } from "@vigil/trace";
 
 /**
  * The events of one tool call, made by the trace package's `liveCallEvents`: the same steps every
@@ -12,7 +12,7 @@ import { isJsonObject, liveCallEvents, observeArguments, type JsonValue, type Tr
 
 /** An event of a call, as the monitor takes it and the database keeps it (the engine's `CallEvent`). */
 export type { CallEvent } from "@vigil/engine";
-import type { CallEvent } from "@vigil/engine";
+import { callEventOf, type CallEvent } from "@vigil/engine";
 
 /** What a call returned, in the shape of a transcript's `tool_result` content. */
 export interface CallResultContent {
@@ -38,22 +38,12 @@ export interface ReadCall {
 export function readCall(action: string, args: unknown, id: string, result?: CallResultContent, time?: number): ReadCall {
   const read = liveCallEvents({ id, action, args, ...(result !== undefined ? { result } : {}), ...(time !== undefined ? { time } : {}) });
   if (read.errors.length > 0) throw new CallEventsError(read.errors.join("; "));
-  return { events: read.events.map(eventOf), notes: read.notes };
+  return { events: read.events.map(callEventOf), notes: read.notes };
 }
 
 /** The events of a call (see {@link readCall}). */
 export function callEvents(action: string, args: unknown, id: string, result?: CallResultContent, time?: number): CallEvent[] {
   return readCall(action, args, id, result, time).events;
-}
-
-function eventOf(event: TraceEvent): CallEvent {
-  return {
-    action: event.action,
-    args: event.args,
-    ...(event.status !== undefined ? { status: event.status } : {}),
-    ...(event.output !== undefined ? { output: event.output } : {}),
-    ...(event.time !== undefined ? { time: event.time } : {}),
-  };
 }
 
 /** A message of the user, as an event: action `user_message`, argument `text` (observed like any argument), and its time when given. */

@@ -1,5 +1,5 @@
 import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
-import { matchesPattern, Monitor, violationOf } from "@vigil/engine";
+import { isTemporal, matchesPattern, Monitor, ruleId, violationOf } from "@vigil/engine";
 import { isEventTime } from "@vigil/diagnostics";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { appendAudit, stateDigest, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
@@ -225,7 +225,7 @@ export class Enforcer {
       const verdict = verdictOf(decided.decision, decided.violations);
       const causes = this.causes(run, decided.violations, decided.position);
       const involved = this.involvedEvents(run, decided.violations, events, decided.position, causes);
-      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(violationKey(v)) ?? [], describeFindings(guard));
+      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(ruleId(v)) ?? [], describeFindings(guard));
       if (earlier === undefined || earlier.state === "pending") {
         // The call as decided, with its arguments as given: its result is recorded against these.
         this.queries.upsertPendingCall(runId, callId, call.action, JSON.stringify(events), decided.decision, argumentsJson(call.args));
@@ -335,7 +335,7 @@ export class Enforcer {
     const causes = this.causes(run, recorded.violations, firstPosition);
     const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1, causes);
     const reason =
-      recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(violationKey(v)) ?? [])).join("\n") : undefined;
+      recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(ruleId(v)) ?? [])).join("\n") : undefined;
     const audit = this.append(run, "result", result.status, callId, {
       call: { id: callId, action },
       events: events.map((e, index) => ({
@@ -580,10 +580,10 @@ export class Enforcer {
       };
       let searching = false;
       for (const { violation, operands } of wanted) {
-        const found = causes.get(violationKey(violation)) ?? [];
+        const found = causes.get(ruleId(violation)) ?? [];
         if (found.length >= CAUSES_SHOWN) continue;
         searching = true;
-        if (operands.some((operand) => matchesPattern(operand, event))) causes.set(violationKey(violation), [...found, event.position]);
+        if (operands.some((operand) => matchesPattern(operand, event))) causes.set(ruleId(violation), [...found, event.position]);
       }
       if (!searching) break;
     }
@@ -657,17 +657,11 @@ function timeField(time: number | undefined): { time?: number } {
   return time !== undefined ? { time } : {};
 }
 
-function violationKey(violation: Violation): string {
-  return `${violation.policy}\u0000${violation.name}`;
-}
-
 /** The operands of the `once` operators of a formula that are patterns (no temporal operator inside). */
 function onceOperands(formula: Formula): Formula[] {
   const found: Formula[] = [];
-  const temporal = (f: Formula): boolean =>
-    f.kind === "once" || f.kind === "eventually" || ((f.kind === "and" || f.kind === "or") && f.operands.some(temporal)) || (f.kind === "not" && temporal(f.operand));
   const visit = (f: Formula): void => {
-    if (f.kind === "once" && !temporal(f.operand)) found.push(f.operand);
+    if (f.kind === "once" && !isTemporal(f.operand)) found.push(f.operand);
     if (f.kind === "and" || f.kind === "or") f.operands.forEach(visit);
     else if (f.kind === "not" || f.kind === "once" || f.kind === "eventually") visit(f.operand);
   };

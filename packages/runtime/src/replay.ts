@@ -1,6 +1,6 @@
 import type { Violation } from "@vigil/compiler";
 import { IN_FLIGHT_MS } from "./enforcer.js";
-import { Monitor } from "@vigil/engine";
+import { Monitor, ruleId } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import { readAudit } from "./audit-chain.js";
 import type { CallEvent } from "./call-events.js";
@@ -145,5 +145,5 @@ function isInFlight(calls: readonly CallEvent[], events: readonly CallEvent[]): 
 }
 
 function ruleName(violation: Pick<Violation, "policy" | "name">): string {
-  return `${violation.policy}.${violation.name}`;
+  return ruleId(violation);
 }

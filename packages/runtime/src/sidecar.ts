@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, connect } from "node:net";
 import { isAbsolute } from "node:path";
 import { isJsonObject, type JsonValue } from "@vigil/trace";
+import { ruleId } from "@vigil/engine";
 import { tokenProblem } from "./token.js";
 import { answerClaudeCodeHook } from "./claude-code-hook.js";
 import type { Enforcer } from "./enforcer.js";
@@ -379,7 +380,7 @@ async function handleAdmitted(enforcer: Enforcer, maxBody: number, url: URL, req
   const path = url.pathname;
   if (path === "/v1/health") {
     allow(request, ["GET"]);
-    send(response, 200, { ok: true, policy: enforcer.policy.hash, files: [...enforcer.policy.files], rules: enforcer.policy.statements.map((s) => `${s.policy}.${s.name}`) });
+    send(response, 200, { ok: true, policy: enforcer.policy.hash, files: [...enforcer.policy.files], rules: enforcer.policy.statements.map(ruleId) });
     return;
   }
   if (path === "/v1/hooks/claude-code") {

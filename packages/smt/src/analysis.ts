@@ -1,4 +1,4 @@
-import { statementPatterns, type CheckedPattern, type CheckedStatement, type Formula } from "@vigil/checker";
+import { ruleId, statementPatterns, type CheckedPattern, type CheckedStatement, type Formula } from "@vigil/checker";
 import { evaluateStatement } from "@vigil/engine";
 import { keyPathId, type Signature, type TraceEvent } from "@vigil/trace";
 import { atomsOf, eventOf, formulasOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
@@ -182,7 +182,7 @@ export function searchDepth(statements: readonly CheckedStatement[], requested: 
     depth = Math.max(depth, Math.min(needed, longest));
     if (needed > longest) {
       const what = statement.form === "limit" ? `a limit of ${needed - 1}` : `a window of ${needed - 1} events`;
-      beyond.push(`runs of ${needed} events, which rule \`${statement.policy}.${statement.name}\` (${what}) needs`);
+      beyond.push(`runs of ${needed} events, which rule \`${ruleId(statement)}\` (${what}) needs`);
     }
   }
   return { depth, beyond: [...new Set(beyond)] };
@@ -274,7 +274,7 @@ export async function compareStatements(search: SymbolicSearch, old: readonly Ch
 
 /** The run judged by the forward engine, the one semantics: which rules it breaks, and whether that confirms the search. */
 function replay(events: readonly TraceEvent[], rejecting: readonly CheckedStatement[], accepting: readonly CheckedStatement[], rejectedBy: "old" | "new"): Counterexample {
-  const broken = rejecting.filter((statement) => !evaluateStatement(statement, events).holds).map((s) => `${s.policy}.${s.name}`);
+  const broken = rejecting.filter((statement) => !evaluateStatement(statement, events).holds).map(ruleId);
   const acceptedWhole = accepting.every((statement) => evaluateStatement(statement, events).holds);
   return { rejectedBy, events, broken, confirmed: broken.length > 0 && acceptedWhole };
 }

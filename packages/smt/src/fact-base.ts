@@ -1,7 +1,7 @@
 import type { CheckedStatement, Formula, KeyContainsAtom, Subject } from "@vigil/checker";
 import { statementPatterns, walkFormula } from "@vigil/checker";
-import { atomHolds, isAtom, type Atom } from "@vigil/engine";
-import { boundValueText, displayValue, keyPathDisplay, keyPathId, searchableText, valueKey, valuesAtSubject, type JsonValue, type PathSegment, type TraceEvent } from "@vigil/trace";
+import { atomHolds, containsText, isAtom, type Atom } from "@vigil/engine";
+import { displayValue, keyPathDisplay, keyPathId, valueKey, valuesAtSubject, type JsonValue, type PathSegment, type TraceEvent } from "@vigil/trace";
 import { comment, quotedSymbol } from "./smt-terms.js";
 
 /**
@@ -85,7 +85,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
   const valueComments: string[] = [];
   const keys = new Map<string, KeyFacts>();
   let keyIndex = 0;
-  const boundValues: { symbol: string; text: string }[] = [];
+  const boundValues: { symbol: string; key: string }[] = [];
   for (const [id, { subject, key: segments }] of boundKeys) {
     const display = placeDisplay(subject, segments);
     const valueFunction = quotedSymbol("k", display, keyIndex);
@@ -102,7 +102,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
         if (symbol === undefined) {
           symbol = `v${valueSymbols.size}`;
           valueSymbols.set(key, symbol);
-          boundValues.push({ symbol, text: boundValueText(key) });
+          boundValues.push({ symbol, key });
           valueComments.push(comment(`${symbol} = ${truncate(displayValue(value))}`));
         }
         facts.push(`(assert (= (${valueFunction} ${event.position} ${j}) ${symbol}))`);
@@ -111,7 +111,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
     keys.set(id, { subject, segments, valueFunction, countFunction, maxCount });
   }
 
-  // `k contains $x`: per event, the bound values whose text its text at k contains, decided here.
+  // `k contains $x`: per event, the bound values whose text its text at k contains, decided by the engine.
   const contains = new Map<KeyContainsAtom, { symbol: string; holding: Map<number, string[]> }>();
   const containsLines: string[] = [];
   containsAtoms.forEach((atom, index) => {
@@ -119,9 +119,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
     const holding = new Map<number, string[]>();
     const cases: string[] = [];
     for (const event of events) {
-      const texts = valuesAtSubject(event, atom.subject, atom.key).flatMap((value) => searchableText(value) ?? []);
-      if (texts.length === 0) continue;
-      const found = boundValues.filter(({ text }) => texts.some((t) => t.includes(text))).map(({ symbol: value }) => value);
+      const found = boundValues.filter(({ key }) => containsText(event, atom.subject, atom.key, key)).map(({ symbol: value }) => value);
       if (found.length === 0) continue;
       holding.set(event.position, found);
       cases.push(`(and (= i ${event.position}) ${found.length === 1 ? `(= v ${found[0]})` : `(or ${found.map((v) => `(= v ${v})`).join(" ")})`})`);

@@ -1,6 +1,6 @@
 import type { CheckedPattern, CheckedScope, CheckedStatement, Formula, LimitMeasure, Subject } from "@vigil/checker";
-import { needsTime, statementPatterns, variableAtoms, walkFormula } from "@vigil/checker";
-import { boundValueKeys, compileAtom, eventAmount, formatDecimal, isAtom, PatternBinder, type Atom, type Decimal } from "@vigil/engine";
+import { bindsVariable, needsTime, statementPatterns, walkFormula } from "@vigil/checker";
+import { boundValueKeys, compileAtom, eventAmount, formatDecimal, isAtom, PatternBinder, Truth, type Atom, type Decimal } from "@vigil/engine";
 import {
   boundValueText,
   decimalOf,
@@ -725,7 +725,7 @@ export class SymbolicRun {
     for (const candidate of this.candidatesOf(place.root)) {
       const event = this.single(place.root, candidate);
       keys.forEach((k, index) => {
-        if (binder.holds(event, k) !== 1) return;
+        if (binder.holds(event, k) !== Truth.True) return;
         const list = made.get(index + 1);
         if (list === undefined) made.set(index + 1, [candidate]);
         else list.push(candidate);
@@ -926,7 +926,7 @@ export class SymbolicRun {
    */
   matchesAt(statement: CheckedStatement, pattern: CheckedPattern, i: number): string {
     if (pattern.variables.length === 0) return and(this.judged(statement, i), this.pattern(pattern.formula, i));
-    const tested = statement.variables.filter((variable) => pattern.variables.includes(variable) && !bindsIn(pattern.formula, variable));
+    const tested = statement.variables.filter((variable) => pattern.variables.includes(variable) && !bindsVariable(pattern.formula, variable));
     const free = new Map<string, string>();
     for (const variable of tested) {
       const name = `free_${++this.freeConstants}`;
@@ -972,10 +972,6 @@ function atomIdOf(atom: Atom): number {
 
 let nextAtomId = 0;
 
-/** Whether a formula binds a variable (`k = $x`) somewhere. */
-function bindsIn(formula: Formula, variable: string): boolean {
-  return variableAtoms(formula).some((atom) => atom.kind === "keyBind" && atom.variable === variable);
-}
 
 /** An exact decimal as an SMT real. */
 function real(value: Decimal): string {

@@ -1,5 +1,5 @@
 import type { CheckedPattern, CheckedProgram, CheckedScope, CheckedStatement, Formula, Subject } from "@vigil/checker";
-import { needsTime, walkFormula } from "@vigil/checker";
+import { isTemporal, needsTime, ruleId, usesContains, usesVariables } from "@vigil/checker";
 import { diagnostic, type Diagnostic, type Span } from "@vigil/diagnostics";
 import { compileRegex, compileWildcard, decimalOf, formatDecimal, isRegexProblem, keyPathPlace, type PathSegment } from "@vigil/trace";
 import { dialects, type Dialect, type DialectName } from "./dialect.js";
@@ -93,7 +93,7 @@ export function compileSql(program: CheckedProgram | readonly CheckedStatement[]
     } catch (error) {
       if (!(error instanceof Inexpressible)) throw error;
       own.push(
-        diagnostic("S0001", `rule \`${statement.policy}.${statement.name}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
+        diagnostic("S0001", `rule \`${ruleId(statement)}\` cannot be compiled exactly to ${dialect.name}: ${error.message}`, {
           span: error.span,
           ...(options.file !== undefined ? { file: options.file } : {}),
           help: error.help,
@@ -408,7 +408,7 @@ class RuleBuilder {
     const atoms: string[] = [];
     const columnOf = new Map<Formula, string>();
     const collect = (formula: Formula): void => {
-      if (!hasTemporal(formula)) {
+      if (!isTemporal(formula)) {
         columnOf.set(formula, `a${atoms.length}`);
         atoms.push(`CASE WHEN ${this.predicate(formula, "e", undefined)} THEN 1 ELSE 0 END AS a${atoms.length}`);
         return;
@@ -632,30 +632,6 @@ class RuleBuilder {
     const where = "names" in at ? `${v}.names = ${this.dialect.literal(at.names)}` : this.dialect.chainMatch(`${v}.chain`, at.chainPattern);
     return `${v}.subject = ${this.dialect.literal(subject)} AND ${where}`;
   }
-}
-
-function hasTemporal(formula: Formula): boolean {
-  let found = false;
-  walkFormula(formula, (node) => {
-    if (node.kind === "once" || node.kind === "eventually") found = true;
-  });
-  return found;
-}
-
-function usesVariables(formula: Formula): boolean {
-  let found = false;
-  walkFormula(formula, (node) => {
-    if (node.kind === "keyBind" || node.kind === "keyContains") found = true;
-  });
-  return found;
-}
-
-function usesContains(formula: Formula): boolean {
-  let found = false;
-  walkFormula(formula, (node) => {
-    if (node.kind === "keyContains") found = true;
-  });
-  return found;
 }
 
 /** Whether a decimal's plain text fits DECIMAL(38, 18): at most 20 digits before the point and 18 after. */

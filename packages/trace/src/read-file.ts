@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
-import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import { diagnostic, stripByteOrderMark, type Diagnostic } from "@vigil/diagnostics";
 
 /**
  * Opens a file for reading if it is a regular file; otherwise a T0004 diagnostic saying why it
@@ -37,7 +37,7 @@ export async function readRegularFile(file: string, what = "trace"): Promise<str
   if (!isHandle(handle)) return handle;
   try {
     const text = await handle.readFile({ encoding: "utf8" });
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    return stripByteOrderMark(text);
   } catch (error) {
     return diagnostic("T0004", `cannot read the ${what} \`${file}\`: ${(error as Error).message}`, { file });
   } finally {
@@ -101,7 +101,7 @@ export async function* readRegularFilePieces(handle: FileHandle, { pieceBytes = 
       reading = handle.read(blocks[current]!, 0, pieceBytes, byte + bytesRead);
       const lastLineBreak = bytes.lastIndexOf(10);
       let text = decoder.write(lastLineBreak < 0 ? bytes : bytes.subarray(0, lastLineBreak + 1));
-      if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (first) text = stripByteOrderMark(text);
       first = false;
       if (lastLineBreak < 0) yield { text };
       else {
@@ -116,7 +116,7 @@ export async function* readRegularFilePieces(handle: FileHandle, { pieceBytes = 
     await reading.catch(() => undefined);
   }
   const rest = decoder.end();
-  if (rest !== "") yield { text: first && rest.charCodeAt(0) === 0xfeff ? rest.slice(1) : rest };
+  if (rest !== "") yield { text: first ? stripByteOrderMark(rest) : rest };
 }
 
 export function isHandle(value: FileHandle | Diagnostic): value is FileHandle {

@@ -1,4 +1,4 @@
-import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import { diagnostic, stripByteOrderMark, type Diagnostic } from "@vigil/diagnostics";
 import type { TraceFormat } from "./formats/detect.js";
 import { mayBeRunFile, RUN_FILE_HEAD, splitRunFile, type RunFile } from "./formats/tau-bench.js";
 import { isHandle, openRegularFile } from "./read-file.js";
@@ -28,10 +28,9 @@ export async function readRunFile(file: string, options: { readonly format?: Tra
       const head = Buffer.allocUnsafe(RUN_FILE_HEAD);
       const { bytesRead } = await handle.read(head, 0, head.length, 0);
       const text = head.subarray(0, bytesRead).toString("utf8");
-      if (!mayBeRunFile(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)) return undefined;
+      if (!mayBeRunFile(stripByteOrderMark(text))) return undefined;
     }
-    const whole = await handle.readFile({ encoding: "utf8" });
-    const text = whole.charCodeAt(0) === 0xfeff ? whole.slice(1) : whole;
+    const text = stripByteOrderMark(await handle.readFile({ encoding: "utf8" }));
     const runs = splitRunFile(text, { format });
     return runs === undefined ? undefined : { ...runs, text };
   } catch (error) {

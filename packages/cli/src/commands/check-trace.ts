@@ -76,7 +76,7 @@ async function compilePolicy(context: CommandContext, source: string, policyFile
 /** The run read and judged by the one pipeline; stops with exit 2 on a trace nested too deeply to read. */
 async function judge(context: CommandContext, compiled: CompiledPolicy, run: OneRun, options: CheckOptions): Promise<RunJudgement> {
   const { io } = context;
-  const { judgeRun, SmtDecider } = await loadCompiler();
+  const { createEngine, judgeRun } = await loadCompiler();
   const { traceArgument, traceFile, chosen } = run;
   // A trace of moderate size is read whole, so that its diagnostics show code frames and a
   // report can show its events; a larger one is streamed through the pipeline, which keeps
@@ -84,15 +84,13 @@ async function judge(context: CommandContext, compiled: CompiledPolicy, run: One
   // file of runs (its text was cut from the file, read whole).
   const whole = chosen !== undefined || context.fromStdin(traceArgument, "trace") || options.engine === "smt" || (await fileSize(traceArgument)) <= WHOLE_TRACE_BYTES;
   const text = chosen !== undefined ? chosen.text : whole ? await context.readText(traceArgument, "trace") : undefined;
-  // The decider is made here rather than inside the pipeline so that its release can be left to
-  // the end of the process (see `CliIo.exitsAfterRun`).
-  const decider = options.engine === "smt" ? await SmtDecider.create({ timeoutMs: options.timeout }) : undefined;
+  // The engine is made here rather than inside the pipeline so that the release of what it holds
+  // (the solver's decider) can be left to the end of the process (see `CliIo.exitsAfterRun`).
+  const engine = createEngine(options.engine, { smt: { timeoutMs: options.timeout } });
   try {
     const named = chosen !== undefined ? { run: chosen.name, origin: chosen.origin } : {};
     return await judgeRun(compiled, { file: traceFile, ...(text !== undefined ? { text } : {}), ...named }, {
-      engine: options.engine,
-      ...(decider !== undefined ? { decider } : {}),
-      smt: { timeoutMs: options.timeout },
+      engine,
       traceFormat: chosen !== undefined ? "tau-bench" : (options.traceFormat ?? "auto"),
       ...(options.ground !== undefined ? { ground: options.ground } : {}),
       ...(options.messages === true ? { messages: true } : {}),
@@ -108,7 +106,7 @@ async function judge(context: CommandContext, compiled: CompiledPolicy, run: One
     io.stderr(`error: cannot read the trace \`${run.runName}\`: a value in it is nested too deeply to read; no rule was checked\n`);
     throw new InputError();
   } finally {
-    if (decider !== undefined && io.exitsAfterRun !== true) await decider.dispose();
+    if (io.exitsAfterRun !== true) await engine.dispose();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { CheckedProgram } from "@vigil/compiler";
+import { ruleId, type CheckedProgram } from "@vigil/compiler";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
@@ -46,7 +46,7 @@ async function diff(context: CommandContext, first: string, second: string | und
   const { defaultDiffDepth, diffPolicies } = await loadCompiler();
   const depth = options.depth ?? defaultDiffDepth;
   if (options.rule !== undefined) {
-    const names = (program: CheckedProgram) => program.policies.flatMap((p) => p.statements.flatMap((s) => [s.name, `${s.policy}.${s.name}`]));
+    const names = (program: CheckedProgram) => program.policies.flatMap((p) => p.statements.flatMap((s) => [s.name, ruleId(s)]));
     if (![...names(old), ...names(next)].includes(options.rule)) {
       io.stderr(`error: no rule named \`${options.rule}\` in either version\n`);
       throw new InputError();

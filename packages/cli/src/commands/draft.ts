@@ -1,5 +1,5 @@
 import { basename, dirname, relative, resolve } from "node:path";
-import type { Diagnostic, RecordingRun, Signature } from "@vigil/compiler";
+import { ruleId, type Diagnostic, type RecordingRun, type Signature } from "@vigil/compiler";
 import type { DraftCache, DraftResult, ModelProvider, ModelRequest } from "@vigil/draft";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
@@ -208,7 +208,7 @@ async function guardrail(context: CommandContext, specs: string[], options: Draf
   const key = guardrailKey({ promptVersion, reference, provider: provider.name, model: provider.model, maxRepairs, ruleText: broken.ruleText, incident, benign, signature });
   const kept = cache !== undefined ? await cache.getGuardrail(key) : undefined;
   // A kept guardrail is replayed again before it is used: the cache remembers answers, not verdicts.
-  const rechecked = kept !== undefined ? recheckGuardrail(kept, subject) : undefined;
+  const rechecked = kept !== undefined ? await recheckGuardrail(kept, subject) : undefined;
   let result;
   if (rechecked?.ok === true) {
     result = rechecked.result;
@@ -315,7 +315,7 @@ async function testFileOf(
   const names = new Set<string>();
   let runs = 0;
   let brokenRuns = 0;
-  const nameOf = (s: { policy: string; name: string }) => (s.name === "all" || s.name === "others" ? `${s.policy}.${s.name}` : s.name);
+  const nameOf = (s: { policy: string; name: string }) => (s.name === "all" || s.name === "others" ? ruleId(s) : s.name);
   // A run is named by its file's name, or by its path where several files share the name (a corpus of directories).
   const shared = new Set(traces.map((trace) => basename(trace)).filter((name, index, all) => all.indexOf(name) !== index));
   const fileName = (trace: string) => (shared.has(basename(trace)) ? from(trace) : basename(trace));
@@ -347,7 +347,7 @@ async function testFileOf(
       }
       const undecided = report.statements.filter((s) => s.undecided !== undefined);
       if (undecided.length > 0) {
-        failures.push(`${name}: ${undecided.map((s) => `\`${s.policy}.${s.name}\` undecided (${s.undecided})`).join("; ")}`);
+        failures.push(`${name}: ${undecided.map((s) => `\`${ruleId(s)}\` undecided (${s.undecided})`).join("; ")}`);
         continue;
       }
       const statements = report.statements;
@@ -388,7 +388,7 @@ async function explanation(result: DraftResult, signature: Signature | undefined
       if (item.kind !== "RuleDecl") continue;
       const traced = result.rules.find((rule) => rule.policy === policy.name.text && rule.name === item.name.text);
       const meaning = describeRule({ ...item, doc: undefined }, policy).split("\n\n").slice(1).map(plain).join("\n");
-      out += `\n  ${policy.name.text}.${item.name.text}${traced !== undefined ? ` (${traced.source})` : ""}\n`;
+      out += `\n  ${ruleId({ policy: policy.name.text, name: item.name.text })}${traced !== undefined ? ` (${traced.source})` : ""}\n`;
       if (traced !== undefined) out += `    the specification says:\n${indent(traced.cited)}\n`;
       out += `    the rule:\n${indent(result.policy.slice(item.span.start, item.span.end))}\n    what it means:\n${indent(meaning)}\n`;
     }
@@ -406,7 +406,7 @@ async function explanation(result: DraftResult, signature: Signature | undefined
   out += `${heading}: ${findings.length === 0 ? "nothing found" : plural(findings.length, "finding")}\n`;
   for (const finding of findings) {
     const owner = compiled.syntax.policies.flatMap((p) => p.items.map((item) => ({ p, item }))).find(({ item }) => finding.span !== undefined && item.span.start <= finding.span.start && finding.span.start <= item.span.end);
-    out += `  ${finding.code} (${finding.severity})${owner !== undefined ? ` ${owner.p.name.text}.${owner.item.name.text}` : ""}: ${finding.message}${finding.help !== undefined ? `\n      help: ${finding.help}` : ""}\n`;
+    out += `  ${finding.code} (${finding.severity})${owner !== undefined ? ` ${ruleId({ policy: owner.p.name.text, name: owner.item.name.text })}` : ""}: ${finding.message}${finding.help !== undefined ? `\n      help: ${finding.help}` : ""}\n`;
   }
   return { text: out };
 }
@@ -417,7 +417,7 @@ function reportText(result: DraftResult): string {
   out += result.unsupported.length > 0 ? `; ${plural(result.unsupported.length, "requirement")} the model could not write` : "";
   out += result.rejected.length > 0 ? `; ${plural(result.rejected.length, "declaration")} taken out after failing the checks` : "";
   out += "\n";
-  for (const rule of result.rules) out += `  ✓ ${rule.policy}.${rule.name} ← ${rule.source}: ${oneLine(rule.requirement)}\n`;
+  for (const rule of result.rules) out += `  ✓ ${ruleId(rule)} ← ${rule.source}: ${oneLine(rule.requirement)}\n`;
   for (const item of result.unsupported) out += `  ✗ ${item.source}: ${oneLine(item.requirement)} — not written: ${oneLine(item.why)}\n`;
   for (const item of result.rejected) out += `  ✗ ${item.name}${item.source !== undefined ? ` (${item.source})` : ""} taken out: ${item.problems.map(oneLine).join("; ")}\n`;
   for (const warning of result.warnings) out += `  ${warning}\n`;

@@ -1,10 +1,10 @@
 import type { Diagnostic, ReadRecordingResult, Trace } from "@vigil/compiler";
-import { closestName } from "@vigil/diagnostics";
+import { closestName, stripByteOrderMark } from "@vigil/diagnostics";
 import type { ReadRunFileResult, RecordingRun } from "@vigil/trace";
 import type { CliIo } from "../cli.js";
 import { printableLine, printableText } from "../render.js";
 import type { DiagnosticPrinter } from "./context.js";
-import { InputError, isStackOverflow, loadTraceReader, plural, STDIN_NAME, stripByteOrderMark, type TraceReading } from "./shared.js";
+import { InputError, isStackOverflow, loadTraceReader, plural, STDIN_NAME, type TraceReading } from "./shared.js";
 
 /** How a recording was read, as `reportReading` says it. */
 export interface RecordingRead {

@@ -1,4 +1,4 @@
-import type { Encoding } from "@vigil/compiler";
+import { ruleId, type Encoding } from "@vigil/compiler";
 import { closestName } from "@vigil/diagnostics";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
@@ -39,13 +39,13 @@ async function lower(context: CommandContext, policyFile: string, options: Lower
   }
   const statements = compiled.program.policies
     .flatMap((p) => p.statements)
-    .filter((s) => options.rule === undefined || s.name === options.rule || `${s.policy}.${s.name}` === options.rule);
+    .filter((s) => options.rule === undefined || s.name === options.rule || ruleId(s) === options.rule);
   if (statements.length === 0) {
     if (options.rule === undefined) io.stderr(`error: the policy \`${policyFile}\` declares no rule; nothing to lower\n`);
     else {
       const near = closestName(
         options.rule,
-        compiled.program.policies.flatMap((p) => p.statements.flatMap((s) => [s.name, `${s.policy}.${s.name}`])),
+        compiled.program.policies.flatMap((p) => p.statements.flatMap((s) => [s.name, ruleId(s)])),
       );
       io.stderr(`error: no rule named \`${options.rule}\` in \`${policyFile}\`${near !== undefined ? `; did you mean \`${near}\`?` : ""}\n`);
     }

@@ -1,6 +1,6 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { CompiledPolicy } from "@vigil/compiler";
+import { ruleId, type CompiledPolicy } from "@vigil/compiler";
 import { InvalidArgumentError, Option } from "commander";
 import type { RuleText } from "../html.js";
 
@@ -41,11 +41,6 @@ export interface TraceReading {
   readonly run?: string;
 }
 
-/** A leading byte-order mark is an encoding artifact, not part of the text. */
-export function stripByteOrderMark(text: string): string {
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
-
 /** `1 run`, `2 runs`: a count and its noun. */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
@@ -56,7 +51,7 @@ export function ruleTexts(compiled: CompiledPolicy, source: string): RuleText[] 
   if (!compiled.ok) return [];
   return compiled.program.policies.flatMap((policy) =>
     policy.statements.map((statement) => ({
-      id: `${statement.policy}.${statement.name}`,
+      id: ruleId(statement),
       ...(statement.doc !== undefined ? { doc: statement.doc } : {}),
       source: source.slice(statement.span.start, statement.span.end),
     })),

@@ -1,6 +1,7 @@
 import { closestName } from "@vigil/diagnostics";
 import type { DialectName } from "@vigil/sql";
 import { Option, type Command } from "commander";
+import { ruleId } from "@vigil/compiler";
 import type { CommandContext } from "./context.js";
 import { InputError, loadCompiler, plural } from "./shared.js";
 
@@ -49,11 +50,11 @@ async function printSql(context: CommandContext, policyFile: string, options: Sq
     throw new InputError();
   }
   const statements = compiled.program.policies.flatMap((p) => p.statements);
-  const chosen = statements.filter((s) => options.rule === undefined || s.name === options.rule || `${s.policy}.${s.name}` === options.rule);
+  const chosen = statements.filter((s) => options.rule === undefined || s.name === options.rule || ruleId(s) === options.rule);
   if (chosen.length === 0) {
     if (options.rule === undefined) io.stderr(`error: the policy \`${policyFile}\` declares no rule; no SQL was written\n`);
     else {
-      const near = closestName(options.rule, statements.flatMap((s) => [s.name, `${s.policy}.${s.name}`]));
+      const near = closestName(options.rule, statements.flatMap((s) => [s.name, ruleId(s)]));
       io.stderr(`error: no rule named \`${options.rule}\` in \`${policyFile}\`${near !== undefined ? `; did you mean \`${near}\`?` : ""}\n`);
     }
     throw new InputError();
@@ -66,7 +67,7 @@ async function printSql(context: CommandContext, policyFile: string, options: Sq
   reportUnrendered();
   const query = options.rule !== undefined ? rules[0]!.sql : sql.sql;
   if (query !== undefined) {
-    const listed = rules.filter((rule) => rule.sql !== undefined).map((rule) => `--   ${rule.index}  ${rule.policy}.${rule.name}`);
+    const listed = rules.filter((rule) => rule.sql !== undefined).map((rule) => `--   ${rule.index}  ${ruleId(rule)}`);
     io.stdout(
       `-- ${policyFile} as ${options.dialect} SQL over ${options.table} and ${options.valuesTable} (vigilc export).\n` +
         `-- One row per witness: rule, run, seq, broken_by (until); an undecided rule has a problem and its event.\n` +

@@ -114,14 +114,15 @@ async function runOnce(
   engines: readonly EngineName[],
   filter: ((name: string) => boolean) | undefined,
 ): Promise<{ code: number; results: readonly TestFileResult[] }> {
-  const { runTestFile, SmtDecider } = await loadCompiler();
+  const { createEngine, runTestFile } = await loadCompiler();
   const started = performance.now();
-  const decider = engines.includes("smt") ? await SmtDecider.create({ timeoutMs: 30_000 }) : undefined;
+  // One engine of each kind for every file: the solver's decider is made once, on first use.
+  const judges = engines.map((name) => createEngine(name, { smt: { timeoutMs: 30_000 } }));
   const results: TestFileResult[] = [];
   try {
-    for (const file of files) results.push(await runTestFile(file, { engines, ...(filter !== undefined ? { filter } : {}), ...(decider !== undefined ? { decider } : {}) }));
+    for (const file of files) results.push(await runTestFile(file, { engines: judges, ...(filter !== undefined ? { filter } : {}) }));
   } finally {
-    if (decider !== undefined && context.io.exitsAfterRun !== true) await decider.dispose();
+    if (context.io.exitsAfterRun !== true) for (const judge of judges) await judge.dispose();
   }
   const totals = totalsOf(results, performance.now() - started);
   const wantsCoverage = options.coverage === true || options.threshold !== undefined;

@@ -1,8 +1,9 @@
 import type { CodeLens } from "vscode-languageserver";
+import { ruleId } from "@vigil/compiler";
 import type { Analysis } from "../analysis.js";
 import { openWitnessCommand, type OpenWitnessArguments } from "../protocol.js";
 import { pathToUri } from "../uris.js";
-import { ruleKey, verdictTitle, type VerdictTable } from "./verdicts.js";
+import { verdictTitle, type VerdictTable } from "./verdicts.js";
 
 /**
  * A lens above every rule with its verdict on the sample traces. A violated rule's lens opens the
@@ -18,7 +19,7 @@ export function verdictLenses(analysis: Analysis, verdicts: VerdictTable | undef
         lenses.push({ range, command: { title: "not judged: the policy has errors", command: "" } });
         continue;
       }
-      const ruleVerdicts = verdicts.get(ruleKey(policy.name.text, item.name.text));
+      const ruleVerdicts = verdicts.get(ruleId({ policy: policy.name.text, name: item.name.text }));
       if (ruleVerdicts === undefined || ruleVerdicts.length === 0) continue;
       const title = verdictTitle(ruleVerdicts);
       const violated = ruleVerdicts.find((verdict) => !verdict.holds && verdict.firstWitness !== undefined);

@@ -1,8 +1,7 @@
-import { judgeRun, signatureToJson, type CompiledPolicy, type Diagnostic, type EngineName, type Signature } from "@vigil/compiler";
+import { judgeRun, ruleId, signatureToJson, type CompiledPolicy, type Diagnostic, type EngineName, type Signature } from "@vigil/compiler";
 import type { TextPositions } from "../positions.js";
 import { witnessLimit, type CheckTraceResult, type CheckTraceStatement, type SignatureResult } from "../protocol.js";
 import type { SampleSet } from "../workspace/samples.js";
-import { ruleKey } from "./verdicts.js";
 
 /** The answers to the server's own requests (`vigil/checkTrace`, `vigil/signature`). */
 
@@ -33,10 +32,10 @@ export async function checkTrace(policy: CompiledPolicy, positions: TextPosition
   }
   const names = new Map<string, { start: number; end: number }>();
   for (const declaration of policy.syntax.policies) {
-    for (const item of declaration.items) if (item.kind === "RuleDecl") names.set(ruleKey(declaration.name.text, item.name.text), item.name.span);
+    for (const item of declaration.items) if (item.kind === "RuleDecl") names.set(ruleId({ policy: declaration.name.text, name: item.name.text }), item.name.span);
   }
   const statements: CheckTraceStatement[] = run.report.statements.map((statement) => {
-    const name = names.get(ruleKey(statement.policy, statement.name));
+    const name = names.get(ruleId(statement));
     return {
       policy: statement.policy,
       name: statement.name,

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { judgeRun, reportOf, TraceRun, type CheckReport, type CompiledPolicy, type StatementOutcome, type TraceEvent } from "@vigil/compiler";
+import { createEngine, judgeRun, reportOf, ruleId, type CheckReport, type CompiledPolicy, type StatementOutcome, type TraceEvent } from "@vigil/compiler";
 import type { SampleSet, SampleTrace } from "../workspace/samples.js";
 
 /**
@@ -18,12 +18,8 @@ export interface TraceVerdict {
   readonly firstWitness?: { readonly event: number; readonly line?: number };
 }
 
-/** Verdicts by rule (`policy` and `name`), each with one entry per judged trace, in the sample set's order. */
+/** Verdicts by rule (its `ruleId`), each with one entry per judged trace, in the sample set's order. */
 export type VerdictTable = ReadonlyMap<string, readonly TraceVerdict[]>;
-
-export function ruleKey(policy: string, rule: string): string {
-  return `${policy}\u0000${rule}`;
-}
 
 /** How many statements are judged between two looks at the server's other work. */
 const STATEMENTS_PER_SLICE = 200;
@@ -41,7 +37,7 @@ export async function judgeSamples(policy: CompiledPolicy, samples: SampleSet, s
     const judged = await judgeSample(policy, trace, signal);
     if (judged === undefined) continue;
     for (const statement of judged.report.statements) {
-      const key = ruleKey(statement.policy, statement.name);
+      const key = ruleId(statement);
       let verdicts = table.get(key);
       if (verdicts === undefined) {
         verdicts = [];
@@ -69,11 +65,12 @@ async function judgeSample(policy: CompiledPolicy, trace: SampleTrace, signal: A
     // completion or a newer edit is answered in between. Each statement's machine runs on its own,
     // so the outcomes are the same as in one run.
     const statements = policy.program.policies.flatMap((p) => p.statements);
+    const forward = createEngine("eval");
     const outcomes: StatementOutcome[] = [];
     for (let start = 0; start < statements.length; start += STATEMENTS_PER_SLICE) {
-      const run = new TraceRun(statements.slice(start, start + STATEMENTS_PER_SLICE));
+      const run = forward.start(statements.slice(start, start + STATEMENTS_PER_SLICE));
       for (const event of events) run.step(event);
-      for (const outcome of run.finish()) outcomes.push(outcome);
+      for (const outcome of await run.finish()) outcomes.push(outcome);
       await yieldToRequests();
       signal.throwIfAborted();
     }

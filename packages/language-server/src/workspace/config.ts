@@ -1,5 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { stripByteOrderMark } from "@vigil/diagnostics";
 
 /**
  * `vigil.config.json`: where a folder of policies takes its sample traces and tool schemas from.
@@ -58,7 +59,7 @@ export async function readConfig(file: string): Promise<VigilConfig> {
   }
   let document: unknown;
   try {
-    document = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    document = JSON.parse(stripByteOrderMark(text));
   } catch (error) {
     return empty(`${configFileName} is not valid JSON: ${(error as Error).message}`);
   }

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
-import type { Diagnostic } from "@vigil/diagnostics";
+import { stripByteOrderMark, type Diagnostic } from "@vigil/diagnostics";
 import {
   createRecordingReader,
   isHandle,
@@ -196,7 +196,7 @@ async function readSampleSchema(file: string): Promise<SampleSchema> {
       signature: new SignatureBuilder().signature(),
     };
   }
-  const { signature, diagnostics } = signatureFromToolSchemas(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, { file });
+  const { signature, diagnostics } = signatureFromToolSchemas(stripByteOrderMark(text), { file });
   return { file, diagnostics, usable: !diagnostics.some((d) => d.severity === "error"), signature };
 }
 
