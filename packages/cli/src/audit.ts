@@ -1,5 +1,5 @@
 import type { ReplayReport } from "@vigil/runtime";
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 import { openStore } from "./enforcement.js";
 import { printableLine } from "./render.js";
 

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFil
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { stateToSeal } from "@vigil/runtime";
-import type { HookGuardArguments } from "./hook.js";
 import { shellQuote } from "./shell-words.js";
 
 /**
@@ -23,6 +22,13 @@ import { shellQuote } from "./shell-words.js";
  *
  * Hooks run outside the sandbox: what they read (the key file, the token) stays beyond the agent.
  */
+
+/** The guard options of the hook's command line. */
+export interface HookGuardArguments {
+  readonly off: boolean;
+  readonly protect: readonly string[];
+  readonly unknownCommands?: "ask" | "block";
+}
 
 export interface SettingsArguments {
   readonly policies: readonly string[];

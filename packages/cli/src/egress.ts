@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { attributeToCallInFlight, startEgressProxy } from "@vigil/runtime/egress";
 import { egressListeners } from "./egress-listener.js";
 import { dirname, join, resolve } from "node:path";
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 import { openStore } from "./enforcement.js";
 import { printableLine } from "./render.js";
 

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Enforcer, EnforcerOptions, GuardOptions, ProtectedPath, Store } from "@vigil/runtime";
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 import { auditKey } from "./audit-key.js";
 import { printableLine } from "./render.js";
 

@@ -1,4 +1,5 @@
-import type { CliIo } from "./cli.js";
+import type { HookGuardArguments } from "./claude-settings.js";
+import type { CliIo } from "./io.js";
 
 /**
  * `vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow]`: one run of a Claude Code
@@ -81,12 +82,6 @@ interface HookArguments {
   readonly serveDaemon?: boolean;
 }
 
-/** The guard options of the command line. */
-export interface HookGuardArguments {
-  readonly off: boolean;
-  readonly protect: readonly string[];
-  readonly unknownCommands?: "ask" | "block";
-}
 
 export function parseHookArguments(argv: readonly string[]): HookArguments {
   const policies: string[] = [];

@@ -1,4 +1,4 @@
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 import { guardOptions, openEnforcement } from "./enforcement.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 
 /**
  * The process around a `run` of `vigilc` (or of its hook): standard input and output, the exit.

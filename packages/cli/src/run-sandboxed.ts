@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { constants, homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { shellQuote } from "./shell-words.js";
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 import { openEnforcement } from "./enforcement.js";
 import { printableLine } from "./render.js";
 

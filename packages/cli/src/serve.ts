@@ -1,5 +1,5 @@
 import { dirname, join, resolve } from "node:path";
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./io.js";
 import { guardOptions, openEnforcement } from "./enforcement.js";
 import { printableLine } from "./render.js";
 import { loadOrCreateTokenFile, TOKEN_FILE_NAME } from "./token-file.js";

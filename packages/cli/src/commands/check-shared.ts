@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import type { CompiledPolicy, EngineName } from "@vigil/compiler";
-import type { CliIo } from "../cli.js";
+import type { CliIo } from "../io.js";
 import { toHtml, type RuleText } from "../html.js";
 import type { FailOn, RunOutcome } from "../outcome.js";
 import { toSarif } from "../sarif.js";

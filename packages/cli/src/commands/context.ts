@@ -1,16 +1,11 @@
 import type { Diagnostic } from "@vigil/compiler";
 import type { Command } from "commander";
-import type { CliIo } from "../cli.js";
+import type { CliIo } from "../io.js";
 import { renderDiagnostic, type Colors } from "../render.js";
-import { createInputs, type Inputs } from "./inputs.js";
+import { createInputs, type DiagnosticPrinter, type Inputs } from "./inputs.js";
 import { EXIT_SAFE, MAX_RENDERED_DIAGNOSTICS, plural } from "./shared.js";
 
-/** Prints diagnostics on standard error, at most `MAX_RENDERED_DIAGNOSTICS` of them in one run. */
-export interface DiagnosticPrinter {
-  readonly printDiagnostics: (diagnostics: readonly Diagnostic[]) => void;
-  /** Says how many diagnostics were left out, if any; called before a command's closing line. */
-  readonly reportUnrendered: () => void;
-}
+export type { DiagnosticPrinter } from "./inputs.js";
 
 /**
  * What every command is given: the caller's io, the exit code it sets, and the helpers that share

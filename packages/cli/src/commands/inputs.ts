@@ -1,10 +1,16 @@
 import type { Diagnostic, ReadRecordingResult, Trace } from "@vigil/compiler";
 import { closestName, stripByteOrderMark } from "@vigil/diagnostics";
 import type { ReadRunFileResult, RecordingRun } from "@vigil/trace";
-import type { CliIo } from "../cli.js";
+import type { CliIo } from "../io.js";
 import { printableLine, printableText } from "../render.js";
-import type { DiagnosticPrinter } from "./context.js";
 import { InputError, isStackOverflow, loadTraceReader, plural, STDIN_NAME, type TraceReading } from "./shared.js";
+
+/** Prints diagnostics on standard error, at most `MAX_RENDERED_DIAGNOSTICS` of them in one run. */
+export interface DiagnosticPrinter {
+  readonly printDiagnostics: (diagnostics: readonly Diagnostic[]) => void;
+  /** Says how many diagnostics were left out, if any; called before a command's closing line. */
+  readonly reportUnrendered: () => void;
+}
 
 /** How a recording was read, as `reportReading` says it. */
 export interface RecordingRead {
