@@ -1,4 +1,4 @@
-import type { StatementMachine } from "./machines.js";
+import type { StatementMachine } from "./machines/statement-machine.js";
 
 /**
  * Which machines an event of a given action must go through: those whose patterns can hold on that

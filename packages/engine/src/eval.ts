@@ -2,7 +2,9 @@ import type { StatementOutcome } from "@vigil/checker";
 import { needsTime, type CheckedStatement } from "@vigil/checker/ir";
 import type { TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
-import { createMachine, sortedUnique, type StatementMachine } from "./machines.js";
+import { createMachine } from "./machines.js";
+import { sortedUnique } from "./machines/shared.js";
+import type { StatementMachine } from "./machines/statement-machine.js";
 import { PatternMatches, type PatternMatchCount } from "./pattern-matches.js";
 import { EventTimes } from "./time.js";
 

@@ -3,9 +3,10 @@ export { isTemporal, ruleId } from "@vigil/checker/ir";
 export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
 export { atomHolds, boundValueKeys, compileAtom, compilePattern, containsText, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
 export { Truth } from "./truth.js";
-export type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
-export type { ScopedState, StateOf } from "./machine-state.js";
-export { createMachine, sortedUnique } from "./machines.js";
+export type { MachineObserver, StatementMachine } from "./machines/statement-machine.js";
+export type { MachineState, ScopedState, StateOf } from "./machine-state.js";
+export { createMachine } from "./machines.js";
+export { sortedUnique } from "./machines/shared.js";
 export type { Answer, AnswerCount, EvaluationBudget, RunObservations, RunObserver, ScopeCount, ScopeStretch, TimeError, TriggerCount } from "./eval.js";
 export { breakingEvents, DEFAULT_OPEN_OBLIGATIONS, evaluateStatement, TraceRun } from "./eval.js";
 export type {

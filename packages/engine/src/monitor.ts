@@ -1,7 +1,10 @@
 import { needsTime, ruleId, type CheckedStatement } from "@vigil/checker/ir";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { Dispatch } from "./dispatch.js";
-import { createMachine, sortedUnique, type MachineState, type StatementMachine } from "./machines.js";
+import type { MachineState } from "./machine-state.js";
+import { createMachine } from "./machines.js";
+import { sortedUnique } from "./machines/shared.js";
+import type { StatementMachine } from "./machines/statement-machine.js";
 
 /**
  * The online monitor: the forward machines of a policy's statements, fed one tool call at a time

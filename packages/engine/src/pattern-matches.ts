@@ -2,7 +2,7 @@ import { statementPatterns, type CheckedPattern, type CheckedStatement } from "@
 import type { Span } from "@vigil/diagnostics";
 import type { TraceEvent } from "@vigil/trace";
 import { PatternBinder } from "./atoms.js";
-import { actionsOf } from "./machines.js";
+import { actionsOf } from "./machines/relevant-actions.js";
 
 /**
  * Which events each pattern of a statement matched: the "why" behind a verdict. A pattern with

@@ -2,8 +2,8 @@ import type { CheckedScope } from "@vigil/checker";
 import type { TraceEvent } from "@vigil/trace";
 import { compilePattern, compilePendingPattern, type EventPredicate, type PendingPredicate } from "./atoms.js";
 import { Truth } from "./truth.js";
-import type { MachineObserver, MachineState, StatementMachine } from "./machines.js";
-import type { ScopedState } from "./machine-state.js";
+import type { MachineState, ScopedState } from "./machine-state.js";
+import type { MachineObserver, StatementMachine } from "./machines/statement-machine.js";
 
 /**
  * Scopes (Dwyer's): where in the run a statement is judged. The run is cut into stretches, and each
