@@ -52,6 +52,11 @@ export function userMessageEvent(text: string, time?: number): CallEvent {
   return { action: "user_message", args: observeArguments({ text }).args, ...(time !== undefined ? { time } : {}) };
 }
 
+/** An event's time, as a field to spread (none when it has none). */
+export function timeField(time: number | undefined): { time?: number } {
+  return time !== undefined ? { time } : {};
+}
+
 /**
  * The content of a Claude Code tool response (the `tool_response` of a PostToolUse hook, the
  * `tool_use_result` of a transcript line) in the shape of the transcript's `tool_result` content,

@@ -1,7 +1,7 @@
 import type { MonitorSnapshot } from "@vigil/compiler";
 import { Monitor } from "@vigil/engine";
 import { stableStringify, type JsonValue } from "@vigil/trace";
-import { stateDigest } from "./audit-chain.js";
+import { stateDigest } from "./audit-hash.js";
 import { decodeProgram } from "./policy.js";
 import type { Store } from "./store.js";
 

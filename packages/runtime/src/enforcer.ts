@@ -1,14 +1,17 @@
-import type { CheckedStatement, FinalVerdict, Formula, MonitorSnapshot, StatementStanding, Violation } from "@vigil/compiler";
-import { isTemporal, matchesPattern, Monitor, ruleId, violationOf } from "@vigil/engine";
+import type { FinalVerdict, StatementStanding, Violation } from "@vigil/compiler";
+import { Monitor, ruleId, violationOf } from "@vigil/engine";
 import { isEventTime } from "@vigil/diagnostics";
-import type { JsonValue, TraceEvent } from "@vigil/trace";
-import { appendAudit, stateDigest, type AuditOutcome, type AuditRecord } from "./audit-chain.js";
-import { callEvents, readCall, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
+import type { JsonValue } from "@vigil/trace";
+import { anomalyBody, cancelBody, decisionBody, finishBody, messageBody, refusalBody, resultBody, stopBody } from "./audit-body.js";
+import { appendAudit, type AuditRecord } from "./audit-chain.js";
+import { callEvents, readCall, timeField, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
 import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict } from "@vigil/engine";
-import { databaseFiles, describeFindings, findingsJson, Guard, vigilCodePaths, type GuardFinding, type GuardOptions } from "./guard.js";
+import { DecisionCauses, lookup } from "./decision-causes.js";
+import { databaseFiles, describeFindings, Guard, vigilCodePaths, type GuardFinding, type GuardOptions } from "./guard.js";
+import { LiveRuns, type LiveRun } from "./live-runs.js";
 import type { EnforcedPolicy } from "./policy.js";
 import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";
-import { RunQueries, type RunRow } from "./run-queries.js";
+import { RunQueries } from "./run-queries.js";
 import type { Store } from "./store.js";
 
 /**
@@ -23,7 +26,9 @@ import type { Store } from "./store.js";
  *
  * A run's monitor keeps only the calls that ran (recorded); a decided call waits in the `calls`
  * table until its result comes. A long-lived enforcer (the sidecar, the gateway) keeps each run's
- * monitor in memory and reads it again only when another process changed the run.
+ * monitor in memory and reads it again only when another process changed the run (live-runs.ts).
+ * The events a decision names come from decision-causes.ts, and what each audit record holds from
+ * audit-body.ts.
  */
 
 export interface ToolCall {
@@ -143,16 +148,6 @@ export interface EnforcerOptions {
   readonly now?: () => number;
 }
 
-
-interface LiveRun {
-  readonly runId: string;
-  readonly monitor: Monitor;
-  /** The run's version in the database when the monitor was read or written. */
-  version: number;
-  /** The SHA-256 of the state as stored (`runs.state`), which every audit record of the run commits to. */
-  stateHash: string;
-}
-
 /**
  * How long a call let run may be in flight: past Claude Code's longest shell command (10 minutes),
  * a call whose result never came is no longer taken as running.
@@ -160,9 +155,9 @@ interface LiveRun {
 export const IN_FLIGHT_MS = 15 * 60_000;
 
 export class Enforcer {
-  private readonly runs = new Map<string, LiveRun>();
+  private readonly runs: LiveRuns;
+  private readonly causes: DecisionCauses;
   private readonly budget: number | undefined;
-  private readonly runsKept: number;
 
   constructor(
     readonly store: Store,
@@ -170,11 +165,12 @@ export class Enforcer {
     options: EnforcerOptions = {},
   ) {
     this.budget = options.decisionBudget;
-    this.runsKept = options.runsKeptInMemory ?? 1000;
     this.cwd = options.cwd ?? process.cwd();
     this.env = options.env;
     this.now = options.now ?? Date.now;
     this.queries = new RunQueries(store.db);
+    this.runs = new LiveRuns(store, policy, this.queries, { decisionBudget: this.budget, runsKeptInMemory: options.runsKeptInMemory ?? 1000, now: this.now });
+    this.causes = new DecisionCauses(this.queries, policy.statements);
     this.guard =
       options.guard === false
         ? undefined
@@ -201,7 +197,7 @@ export class Enforcer {
 
   /** Decides a call before it runs, and logs the decision. Never throws on a bad call: it is blocked with the reason. */
   decide(runId: string, call: ToolCall): EnforcedDecision {
-    return this.transaction(runId, (run) => {
+    return this.runs.transaction(runId, (run) => {
       const callId = call.id ?? this.freshCallId(runId);
       let events: CallEvent[] = [];
       let guard: GuardFinding[] = [];
@@ -223,24 +219,30 @@ export class Enforcer {
       if (guard.some((f) => f.response === "block")) decided = { ...decided, decision: "block" as const };
       else if (guard.length > 0 && decided.decision === "allow") decided = { ...decided, decision: "ask" as const };
       const verdict = verdictOf(decided.decision, decided.violations);
-      const causes = this.causes(run, decided.violations, decided.position);
-      const involved = this.involvedEvents(run, decided.violations, events, decided.position, causes);
+      const causes = this.causes.of(runId, decided.violations, decided.position);
+      const involved = this.causes.involvedEvents(runId, decided.violations, events, decided.position, causes);
       const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(ruleId(v)) ?? [], describeFindings(guard));
       if (earlier === undefined || earlier.state === "pending") {
         // The call as decided, with its arguments as given: its result is recorded against these.
         this.queries.upsertPendingCall(runId, callId, call.action, JSON.stringify(events), decided.decision, argumentsJson(call.args));
       }
-      const audit = this.append(run, "decision", verdict, callId, {
-        // The events hold the arguments as observed; a call that made none keeps a prefix of its arguments' text.
-        call: { id: callId, action: call.action, ...(events.length === 0 ? { argsText: argumentsText(call.args) } : {}) },
-        events: events.map((e) => ({ action: e.action, args: e.args, ...timeField(e.time) })),
-        position: decided.position,
-        violations: violationsJson(decided.violations),
-        ...(guard.length > 0 ? { guard: findingsJson(guard) } : {}),
-        // A guard turned off is said on every decision it did not check.
-        ...(this.guard === undefined ? { guardOff: true } : {}),
-        ...(decided.error !== undefined ? { error: decided.error } : {}),
-      });
+      const audit = this.runs.append(
+        run,
+        "decision",
+        verdict,
+        callId,
+        decisionBody({
+          callId,
+          action: call.action,
+          args: call.args,
+          events,
+          position: decided.position,
+          violations: decided.violations,
+          guard,
+          guardOff: this.guard === undefined,
+          ...(decided.error !== undefined ? { error: decided.error } : {}),
+        }),
+      );
       if (earlier === undefined || earlier.state === "pending") this.queries.setCallAudit(runId, callId, audit.seq);
       return {
         runId,
@@ -281,7 +283,7 @@ export class Enforcer {
    * still waiting (of the result's `action`, if it names one).
    */
   record(runId: string, result: ToolCallResult): EnforcedRecord {
-    return this.transaction(runId, (run) => {
+    return this.runs.transaction(runId, (run) => {
       const decided = result.id !== undefined ? this.queries.call(runId, result.id) : this.queries.latestWaitingCall(runId, result.action);
       const named = result.id !== undefined ? `the call \`${result.id}\`` : `a call${result.action !== undefined ? ` of \`${result.action}\`` : ""} without an id`;
       let anomaly: string | undefined;
@@ -294,10 +296,7 @@ export class Enforcer {
       else if (result.action !== undefined && result.action !== decided.action) anomaly = `${named} was decided as a \`${decided.action}\` call, and the result is of \`${result.action}\``;
       if (anomaly !== undefined || decided === undefined) {
         const why = anomaly ?? `${named} was never decided`;
-        const audit = this.append(run, "anomaly", "note", result.id ?? decided?.call_id, {
-          anomaly: why,
-          result: { ...(result.action !== undefined ? { action: result.action } : {}), status: result.status },
-        });
+        const audit = this.runs.append(run, "anomaly", "note", result.id ?? decided?.call_id, anomalyBody(why, result));
         return { runId, ...(result.id !== undefined ? { callId: result.id } : {}), positions: [], violations: [], anomaly: why, audit };
       }
       const callId = decided.call_id;
@@ -330,25 +329,13 @@ export class Enforcer {
     events.forEach((event, index) =>
       this.queries.insertEvent(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId, event.time ?? null),
     );
-    this.saveState(run);
+    this.runs.saveState(run);
     const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
-    const causes = this.causes(run, recorded.violations, firstPosition);
-    const involved = this.involvedEvents(run, recorded.violations, [], run.monitor.length + 1, causes);
+    const causes = this.causes.of(runId, recorded.violations, firstPosition);
+    const involved = this.causes.involvedEvents(runId, recorded.violations, [], run.monitor.length + 1, causes);
     const reason =
       recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(ruleId(v)) ?? [])).join("\n") : undefined;
-    const audit = this.append(run, "result", result.status, callId, {
-      call: { id: callId, action },
-      events: events.map((e, index) => ({
-        position: recorded.positions[index]!,
-        action: e.action,
-        args: e.args,
-        status: e.status ?? "ok",
-        ...(e.output !== undefined ? { output: e.output } : {}),
-        ...timeField(e.time),
-      })),
-      violations: violationsJson(recorded.violations),
-      ...body,
-    });
+    const audit = this.runs.append(run, "result", result.status, callId, { ...resultBody(callId, action, events, recorded.positions, recorded.violations), ...body });
     return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), audit };
   }
 
@@ -358,7 +345,7 @@ export class Enforcer {
    */
   message(runId: string, text: string, time?: number): EnforcedRecord {
     if (time !== undefined && !isEventTime(time)) throw new TypeError(`the time of a message must be whole epoch milliseconds within the years 0000–9999, not ${String(time)}`);
-    return this.transaction(runId, (run) => this.addMessage(run, text, time ?? this.clock()));
+    return this.runs.transaction(runId, (run) => this.addMessage(run, text, time ?? this.clock()));
   }
 
   private addMessage(run: LiveRun, text: string, time: number, body: { readonly [key: string]: JsonValue } = {}): EnforcedRecord {
@@ -367,12 +354,8 @@ export class Enforcer {
     const violations = mergeViolations(observed.violations);
     // No status: the row's status is NULL, which is how a message is told from a call when the run is judged again.
     this.queries.insertEvent(run.runId, observed.position, event.action, JSON.stringify(event.args), null, null, null, time);
-    this.saveState(run);
-    const audit = this.append(run, "message", "ok", undefined, {
-      events: [{ position: observed.position, action: event.action, args: event.args, time }],
-      violations: violationsJson(violations),
-      ...body,
-    });
+    this.runs.saveState(run);
+    const audit = this.runs.append(run, "message", "ok", undefined, { ...messageBody(observed.position, event, time, violations), ...body });
     return { runId: run.runId, positions: [observed.position], violations, audit };
   }
 
@@ -383,9 +366,9 @@ export class Enforcer {
 
   /** A decided call that did not run (a person refused it, say). Returns false when no such call waits. */
   cancel(runId: string, callId: string): boolean {
-    return this.transaction(runId, (run) => {
+    return this.runs.transaction(runId, (run) => {
       if (!this.queries.cancelWaiting(runId, callId)) return false;
-      this.append(run, "result", "cancel", callId, { call: { id: callId } });
+      this.runs.append(run, "result", "cancel", callId, cancelBody(callId));
       return true;
     });
   }
@@ -396,7 +379,7 @@ export class Enforcer {
    * `stop_hook_active`), so that it cannot loop forever.
    */
   stop(runId: string, active: boolean): StopDecision {
-    return this.transaction(runId, (run) => {
+    return this.runs.transaction(runId, (run) => {
       const standing = run.monitor.standing();
       const final = this.finalVerdicts(run);
       const open: Violation[] = [];
@@ -407,7 +390,7 @@ export class Enforcer {
         open.push(violationOf(this.policy.statements[index]!, fresh));
       });
       const block = open.length > 0 && !active;
-      const involved = this.involvedEvents(run, open, [], run.monitor.length + 1);
+      const involved = this.causes.involvedEvents(runId, open, [], run.monitor.length + 1);
       const reason =
         open.length === 0
           ? undefined
@@ -417,26 +400,24 @@ export class Enforcer {
                 : "Vigil: the run ends with these rules still waiting (the agent was told once already):",
               ...open.map((v) => describeViolation(v, lookup(involved))),
             ].join("\n");
-      const audit = this.append(run, "stop", block ? "block" : "allow", undefined, { active, open: violationsJson(open) });
+      const audit = this.runs.append(run, "stop", block ? "block" : "allow", undefined, stopBody(active, open));
       return { runId, block, open, ...(reason !== undefined ? { reason } : {}), audit };
     });
   }
 
   /** The run has ended: the verdict of every rule, logged. The run may still go on afterwards. */
   finish(runId: string): FinishOutcome {
-    return this.transaction(runId, (run) => {
+    return this.runs.transaction(runId, (run) => {
       const verdicts = this.finalVerdicts(run);
       const verdict = verdicts.every((v) => v.holds) ? "safe" : "unsafe";
-      const audit = this.append(run, "finish", verdict, undefined, {
-        verdicts: verdicts.map((v) => ({ policy: v.policy, name: v.name, holds: v.holds, witnesses: [...v.witnesses] })),
-      });
+      const audit = this.runs.append(run, "finish", verdict, undefined, finishBody(verdicts));
       return { runId, verdict, verdicts, audit };
     });
   }
 
   /** Each rule's standing on the run so far (read only; logs nothing). */
   standing(runId: string): RunStanding {
-    return this.transaction(runId, (run) => ({
+    return this.runs.transaction(runId, (run) => ({
       runId,
       events: run.monitor.length,
       statements: run.monitor.standing(),
@@ -454,91 +435,7 @@ export class Enforcer {
 
   /** Forgets the monitors kept in memory (they are read again from the database). */
   forget(runId?: string): void {
-    if (runId === undefined) this.runs.clear();
-    else this.runs.delete(runId);
-  }
-
-  /**
-   * Runs `work` on a run inside one write transaction. On any failure the transaction is rolled
-   * back and the run's monitor in memory, which the work may have changed, is dropped.
-   */
-  private transaction<T>(runId: string, work: (run: LiveRun) => T): T {
-    try {
-      return this.store.write(() => work(this.openRun(runId)));
-    } catch (error) {
-      this.runs.delete(runId);
-      throw error;
-    }
-  }
-
-  /** The run's monitor, as the database has it now; a run of another policy is judged again under this one. */
-  private openRun(runId: string): LiveRun {
-    const row = this.queries.run(runId);
-    const options = { now: this.now, ...(this.budget !== undefined ? { decisionBudget: this.budget } : {}) };
-    if (row === undefined) {
-      const monitor = new Monitor(this.policy.statements, options);
-      const now = new Date().toISOString();
-      const state = JSON.stringify(monitor.snapshot());
-      this.queries.insertRun(runId, this.policy.hash, state, now);
-      const live = { runId, monitor, version: 0, stateHash: stateDigest(state) };
-      this.keep(live);
-      return live;
-    }
-    if (row.policy_hash !== this.policy.hash) return this.rejudge(row);
-    const cached = this.runs.get(runId);
-    if (cached !== undefined && cached.version === row.version) {
-      // Most recently used last: the runs kept in memory are the latest ones.
-      this.runs.delete(runId);
-      this.runs.set(runId, cached);
-      return cached;
-    }
-    // The state read from the database is the one the log last committed to, or it was changed by
-    // something else than Vigil: deciding on it would let an edited state change decisions (and
-    // the next record would commit to it, hiding the edit).
-    const stateHash = stateDigest(row.state);
-    const committed = this.queries.committedState(runId);
-    if (committed !== undefined && committed.state_hash !== stateHash) {
-      throw new StateError(`the state of run \`${runId}\` in the database is not the one audit record ${committed.seq} committed to: it was changed outside Vigil (\`vigilc audit verify\` shows it)`);
-    }
-    const monitor = new Monitor(this.policy.statements, { ...options, restore: JSON.parse(row.state) as MonitorSnapshot });
-    const live = { runId, monitor, version: row.version, stateHash };
-    this.keep(live);
-    return live;
-  }
-
-  /**
-   * The policy changed since the run's state was written: the run's recorded events are judged
-   * again under this policy (the state is a function of the events), and the change is logged.
-   */
-  private rejudge(row: RunRow): LiveRun {
-    const monitor = new Monitor(this.policy.statements, { now: this.now, ...(this.budget !== undefined ? { decisionBudget: this.budget } : {}) });
-    for (const event of this.queries.events(row.run_id)) {
-      const args = JSON.parse(event.args) as { [key: string]: JsonValue };
-      // Each event at its stored time (one recorded before times were kept: the clock's now).
-      const time = timeField(event.time ?? undefined);
-      // A row without a status is a message, not a call.
-      if (event.status === null) monitor.observe({ action: event.action, args, ...time });
-      else recordCall(monitor, [{ action: event.action, args, status: event.status === "error" ? "error" : "ok", ...(event.output !== null ? { output: event.output } : {}), ...time }]);
-    }
-    const live = { runId: row.run_id, monitor, version: row.version, stateHash: "" };
-    this.saveState(live);
-    this.append(live, "policy", "note", undefined, { from: row.policy_hash, to: this.policy.hash, events: monitor.length });
-    this.keep(live);
-    return live;
-  }
-
-  /** Keeps a run's monitor in memory, forgetting the least recently used past the limit. */
-  private keep(run: LiveRun): void {
-    this.runs.delete(run.runId);
-    this.runs.set(run.runId, run);
-    if (this.runs.size > this.runsKept) this.runs.delete(this.runs.keys().next().value!);
-  }
-
-  private saveState(run: LiveRun): void {
-    run.version++;
-    const state = JSON.stringify(run.monitor.snapshot());
-    run.stateHash = stateDigest(state);
-    this.queries.updateRun(run.runId, this.policy.hash, state, run.monitor.length, run.version, new Date().toISOString());
+    this.runs.forget(runId);
   }
 
   /**
@@ -555,74 +452,11 @@ export class Enforcer {
     return scratch.finish();
   }
 
-  /**
-   * The earlier events that made each violation, where its witnesses alone do not show them: for
-   * `always not (egress and once read_secret)`, broken by an egress, the latest reads of a secret.
-   * The `once` operands that are patterns (conditions on one event) are matched against the run's
-   * events before `before`, newest first.
-   */
-  private causes(run: LiveRun, violations: readonly Violation[], before: number): Map<string, number[]> {
-    const causes = new Map<string, number[]>();
-    const wanted = violations.flatMap((violation) => {
-      const statement = this.statement(violation);
-      const operands = statement?.form === "always" ? onceOperands(statement.body) : [];
-      return operands.length > 0 ? [{ violation, operands }] : [];
-    });
-    if (wanted.length === 0) return causes;
-    for (const row of this.queries.eventsBefore(run.runId, before, CAUSE_SEARCH_DEPTH)) {
-      const event: TraceEvent = {
-        position: row.position,
-        action: row.action,
-        args: JSON.parse(row.args) as { [key: string]: JsonValue },
-        ...(row.status === "ok" || row.status === "error" ? { status: row.status } : {}),
-        ...(row.output !== null ? { output: row.output } : {}),
-        ...timeField(row.time ?? undefined),
-      };
-      let searching = false;
-      for (const { violation, operands } of wanted) {
-        const found = causes.get(ruleId(violation)) ?? [];
-        if (found.length >= CAUSES_SHOWN) continue;
-        searching = true;
-        if (operands.some((operand) => matchesPattern(operand, event))) causes.set(ruleId(violation), [...found, event.position]);
-      }
-      if (!searching) break;
-    }
-    return causes;
-  }
-
-  private statement(violation: Violation): CheckedStatement | undefined {
-    return this.policy.statements.find((s) => s.policy === violation.policy && s.name === violation.name);
-  }
-
-  /** The events the violations name: earlier ones from the database, the call's own from `events`. */
-  private involvedEvents(run: LiveRun, violations: readonly Violation[], events: readonly CallEvent[], firstPosition: number, causes = new Map<string, number[]>()): InvolvedEvent[] {
-    const positions = [...new Set([...violations.flatMap((v) => v.witnesses), ...[...causes.values()].flat()])].sort((a, b) => a - b);
-    const involved: InvolvedEvent[] = [];
-    for (const position of positions.slice(0, 50)) {
-      if (position >= firstPosition) {
-        const event = events[position - firstPosition];
-        if (event !== undefined) involved.push({ position, action: event.action, args: event.args, current: true, ...(position > firstPosition ? { grounded: true } : {}) });
-        continue;
-      }
-      const row = this.queries.event(run.runId, position);
-      if (row !== undefined) involved.push({ position, action: row.action, args: JSON.parse(row.args) as { [key: string]: JsonValue }, current: false });
-    }
-    return involved;
-  }
-
-  /** Appends a record about a run, committing to the run's state as it is now. */
-  private append(run: LiveRun, kind: AuditRecord["kind"], outcome: AuditOutcome, callId: string | undefined, body: { readonly [key: string]: JsonValue }): AuditRecord {
-    return appendAudit(this.store, { runId: run.runId, kind, outcome, policyHash: this.policy.hash, ...(callId !== undefined ? { callId } : {}), body, stateHash: run.stateHash });
-  }
-
   private freshCallId(runId: string): string {
     const count = this.queries.countCalls(runId);
     return `call-${count + 1}`;
   }
 }
-
-/** A run's stored state is not the one the audit log committed to: nothing is decided on it. */
-export class StateError extends Error {}
 
 /** What is known of a call refused before it could be judged. */
 export interface RefusedCall {
@@ -643,47 +477,9 @@ export function logRefusal(store: Store, runId: string, error: string, call?: Re
       outcome: "block",
       ...(policyHash !== undefined ? { policyHash } : {}),
       ...(call?.id !== undefined ? { callId: call.id } : {}),
-      body: { error, ...(call?.action !== undefined ? { call: { action: call.action, argsText: argumentsText(call.args) } } : {}) },
+      body: refusalBody(error, call),
     }),
   );
-}
-
-/** How many earlier events are searched for the causes of a violation, and how many are named. */
-const CAUSE_SEARCH_DEPTH = 10_000;
-const CAUSES_SHOWN = 3;
-
-/** An event's time, as a field to spread (none when it has none). */
-function timeField(time: number | undefined): { time?: number } {
-  return time !== undefined ? { time } : {};
-}
-
-/** The operands of the `once` operators of a formula that are patterns (no temporal operator inside). */
-function onceOperands(formula: Formula): Formula[] {
-  const found: Formula[] = [];
-  const visit = (f: Formula): void => {
-    if (f.kind === "once" && !isTemporal(f.operand)) found.push(f.operand);
-    if (f.kind === "and" || f.kind === "or") f.operands.forEach(visit);
-    else if (f.kind === "not" || f.kind === "once" || f.kind === "eventually") visit(f.operand);
-  };
-  visit(formula);
-  return found;
-}
-
-function lookup(involved: readonly InvolvedEvent[]): (position: number) => InvolvedEvent | undefined {
-  const byPosition = new Map(involved.map((event) => [event.position, event]));
-  return (position) => byPosition.get(position);
-}
-
-function violationsJson(violations: readonly Violation[]): JsonValue {
-  return violations.map((v) => ({
-    policy: v.policy,
-    name: v.name,
-    form: v.form,
-    response: v.response,
-    ...(v.text !== undefined ? { text: v.text } : {}),
-    ...(v.remediation !== undefined ? { remediation: v.remediation } : {}),
-    witnesses: [...v.witnesses],
-  }));
 }
 
 /** A call's arguments as JSON text, as given (null when they cannot be written: the call is refused anyway). */
@@ -692,17 +488,5 @@ function argumentsJson(value: unknown): string | null {
     return JSON.stringify(value ?? {}) ?? null;
   } catch {
     return null;
-  }
-}
-
-/** How much of the text of a refused call's arguments the log keeps. */
-const REFUSED_ARGUMENTS_TEXT = 4096;
-
-/** The start of a value's JSON text (a value that cannot be written, nested too deeply say, is described). */
-function argumentsText(value: unknown): string {
-  try {
-    return (JSON.stringify(value) ?? "undefined").slice(0, REFUSED_ARGUMENTS_TEXT);
-  } catch (error) {
-    return `(not writable as JSON: ${(error as Error).message})`;
   }
 }

@@ -4,14 +4,17 @@
  * that decides and records in one transaction, the Claude Code hook, the HTTP sidecar, the MCP
  * gateway, and the audit log's verification and replay.
  */
-export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, AuditRow, ChainAlgorithm, VerifyResult } from "./audit-chain.js";
-export { appendAudit, canonicalRecord, GENESIS_HASH, linkHash, readAudit, stateDigest, verifyAudit } from "./audit-chain.js";
+export type { AuditKind, AuditOutcome, AuditRecord, AuditRecordInput, VerifyResult } from "./audit-chain.js";
+export { appendAudit, readAudit, verifyAudit } from "./audit-chain.js";
+export type { AuditRow, ChainAlgorithm } from "./audit-hash.js";
+export { canonicalRecord, GENESIS_HASH, linkHash, stateDigest } from "./audit-hash.js";
 export type { CallEvent, CallResultContent, ReadCall } from "./call-events.js";
 export { CallEventsError, callEvents, readCall, toolResponseContent, toolResponseFailed, userMessageEvent } from "./call-events.js";
 export type { CallDecision, CallRecord, CallVerdict } from "@vigil/engine";
 export { decideCall, mergeViolations, recordCall, verdictOf } from "@vigil/engine";
 export type { EnforcedDecision, EnforcedRecord, EnforcerOptions, FinishOutcome, RefusedCall, RunStanding, StopDecision, ToolCall, ToolCallResult } from "./enforcer.js";
-export { Enforcer, IN_FLIGHT_MS, logRefusal, StateError } from "./enforcer.js";
+export { Enforcer, IN_FLIGHT_MS, logRefusal } from "./enforcer.js";
+export { StateError } from "./live-runs.js";
 export type { Effect, GuardContext, GuardFinding, GuardOptions, GuardRule, ProtectedPath } from "./guard.js";
 export { databaseFiles, describeFindings, Guard, stateToSeal, vigilCodeDirectory, vigilCodePaths } from "./guard.js";
 export type { EnforcedPolicy } from "./policy.js";

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { CheckedStatement } from "@vigil/compiler";
 import { isJsonObject, readRegularFile, type JsonValue } from "@vigil/trace";
-import { appendAudit, canonicalRecord, linkHash, type AuditRow } from "./audit-chain.js";
+import { appendAudit } from "./audit-chain.js";
+import { canonicalRecord, linkHash, type AuditRow } from "./audit-hash.js";
 import type { Store } from "./store.js";
 
 /**

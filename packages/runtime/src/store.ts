@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { chainKeyCheck, type ChainAlgorithm } from "./audit-chain.js";
+import { chainKeyCheck, type ChainAlgorithm } from "./audit-hash.js";
 
 /**
  * The embedded database of enforcement: each run's monitor state, the events it recorded, the

@@ -5,7 +5,7 @@ import { Monitor } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { stateDigest, type AuditRow } from "../src/audit-chain.js";
+import { stateDigest, type AuditRow } from "../src/audit-hash.js";
 import { userMessageEvent } from "../src/call-events.js";
 import { canonicalRecord, checkState, Enforcer, GENESIS_HASH, linkHash, loadPolicy, readAudit, SCHEMA_VERSION, Store, StoreError, verifyAudit } from "../src/index.js";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { JsonValue } from "@vigil/trace";
-import type { AuditRow } from "../src/audit-chain.js";
+import type { AuditRow } from "../src/audit-hash.js";
 import { canonicalRecord, checkState, Enforcer, GENESIS_HASH, linkHash, loadPolicy, readAudit, replayAudit, SCHEMA_VERSION, Store, verifyAudit } from "../src/index.js";
 
 /**
