@@ -1,4 +1,4 @@
-import { ruleId, walkFormula, type CheckedPattern, type CheckedProgram, type CheckedStatement } from "@vigil/checker";
+import { ruleId, walkFormula, type CheckedPattern, type Formula, type CheckedProgram, type CheckedStatement } from "@vigil/checker";
 import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { evaluateStatement, TraceRun } from "@vigil/engine";
 import { analyzeStatements, SymbolicSearch, universeOf, type Finding } from "@vigil/smt";
@@ -56,7 +56,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
         const name = ruleId(finding.statement);
         diagnostics.push(
           finding.exact
-            ? diagnostic("A0001", `no event${under} can match this pattern of rule \`${name}\``, { span: finding.pattern.span, ...file, help: "its conditions contradict each other, so the rule never sees it hold" })
+            ? diagnostic("A0001", `no event${under} can match this pattern of rule \`${name}\``, { span: finding.pattern.span, ...file, help: unmatchableHelp(finding.pattern, options.signature) })
             : diagnostic("A0001", `no event among the values searched matches this pattern of rule \`${name}\``, {
                 span: finding.pattern.span,
                 ...file,
@@ -217,4 +217,28 @@ function runText(events: readonly TraceEvent[]): string {
       return `${event.action}${args}${status}`;
     })
     .join(" → ");
+}
+
+/**
+ * Why a pattern no event can match: its conditions contradict each other, or, under a signature,
+ * the actions it names are none of the signature's (a run's conversation is events of a
+ * signature only when it was read with its messages).
+ */
+function unmatchableHelp(pattern: CheckedPattern, signature: Signature | undefined): string {
+  const contradiction = "its conditions contradict each other, so the rule never sees it hold";
+  if (signature === undefined) return contradiction;
+  // The actions the pattern asks for (not those it rules out, under `not`).
+  const named = new Set<string>();
+  const visit = (node: Formula): void => {
+    if (node.kind === "action") for (const action of node.actions) named.add(action);
+    else if (node.kind === "and" || node.kind === "or") node.operands.forEach(visit);
+  };
+  visit(pattern.formula);
+  const missing = [...named].filter((action) => !signature.actions.has(action)).sort();
+  if (missing.length === 0) return contradiction;
+  const listed = missing.map((action) => `\`${action}\``).join(", ");
+  const conversation = missing.some((action) => action === "user_message" || action === "agent_message")
+    ? " (the conversation's messages are events of a signature read with --messages)"
+    : "";
+  return `${listed} ${missing.length === 1 ? "is not an action" : "are not actions"} of the signature: no event of its runs or schemas is one${conversation}`;
 }

@@ -23,13 +23,14 @@ export function registerAnalyze(program: Command, context: CommandContext): void
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .option("--sarif <file>", "also write the findings as SARIF 2.1.0 (for code-scanning interfaces)")
     .option("-t, --trace <file>", "analyze under the signature of this trace (its actions, arguments and values)")
+    .option("--messages", "with --trace: the conversation's messages are events of the signature too (user_message and agent_message, with their text)")
     .option("--schema <file>", "analyze under the signature of tool schemas (an MCP tools/list result or OpenAI function definitions)")
     .action(async (files: string[], options: AnalyzeOptions) => {
       context.exitCode = await analyze(context, files, options);
     });
 }
 
-type AnalyzeOptions = { depth?: number; rlimit?: number; format: "human" | "json"; sarif?: string; trace?: string; schema?: string };
+type AnalyzeOptions = { depth?: number; rlimit?: number; format: "human" | "json"; sarif?: string; trace?: string; schema?: string; messages?: boolean };
 
 async function analyze(context: CommandContext, files: readonly string[], options: AnalyzeOptions): Promise<number> {
   const { io } = context;
@@ -71,13 +72,17 @@ async function signatureOption(context: CommandContext, options: AnalyzeOptions)
     context.io.stderr("error: give --trace or --schema, not both\n");
     throw new InputError();
   }
+  if (options.messages === true && options.trace === undefined) {
+    context.io.stderr("error: --messages goes with --trace (the messages of the recorded conversation)\n");
+    throw new InputError();
+  }
   const { readRunSignature, signatureFromToolSchemas } = await loadCompiler();
   if (options.schema !== undefined) {
     const read = signatureFromToolSchemas(await context.readText(options.schema, "schema"), { file: options.schema });
     return stopOnErrors(context, read.diagnostics, options.schema) ?? read.signature;
   }
   if (options.trace !== undefined) {
-    const read = await readRunSignature({ file: options.trace });
+    const read = await readRunSignature({ file: options.trace }, options.messages === true ? { messages: true } : {});
     return stopOnErrors(context, read.traceDiagnostics, options.trace) ?? read.signature;
   }
   return undefined;
