@@ -15,7 +15,7 @@ import { allTokens, tokenize } from "@vigil/syntax";
  * twice, by the lexer and by the grammar run in VS Code's own TextMate engine (vscode-textmate on
  * the Oniguruma regular expressions VS Code uses), and each lexer token is looked up in the
  * grammar's tokens. The grammar of test files (extension/syntaxes/vigil-test.tmLanguage.json) is
- * held against the reader of packages/syntax/src/test-file.ts the same way, each word's scope
+ * held against the reader of packages/syntax/src/test-file/ (its tokens.ts) the same way, each word's scope
  * taken from the reader's tree (an action, a key, a rule, or a keyword).
  */
 
@@ -454,7 +454,7 @@ describe("the TextMate grammar against the language", () => {
 });
 
 /**
- * The reader's tokens of a test file, as its lexer cuts them (packages/syntax/src/test-file.ts: the
+ * The reader's tokens of a test file, as its lexer cuts them (packages/syntax/src/test-file/tokens.ts: the
  * same patterns, tried in the same order).
  */
 const testTokenPatterns: readonly (readonly [string, RegExp])[] = [

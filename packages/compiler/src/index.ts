@@ -64,8 +64,10 @@ export {
   traceFormats,
   OUTPUT_OBSERVATION_CAP,
 } from "@vigil/trace";
-export type { ExpectationFailure, RuleCoverage, RuleWhy, TestFileResult, TestResult, TestRunOptions } from "./test-run.js";
-export { eventLine, runTestFile, runTestSource, TEST_FILE_EXTENSION } from "./test-run.js";
+export type { TestRunOptions } from "./test-run.js";
+export { runTestFile, runTestSource, TEST_FILE_EXTENSION } from "./test-run.js";
+export type { ExpectationFailure, RuleCoverage, RuleWhy, TestFileResult, TestResult } from "./test-results.js";
+export { eventLine } from "./test-event-line.js";
 export type { DecisionEngine, EngineChoice, EngineOptions, EngineRun, EngineRunOptions, MonitorEngine, MonitorEngineRun } from "./engines.js";
 export { createEngine, engineNames, startMonitorRun } from "./engines.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";

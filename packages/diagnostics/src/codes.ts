@@ -1,4 +1,4 @@
-import type { Severity } from "./diagnostic.js";
+import type { Severity } from "./severity.js";
 
 export interface DiagnosticCodeEntry {
   readonly severity: Severity;

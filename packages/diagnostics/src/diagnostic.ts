@@ -1,7 +1,6 @@
 import type { Span } from "./span.js";
+import type { Severity } from "./severity.js";
 import { diagnosticCodes, type DiagnosticCode } from "./codes.js";
-
-export type Severity = "error" | "warning" | "info";
 
 /** One replacement of the text under `span` by `newText`. */
 export interface TextEdit {

@@ -1,6 +1,7 @@
 export type { Span } from "./span.js";
 export { LineIndex, joinSpans } from "./span.js";
-export type { Diagnostic, DiagnosticInit, Fix, RelatedInformation, Severity, TextEdit } from "./diagnostic.js";
+export type { Diagnostic, DiagnosticInit, Fix, RelatedInformation, TextEdit } from "./diagnostic.js";
+export type { Severity } from "./severity.js";
 export { diagnostic, hasErrors, sortDiagnostics } from "./diagnostic.js";
 export type { DiagnosticCode, DiagnosticCodeEntry } from "./codes.js";
 export { diagnosticCodes } from "./codes.js";

@@ -7,20 +7,20 @@ export { maximumNestingDepth } from "./nesting.js";
 export { grammarRuleNames } from "./text-to-cst.js";
 export { declarationExpressions, walkExpressions } from "./walk.js";
 export { scanTokens, type ScannedToken, type ScannedTokenKind } from "./scan.js";
-export {
-  parseTestFile,
-  testFileKeywords,
-  type DecisionExpectation,
-  type EventsInput,
-  type Expectation,
-  type ExpectedDecision,
-  type ExpectedWitness,
-  type HandEvent,
-  type RuleReference,
-  type TestCase,
-  type TestFile,
-  type TestInput,
-  type TraceInput,
-  type VerdictExpectation,
-} from "./test-file.js";
+export { parseTestFile } from "./test-file/parse.js";
+export { testFileKeywords } from "./test-file/tokens.js";
+export type {
+  DecisionExpectation,
+  EventsInput,
+  Expectation,
+  ExpectedDecision,
+  ExpectedWitness,
+  HandEvent,
+  RuleReference,
+  TestCase,
+  TestFile,
+  TestInput,
+  TraceInput,
+  VerdictExpectation,
+} from "./test-file/ast.js";
 export { formatDuration, looksLikeDuration, maximumDuration, parseDuration } from "./duration.js";
