@@ -1,7 +1,7 @@
 import { isEventTime, type Diagnostic } from "@vigil/diagnostics";
 import type { TraceEvent } from "./event.js";
 import { CallPairing, contentText } from "./formats/calls.js";
-import { groundTrace } from "./grounding/ground.js";
+import { groundTrace } from "./grounding/ground-trace.js";
 import type { JsonValue } from "./value.js";
 
 /**

@@ -1,9 +1,8 @@
 import { diagnostic, type Diagnostic, type LineIndex, type Span } from "@vigil/diagnostics";
 import { ARGUMENT_OBSERVATION_CAP, observeArguments, observeOutput, type TraceEvent } from "../event.js";
 import { isJsonObject, type JsonValue } from "../value.js";
-import { numberDiagnostic } from "./canonical.js";
 import { isBlank, lineSpan } from "./lines.js";
-import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP, tooDeep, UNSAFE_INTEGER, valueFlags } from "./values.js";
+import { LONG_STRING, maximumValueDepth, numberDiagnostic, numberProblems, OUT_OF_RANGE, TOO_DEEP, tooDeep, UNSAFE_INTEGER, valueFlags } from "./values.js";
 
 /**
  * What every adapter extracts from a recording: tool calls and their results, handed one at a time

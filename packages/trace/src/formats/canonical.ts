@@ -5,7 +5,7 @@ import { ARGUMENT_OBSERVATION_CAP, OUTPUT_OBSERVATION_CAP, observeArguments, obs
 import type { JsonValue } from "../value.js";
 import type { DiagnosticSink } from "./calls.js";
 import { lineSpan } from "./lines.js";
-import { LONG_STRING, maximumValueDepth, numberProblems, OUT_OF_RANGE, TOO_DEEP, tooDeep, UNSAFE_INTEGER, valueFlags } from "./values.js";
+import { LONG_STRING, maximumValueDepth, numberDiagnostic, numberProblems, OUT_OF_RANGE, TOO_DEEP, tooDeep, UNSAFE_INTEGER, valueFlags } from "./values.js";
 
 /**
  * The canonical event record: `{"action": …, "args": {…}, "status": "ok"|"error", "output": …}`.
@@ -247,20 +247,6 @@ function malformed(value: unknown, place: RecordPlace, reading: CanonicalReading
     );
   }
   return undefined;
-}
-
-/** The diagnostic of a number a record cannot hold as written; `subject` names the field and the record. */
-export function numberDiagnostic(problem: { readonly kind: "out-of-range" | "inexact"; readonly literal?: string; readonly readAs?: number }, subject: string, where: { span: Span; file?: string }): Diagnostic {
-  if (problem.kind === "out-of-range") {
-    return diagnostic("T0013", `${subject} is a number out of range: its magnitude is beyond the largest number a trace can hold (about 1.8e308)`, {
-      ...where,
-      help: "write such a quantity as a string",
-    });
-  }
-  return diagnostic("T0012", `${subject} is the integer ${problem.literal}, which cannot be represented exactly: it would be read as ${BigInt(problem.readAs!)}`, {
-    ...where,
-    help: "integers are exact up to 2^53 − 1 (9007199254740991); write a larger identifier as a string",
-  });
 }
 
 function located(place: RecordPlace, file: string | undefined): { span: Span; file?: string } {

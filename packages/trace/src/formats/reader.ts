@@ -1,6 +1,6 @@
 import { diagnostic, LineIndex, type Diagnostic, type Severity } from "@vigil/diagnostics";
 import type { TraceEvent } from "../event.js";
-import { groundTrace, type GroundingState } from "../grounding/ground.js";
+import { groundTrace, type GroundingState } from "../grounding/ground-trace.js";
 import { looksLikeAgentDojo, looksLikeChatMessages, readChatMessages } from "./agentdojo.js";
 import { CallPairing, invalidLine, type DiagnosticSink } from "./calls.js";
 import { canonicalEvent, canonicalReading, invalidCanonicalLine, splitJsonArray, type CanonicalReading } from "./canonical.js";

@@ -1,3 +1,4 @@
+import { diagnostic, type Diagnostic, type Span } from "@vigil/diagnostics";
 import { ARGUMENT_OBSERVATION_CAP } from "../event.js";
 
 /**
@@ -98,6 +99,20 @@ export function numberProblems(value: unknown, source: string, prefix = ""): Num
   };
   visit(value, prefix, 0);
   return problems;
+}
+
+/** The diagnostic of a number a record cannot hold as written; `subject` names the field and the record. */
+export function numberDiagnostic(problem: { readonly kind: "out-of-range" | "inexact"; readonly literal?: string; readonly readAs?: number }, subject: string, where: { span: Span; file?: string }): Diagnostic {
+  if (problem.kind === "out-of-range") {
+    return diagnostic("T0013", `${subject} is a number out of range: its magnitude is beyond the largest number a trace can hold (about 1.8e308)`, {
+      ...where,
+      help: "write such a quantity as a string",
+    });
+  }
+  return diagnostic("T0012", `${subject} is the integer ${problem.literal}, which cannot be represented exactly: it would be read as ${BigInt(problem.readAs!)}`, {
+    ...where,
+    help: "integers are exact up to 2^53 − 1 (9007199254740991); write a larger identifier as a string",
+  });
 }
 
 /**
