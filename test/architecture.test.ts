@@ -4,8 +4,10 @@ import { describe, expect, it } from "vitest";
 
 /**
  * The dependency rules of docs/ARCHITECTURE.md, checked on the sources: each package imports only
- * the packages below it, third-party libraries stay in the package that owns them, and packages
- * reach each other by name, never by a relative path.
+ * the packages below it, third-party libraries stay in the package that owns them, packages
+ * reach each other by name, never by a relative path, and no module of a package imports itself
+ * back through others (no cycle, type-only imports included: a cycle of types is still two
+ * modules that cannot be understood apart).
  */
 const root = join(import.meta.dirname, "..");
 
@@ -28,7 +30,7 @@ function sources(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) return sources(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
+    return /\.(c|m)?ts$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : [];
   });
 }
 
@@ -68,6 +70,23 @@ describe.each(packages.filter((name) => allowed[name] !== undefined))("package %
     expect(violations).toEqual([]);
   });
 
+  it("has no import cycle among its modules (type-only imports included)", () => {
+    const files = sources(directory);
+    const known = new Set(files);
+    // A relative import names the emitted file (`./x.js`): the source is `x.ts` (`.cjs`: `.cts`).
+    const graph = new Map(
+      files.map((file) => [
+        file,
+        imports(file)
+          .filter((specifier) => specifier.startsWith("."))
+          .map((specifier) => resolve(dirname(file), specifier).replace(/\.js$/, ".ts").replace(/\.cjs$/, ".cts").replace(/\.mjs$/, ".mts"))
+          .filter((target) => known.has(target)),
+      ]),
+    );
+    const cycles = stronglyConnected(graph).filter((component) => component.length > 1 || graph.get(component[0]!)!.includes(component[0]!));
+    expect(cycles.map((component) => component.map((file) => relative(directory, file)).sort().join(" → "))).toEqual([]);
+  });
+
   it("declares every package it imports", () => {
     const manifest = JSON.parse(readFileSync(join(root, "packages", name, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
     const declared = Object.keys(manifest.dependencies ?? {});
@@ -82,3 +101,54 @@ describe.each(packages.filter((name) => allowed[name] !== undefined))("package %
     expect([...used].filter((dependency) => !declared.includes(dependency) && !declared.includes(`@types/${dependency}`))).toEqual([]);
   });
 });
+
+/** The strongly connected components of a directed graph (Tarjan's algorithm, iterative). */
+function stronglyConnected(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  let counter = 0;
+  for (const start of graph.keys()) {
+    if (index.has(start)) continue;
+    const work: { node: string; next: number }[] = [{ node: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const targets = graph.get(frame.node) ?? [];
+      if (frame.next < targets.length) {
+        const target = targets[frame.next++]!;
+        if (!index.has(target)) {
+          index.set(target, counter);
+          low.set(target, counter++);
+          stack.push(target);
+          onStack.add(target);
+          work.push({ node: target, next: 0 });
+        } else if (onStack.has(target)) {
+          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(target)!));
+        }
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1]!.node;
+        low.set(parent, Math.min(low.get(parent)!, low.get(frame.node)!));
+      }
+      if (low.get(frame.node) === index.get(frame.node)) {
+        const component: string[] = [];
+        let member: string;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== frame.node);
+        components.push(component);
+      }
+    }
+  }
+  return components;
+}

@@ -199,7 +199,9 @@ export async function serveHookDaemon(socket: string, answerEvent: AnswerEvent, 
     };
     server.on("connection", (connection) => {
       lastEvent = Date.now();
-      queue = queue.then(() => serveConnection(connection, answerEvent, host)).then(look, look);
+      // Read at once, whatever is being answered: a relay slow to send holds up no other event.
+      const request = readRequest(connection);
+      queue = queue.then(async () => answerRequest(connection, await request, answerEvent, host)).then(look, look);
     });
     const looking = setInterval(() => {
       if (Date.now() - lastEvent > IDLE_MS) stop(`no event for ${IDLE_MS / 60_000} minutes`);
@@ -209,11 +211,11 @@ export async function serveHookDaemon(socket: string, answerEvent: AnswerEvent, 
   });
 }
 
-/** Reads one relayed event, answers it and writes the answer; a malformed request gets no answer (the relay refuses). */
-async function serveConnection(connection: Socket, answerEvent: AnswerEvent, host: ClaudeCodeHookHost): Promise<void> {
+/** Reads one relayed request whole: the header line and the event; why not, when it cannot. */
+function readRequest(connection: Socket): Promise<Buffer | string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  const request = await new Promise<Buffer | string>((resolvePromise) => {
+  return new Promise<Buffer | string>((resolvePromise) => {
     connection.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_EVENT_BYTES) return resolvePromise(`the event is longer than ${MAX_EVENT_BYTES} bytes`);
@@ -223,6 +225,10 @@ async function serveConnection(connection: Socket, answerEvent: AnswerEvent, hos
     connection.once("error", (error) => resolvePromise(error.message));
     connection.once("close", () => resolvePromise("the relay went away"));
   });
+}
+
+/** Answers one relayed request and writes the answer; a request that could not be read gets none (the relay refuses). */
+async function answerRequest(connection: Socket, request: Buffer | string, answerEvent: AnswerEvent, host: ClaudeCodeHookHost): Promise<void> {
   if (typeof request === "string") {
     connection.destroy();
     return;
@@ -235,7 +241,12 @@ async function serveConnection(connection: Socket, answerEvent: AnswerEvent, hos
       : await answerEvent(request.subarray(newline + 1).toString("utf8"), { cwd: header.cwd, env: header.env }, host).catch(
           (error: unknown): HookAnswer => ({ stdout: "", stderr: `Vigil's hook daemon failed (${(error as Error).message}); the call is refused.\n`, exitCode: 2 }),
         );
-  await new Promise<void>((resolvePromise) => connection.end(JSON.stringify(answer), () => resolvePromise()));
+  // Written, or the relay gone: either way the next event is answered.
+  await new Promise<void>((resolvePromise) => {
+    connection.once("close", () => resolvePromise());
+    connection.once("error", () => resolvePromise());
+    connection.end(JSON.stringify(answer), () => resolvePromise());
+  });
 }
 
 /**
