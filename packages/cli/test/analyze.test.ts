@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { fixtures, vigilc } from "./support/run-vigilc.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * `vigilc analyze`: each kind of finding on a policy written to have them all
@@ -12,7 +12,7 @@ type Report = { depth: number; files: { file: string; diagnostics: { code: strin
 
 describe("vigilc analyze", () => {
   it("finds every kind: an unmatchable pattern, a rule that never fires, one that always breaks, impossible actions, redundant rules, a conflict", async () => {
-    const result = await vigilc(["analyze", "analysis/release.vigil", "--format", "json"]);
+    const result = await runCli(["analyze", "analysis/release.vigil", "--format", "json"]);
     expect(result.code, result.stderr).toBe(1);
     const report = JSON.parse(result.stdout) as Report;
     expect(report.depth).toBe(5);
@@ -32,7 +32,7 @@ describe("vigilc analyze", () => {
   });
 
   it("prints the findings at their rules, with a summary", async () => {
-    const result = await vigilc(["analyze", "analysis/release.vigil", "--depth", "3"]);
+    const result = await runCli(["analyze", "analysis/release.vigil", "--depth", "3"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("warning[A0006]: once this trigger of rule `release.announce` holds, no run of up to 3 events keeps every rule\n  --> analysis/release.vigil:11:");
     expect(result.stderr).toContain("note: `release.deployed_first` names `deploy` too at analysis/release.vigil:5:3");
@@ -43,7 +43,7 @@ describe("vigilc analyze", () => {
     const scratch = mkdtempSync(join(tmpdir(), "vigilc-analyze-"));
     try {
       const sarifFile = join(scratch, "analysis.sarif");
-      const result = await vigilc(["analyze", "analysis/release.vigil", "--sarif", sarifFile]);
+      const result = await runCli(["analyze", "analysis/release.vigil", "--sarif", sarifFile]);
       expect(result.code).toBe(1);
       const log = JSON.parse(readFileSync(sarifFile, "utf8")) as {
         version: string;
@@ -69,7 +69,7 @@ describe("vigilc analyze", () => {
         `policy p {\n  rule prod: abs(action in {deploy} and env in {"prod"})\n  rule typo: prec(action in {deploi}, action in {check})\n  rule checked: prec(action in {deploy}, action in {check})\n}\n`,
       );
       writeFileSync(join(scratch, "run.jsonl"), '{"action": "check"}\n{"action": "deploy", "args": {"env": "staging"}}\n');
-      const under = await vigilc(["analyze", "p.vigil", "--trace", "run.jsonl", "--format", "json"], { cwd: scratch });
+      const under = await runCli(["analyze", "p.vigil", "--trace", "run.jsonl", "--format", "json"], { cwd: scratch });
       expect(under.code, under.stderr).toBe(1);
       expect((JSON.parse(under.stdout) as Report).files[0]!.diagnostics.map((d) => `${d.code} ${d.span.line}: ${d.message}`)).toEqual([
         'A0001 2: no event under the signature can match this pattern of rule `p.prod`',
@@ -78,9 +78,9 @@ describe("vigilc analyze", () => {
         "A0002 3: no run under the signature of up to 5 events breaks rule `p.typo`: it never fires",
       ]);
       // Without the signature, every action and value may occur.
-      const open = await vigilc(["analyze", "p.vigil"], { cwd: scratch });
+      const open = await runCli(["analyze", "p.vigil"], { cwd: scratch });
       expect(open.code, open.stderr).toBe(0);
-      const both = await vigilc(["analyze", "p.vigil", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: scratch });
+      const both = await runCli(["analyze", "p.vigil", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: scratch });
       expect(both.code).toBe(2);
       expect(both.stderr).toBe("error: give --trace or --schema, not both\n");
     } finally {
@@ -98,14 +98,14 @@ describe("vigilc analyze", () => {
       );
       // Z3's rlimit counts its work, the same on every machine: a few thousand units answer the
       // small questions, and not `heavy`'s (runs of 9 events, two patterns on one key).
-      const result = await vigilc(["analyze", "p.vigil", "--rlimit", "5000", "--format", "json"], { cwd: scratch });
+      const result = await runCli(["analyze", "p.vigil", "--rlimit", "5000", "--format", "json"], { cwd: scratch });
       expect(result.code, result.stderr).toBe(1);
       const found = (JSON.parse(result.stdout) as Report).files[0]!.diagnostics.map((d) => `${d.code} ${d.span.line}`);
       expect([...new Set(found)]).toEqual(["A0007 3", "A0001 4", "A0002 4"]);
-      const text = await vigilc(["analyze", "p.vigil", "--rlimit", "5000"], { cwd: scratch });
+      const text = await runCli(["analyze", "p.vigil", "--rlimit", "5000"], { cwd: scratch });
       expect(text.stderr).toContain("warning[A0007]: the analysis could not decide: the solver could not decide runs of 5 events: it reached the solver's resource limit (rlimit 5,000)\n  --> p.vigil:3:3");
       // With the default limit, every rule is decided.
-      const full = await vigilc(["analyze", "p.vigil", "--format", "json"], { cwd: scratch });
+      const full = await runCli(["analyze", "p.vigil", "--format", "json"], { cwd: scratch });
       expect((JSON.parse(full.stdout) as Report).files[0]!.diagnostics.map((d) => `${d.code} ${d.span.line}`)).toEqual(["A0001 4", "A0002 4"]);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
@@ -124,11 +124,11 @@ describe("vigilc analyze", () => {
           `  rule rate: limit[8](action in {call})\n  rule quoted: prec(action in {send} and to = $x, action in {read} and output contains $x)\n` +
           `  rule once_only: until(action in {pay} and to = $x, action in {}, action in {pay} and to = $x)\n}\n`,
       );
-      const clean = await vigilc(["analyze", "ok.vigil"], { cwd: scratch });
+      const clean = await runCli(["analyze", "ok.vigil"], { cwd: scratch });
       expect(clean.code, clean.stderr).toBe(0);
       expect(clean.stderr).toBe("analyzed 1 policy file over runs of up to 5 events: nothing found\n");
       writeFileSync(join(scratch, "bad.vigil"), "policy p { rule r: prec(action in {a}) }\n");
-      const bad = await vigilc(["analyze", "bad.vigil"], { cwd: scratch });
+      const bad = await runCli(["analyze", "bad.vigil"], { cwd: scratch });
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain("error: the policy `bad.vigil` has 1 error; it was not analyzed");
     } finally {

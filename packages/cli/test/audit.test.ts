@@ -1,9 +1,9 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalRecord, Enforcer, GENESIS_HASH, linkHash, loadPolicy, Store, type AuditRow } from "@vigil/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, vigilc } from "./support/run-vigilc.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * `vigilc audit verify` on a real enforcement database, tampered with in every way a record can
@@ -54,7 +54,6 @@ async function writeRuns(database: string, key?: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npx tsc -b\` before the CLI tests`);
   scratch = mkdtempSync(join(tmpdir(), "vigil-audit-"));
   strict = join(scratch, "strict.vigil");
   lenient = join(scratch, "lenient.vigil");
@@ -93,7 +92,7 @@ function rehash(store: Store, seq: number): void {
 }
 
 async function verify(database: string, env: Record<string, string> = {}) {
-  return vigilc(["audit", "verify", database], { env });
+  return runCli(["audit", "verify", database], { env });
 }
 
 describe("vigilc audit verify", () => {
@@ -101,7 +100,7 @@ describe("vigilc audit verify", () => {
     const result = await verify(pristine);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/the audit log verifies: 15 records, sha256 chain, head [0-9a-f]{64}/);
-    const json = await vigilc(["audit", "verify", pristine, "--format", "json"]);
+    const json = await runCli(["audit", "verify", pristine, "--format", "json"]);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, chain: { ok: true, records: 15 }, state: { ok: true, problems: [] } });
   });
 
@@ -216,10 +215,10 @@ describe("vigilc audit verify", () => {
       /the audit log is refused \(downgraded\): the audit log is not keyed \(a plain SHA-256 chain\), although a key was given \(VIGIL_AUDIT_KEY\): anyone who can write the file could have rewritten it/,
     );
     expect(result.stdout).toContain("it holds 15 records on a sha256 chain; with a key, a log is hmac-sha256");
-    const json = await vigilc(["audit", "verify", downgraded, "--format", "json"], { env });
+    const json = await runCli(["audit", "verify", downgraded, "--format", "json"], { env });
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, chain: { ok: false, problem: "downgraded", chain: "sha256", expected: "hmac-sha256", records: 15 } });
-    const replay = await vigilc(["replay", "--audit", downgraded, "--policy", strict], { env });
+    const replay = await runCli(["replay", "--audit", downgraded, "--policy", strict], { env });
     expect(replay.code).toBe(2);
     expect(replay.stderr).toMatch(/does not verify \(the audit log is not keyed .*\); a tampered log is not replayed/);
   });
@@ -254,13 +253,13 @@ describe("vigilc audit verify", () => {
 
 describe("vigilc replay", () => {
   it("prints, per run, the calls whose decision another policy changes (exit 1)", async () => {
-    const result = await vigilc(["replay", "--audit", pristine, "--policy", lenient]);
+    const result = await runCli(["replay", "--audit", pristine, "--policy", lenient]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('run "run-a": 2 of 4 decisions change');
     expect(result.stdout).toMatch(/call 1: Bash \{"command":"rm -rf dist"\}: block \(strict\.no_delete\) → warn \(lenient\.no_delete\)/);
     expect(result.stdout).toMatch(/call 2: deploy \{"target":"prod"\}: block \(strict\.check_first\) → allow/);
     expect(result.stdout).toContain("4 decisions would change");
-    const json = JSON.parse((await vigilc(["replay", "--audit", pristine, "--policy", lenient, "--format", "json", "--run", "run-b"])).stdout) as {
+    const json = JSON.parse((await runCli(["replay", "--audit", pristine, "--policy", lenient, "--format", "json", "--run", "run-b"])).stdout) as {
       runs: { runId: string; decisions: number; changed: { callId: string; was: string; now: string }[] }[];
       changed: number;
     };
@@ -272,7 +271,7 @@ describe("vigilc replay", () => {
   });
 
   it("under the same policy, nothing changes (exit 0)", async () => {
-    const result = await vigilc(["replay", "--audit", pristine, "--policy", strict]);
+    const result = await runCli(["replay", "--audit", pristine, "--policy", strict]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("no decision would change");
   });
@@ -286,15 +285,15 @@ describe("vigilc replay", () => {
     } finally {
       store.close();
     }
-    const result = await vigilc(["replay", "--audit", database, "--policy", lenient]);
+    const result = await runCli(["replay", "--audit", database, "--policy", lenient]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("1 call decided by the guard whatever the policy, not replayed");
-    const json = JSON.parse((await vigilc(["replay", "--audit", database, "--policy", lenient, "--format", "json"])).stdout) as { runs: { guarded: number; changed: unknown[] }[] };
+    const json = JSON.parse((await runCli(["replay", "--audit", database, "--policy", lenient, "--format", "json"])).stdout) as { runs: { guarded: number; changed: unknown[] }[] };
     expect(json.runs[0]).toMatchObject({ guarded: 1, changed: [] });
   });
 
   it("refuses a log that does not verify", async () => {
-    const result = await vigilc(["replay", "--audit", tampered((store) => store.db.prepare("DELETE FROM audit WHERE seq = 2").run()), "--policy", strict]);
+    const result = await runCli(["replay", "--audit", tampered((store) => store.db.prepare("DELETE FROM audit WHERE seq = 2").run()), "--policy", strict]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/does not verify .*a tampered log is not replayed/);
   });

@@ -4,7 +4,7 @@ import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelServer } from "../../../test/support/model-server.js";
 import { brokenDraft, repairedDraft } from "../../draft/test/fixtures/answers.js";
-import { vigilc } from "./support/run-vigilc.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * `vigilc draft` as a user runs it, against a model endpoint on 127.0.0.1: without a key it says
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 describe("vigilc draft", () => {
   it("without a key, exits 2 naming the variables to set", async () => {
-    const result = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl"], { cwd: skill, env: { ...noKeys, VIGIL_CACHE_DIR: scratch } });
+    const result = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl"], { cwd: skill, env: { ...noKeys, VIGIL_CACHE_DIR: scratch } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("ANTHROPIC_API_KEY");
     expect(result.stderr).toContain("OPENAI_API_KEY");
@@ -41,7 +41,7 @@ describe("vigilc draft", () => {
     const output = join(scratch, "release.vigil");
     const report = join(scratch, "report.json");
     server.answer({ text: repairedDraft });
-    const first = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "-o", output, "--report", report, "--model", "test-model"], { cwd: skill, env });
+    const first = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "-o", output, "--report", report, "--model", "test-model"], { cwd: skill, env });
     expect(first.code, first.stderr).toBe(0);
     expect(server.requests).toHaveLength(1);
     expect(first.stderr).toContain("4 rules drafted in 1 answer; 1 requirement the model could not write");
@@ -54,12 +54,12 @@ describe("vigilc draft", () => {
     const tests = readFileSync(join(scratch, "release.vigiltest"), "utf8");
     expect(tests).toContain(`policy "release.vigil"`);
     expect(tests).toContain(`test "run.jsonl" {\n  trace "${relative(scratch, join(skill, "run.jsonl"))}"\n  expect all hold\n}`);
-    const tested = await vigilc(["test", join(scratch, "release.vigiltest")], { cwd: skill });
+    const tested = await runCli(["test", join(scratch, "release.vigiltest")], { cwd: skill });
     expect(tested.code, tested.stdout + tested.stderr).toBe(0);
     expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-1\) from SKILL.md, in the vocabulary of run.jsonl\./);
     expect(policy).toContain("/// source: SKILL.md:10");
     // The policy is a policy: vigilc checks the run with it (every rule holds on it).
-    const checked = await vigilc(["check", output, "--trace", "run.jsonl"], { cwd: skill });
+    const checked = await runCli(["check", output, "--trace", "run.jsonl"], { cwd: skill });
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     const json = JSON.parse(readFileSync(report, "utf8"));
     expect(json).toMatchObject({ cached: false, provider: "anthropic", model: "test-model", rounds: 1 });
@@ -67,18 +67,18 @@ describe("vigilc draft", () => {
     expect(json.unsupported[0].source).toBe("SKILL.md:13");
 
     // The same draft again: from the cache, no request.
-    const second = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model"], { cwd: skill, env });
+    const second = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model"], { cwd: skill, env });
     expect(second.code, second.stderr).toBe(0);
     expect(server.requests).toHaveLength(1);
     expect(second.stderr).toContain("taken from the cache");
     expect(second.stdout).toBe(policy);
     // A glob naming the same run is the same vocabulary: the same draft.
-    const globbed = await vigilc(["draft", "SKILL.md", "--trace", "*.jsonl", "--model", "test-model"], { cwd: skill, env });
+    const globbed = await runCli(["draft", "SKILL.md", "--trace", "*.jsonl", "--model", "test-model"], { cwd: skill, env });
     expect(globbed.code, globbed.stderr).toBe(0);
     expect(globbed.stderr).toContain("taken from the cache");
     expect(server.requests).toHaveLength(1);
     // --explain: each rule beside its text and its meaning, and the analysis of the draft (from the cache).
-    const explained = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--explain"], { cwd: skill, env });
+    const explained = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--explain"], { cwd: skill, env });
     expect(explained.code, explained.stderr).toBe(0);
     expect(server.requests).toHaveLength(1);
     expect(explained.stderr).toContain("  release.bump_before_publish (checklist.md:3)\n    the specification says:\n      - The version must be bumped (`bump_version`) before `publish`.\n    the rule:\n      rule bump_before_publish: prec(action in {publish}, action in {bump_version})\n    what it means:\n      `prec` holds when every event matching ψ has an earlier event matching ψ' (precedence).");
@@ -86,9 +86,9 @@ describe("vigilc draft", () => {
     expect(explained.stderr).toMatch(/analysis \(runs of up to 5 events, under the signature\): (nothing found|\d+ findings?)/);
     // --no-cache asks again; another vocabulary is another draft.
     server.answer({ text: repairedDraft }, { text: repairedDraft });
-    expect((await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--no-cache"], { cwd: skill, env })).code).toBe(0);
+    expect((await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--no-cache"], { cwd: skill, env })).code).toBe(0);
     expect(server.requests).toHaveLength(2);
-    expect((await vigilc(["draft", "SKILL.md", "--model", "test-model"], { cwd: skill, env })).code).toBe(0);
+    expect((await runCli(["draft", "SKILL.md", "--model", "test-model"], { cwd: skill, env })).code).toBe(0);
     expect(server.requests).toHaveLength(3);
     // A kept draft edited on disk so that a rule cites no line of the specification is not used: the model is asked again.
     const kept = join(scratch, "cache", "drafts");
@@ -96,7 +96,7 @@ describe("vigilc draft", () => {
       writeFileSync(join(kept, file), readFileSync(join(kept, file), "utf8").replaceAll("source: checklist.md:3", "source: checklist.md:999"));
     }
     server.answer({ text: repairedDraft });
-    const poisoned = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model"], { cwd: skill, env });
+    const poisoned = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model"], { cwd: skill, env });
     expect(poisoned.code, poisoned.stderr).toBe(0);
     expect(poisoned.stderr).toContain("note: the cached draft no longer passes the checks (rule `bump_before_publish` cites `checklist.md:999`, which is not a line of the specification); asking again");
     expect(server.requests).toHaveLength(4);
@@ -106,7 +106,7 @@ describe("vigilc draft", () => {
   it("with no key: prints the request a model would be sent, and checks a model's answer saved in a file", async () => {
     const env = { ...noKeys, VIGIL_CACHE_DIR: join(scratch, "offline") };
     const before = server.requests.length;
-    const shown = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--show-request"], { cwd: skill, env });
+    const shown = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--show-request"], { cwd: skill, env });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/^<!-- the request vigilc draft sends: 2 messages; answers of up to 16000 tokens -->\n\n=== system ===\n\nYou turn the behavioural requirements/);
     expect(shown.stdout).toContain("The Vigil language reference:");
@@ -116,14 +116,14 @@ describe("vigilc draft", () => {
     expect(shown.stdout).toContain("Draft the policy `release_skill`.");
     // The answer a chat gave to that request, saved: checked like any answer, with no repair round.
     writeFileSync(join(scratch, "answer.md"), repairedDraft);
-    const answered = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "answer.md")], { cwd: skill, env });
+    const answered = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "answer.md")], { cwd: skill, env });
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stderr).toContain("answer 1: passes every check");
     expect(answered.stdout).toMatch(/^\/\/ Drafted by `vigilc draft` \(the answer in \/.*answer\.md, prompt vigil-draft-1\) from SKILL.md/);
     expect(answered.stdout).toContain("rule bump_before_publish");
     // A broken answer: its problems are not sent anywhere; the rules that fail are taken out, and said.
     writeFileSync(join(scratch, "broken.md"), brokenDraft);
-    const broken = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "broken.md")], { cwd: skill, env });
+    const broken = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "broken.md")], { cwd: skill, env });
     expect(broken.code, broken.stderr).toBe(0);
     expect(broken.stderr).toMatch(/answer 1: \d+ problems\n/);
     expect(broken.stderr).not.toContain("sent back");
@@ -132,34 +132,34 @@ describe("vigilc draft", () => {
     expect(broken.stderr).toContain("tests_before_tag");
     expect(server.requests.length).toBe(before);
     // Without a key or an answer: the variables to set, and the way without a key.
-    const none = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl"], { cwd: skill, env });
+    const none = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl"], { cwd: skill, env });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("or, with no key, print the request with --show-request and check a model's saved answer with --answer FILE");
-    const conflicting = await vigilc(["draft", "SKILL.md", "--answer", join(scratch, "answer.md"), "--model", "m"], { cwd: skill, env });
+    const conflicting = await runCli(["draft", "SKILL.md", "--answer", join(scratch, "answer.md"), "--model", "m"], { cwd: skill, env });
     expect(conflicting.code).toBe(2);
     expect(conflicting.stderr).toContain("--answer checks an answer saved in a file: --model does not apply");
-    const missing = await vigilc(["draft", "SKILL.md", "--answer", "no-such-answer.md"], { cwd: skill, env });
+    const missing = await runCli(["draft", "SKILL.md", "--answer", "no-such-answer.md"], { cwd: skill, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("no-such-answer.md");
   });
 
   it("says what is wrong with its input", async () => {
     const env = { ...noKeys, OPENAI_API_KEY: "sk-x", OPENAI_BASE_URL: `${server.url}/v1`, VIGIL_CACHE_DIR: scratch };
-    const missing = await vigilc(["draft", "NOPE.md"], { cwd: skill, env });
+    const missing = await runCli(["draft", "NOPE.md"], { cwd: skill, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("error: NOPE.md: cannot be read (ENOENT)");
-    const section = await vigilc(["draft", "SKILL.md#No such heading"], { cwd: skill, env });
+    const section = await runCli(["draft", "SKILL.md#No such heading"], { cwd: skill, env });
     expect(section.code).toBe(2);
     expect(section.stderr).toContain("error: SKILL.md: no heading `No such heading`");
-    const both = await vigilc(["draft", "SKILL.md", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: skill, env });
+    const both = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--schema", "run.jsonl"], { cwd: skill, env });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("give --trace or --schema, not both");
-    const repairs = await vigilc(["draft", "SKILL.md", "--max-repairs", "99"], { cwd: skill, env });
+    const repairs = await runCli(["draft", "SKILL.md", "--max-repairs", "99"], { cwd: skill, env });
     expect(repairs.code).toBe(2);
     expect(repairs.stderr).toContain("argument '99' is invalid. must be a count from 0 to 10");
     expect(repairs.stderr).not.toContain("internal error");
     server.answer({ status: 500 }, { status: 500 }, { status: 500 });
-    const failing = await vigilc(["draft", "SKILL.md", "--timeout", "20"], { cwd: skill, env });
+    const failing = await runCli(["draft", "SKILL.md", "--timeout", "20"], { cwd: skill, env });
     expect(failing.code).toBe(2);
     expect(failing.stderr).toMatch(/error: the model gave no draft: the endpoint answered 500/);
   });
@@ -170,14 +170,14 @@ describe("vigilc draft", () => {
     const answer = (rule: string) => `\`\`\`vigil\npolicy guardrails {\n  /// Never warp with a transform not validated first.\n  rule guard_R3: ${rule}\n}\n\`\`\``;
     server.answer({ text: answer("abs(action in {warpAffine})") }, { text: answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)") });
     const before = server.requests.length;
-    const result = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
+    const result = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests.length - before).toBe(2);
     expect(result.stderr).toContain("answer 1: 1 problem, sent back");
     expect(result.stderr).toContain("guardrails.guard_R3 refuses event 5 (`warpAffine`) of violating.jsonl before it runs (dashcam.R3 was broken at event 5), and lets 1 benign run through (8 events)");
     expect(result.stdout).toMatch(/^\/\/ A guardrail drafted by `vigilc draft --from-incident` \(openai test-model\) after violating.jsonl broke dashcam.R3\./);
     // The same guardrail again: from the cache, replayed again, no request.
-    const again = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
+    const again = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
     expect(again.code, again.stderr).toBe(0);
     expect(server.requests.length - before).toBe(2);
     expect(again.stderr).toContain("taken from the cache");
@@ -192,31 +192,31 @@ describe("vigilc draft", () => {
       writeFileSync(path, JSON.stringify(kept));
     }
     server.answer({ text: answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)") });
-    const poisoned = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
+    const poisoned = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--model", "test-model"], { cwd: dashcam, env });
     expect(poisoned.code, poisoned.stderr).toBe(0);
     expect(poisoned.stderr).toMatch(/note: the cached guardrail no longer passes the checks \(the rule refuses event \d+ \(`warpAffine`\) of the benign run benign.jsonl/);
     expect(server.requests.length - before).toBe(3);
     expect(poisoned.stdout).toBe(result.stdout);
     // With no key: the request for the guardrail, and an answer saved in a file, checked by replaying the runs.
     const offline = { ...noKeys, VIGIL_CACHE_DIR: scratch };
-    const shown = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--show-request"], { cwd: dashcam, env: offline });
+    const shown = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--show-request"], { cwd: dashcam, env: offline });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("=== system ===\n\nAn AI agent's run broke a rule of its Vigil policy");
     expect(shown.stdout).toContain("The run `violating.jsonl` broke it at event 5.");
     writeFileSync(join(scratch, "guardrail-answer.md"), answer("prec(action in {warpAffine} and transform = $x, action in {validate_output} and target = $x)"));
-    const answered = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });
+    const answered = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stderr).toContain("guardrails.guard_R3 refuses event 5 (`warpAffine`) of violating.jsonl before it runs");
     expect(answered.stdout).toMatch(/^\/\/ A guardrail drafted by `vigilc draft --from-incident` \(the answer in \/.*guardrail-answer\.md\) after violating.jsonl broke dashcam.R3\./);
     writeFileSync(join(scratch, "guardrail-answer.md"), answer("abs(action in {warpAffine})"));
-    const refusing = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });
+    const refusing = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl", "--rule", "R3", "--trace", "benign.jsonl", "--answer", join(scratch, "guardrail-answer.md")], { cwd: dashcam, env: offline });
     expect(refusing.code).toBe(2);
     expect(refusing.stderr).toContain("no guardrail passed the checks in 1 answer: the rule refuses event");
     expect(server.requests.length - before).toBe(3);
-    const missing = await vigilc(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl"], { cwd: dashcam, env });
+    const missing = await runCli(["draft", "dashcam.vigil", "--from-incident", "violating.jsonl"], { cwd: dashcam, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("a guardrail needs --from-incident RUN, --rule R");
-    const holds = await vigilc(["draft", "dashcam.vigil", "--from-incident", "benign.jsonl", "--rule", "R3"], { cwd: dashcam, env });
+    const holds = await runCli(["draft", "dashcam.vigil", "--from-incident", "benign.jsonl", "--rule", "R3"], { cwd: dashcam, env });
     expect(holds.code).toBe(2);
     expect(holds.stderr).toContain("rule `dashcam.R3` holds on benign.jsonl: there is no incident to guard against");
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { vigilc } from "./support/run-vigilc.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * Event times as a user meets them: a canonical trace's `time` judged by a rule that measures
@@ -26,35 +26,35 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe.concurrent("event times", () => {
+describe("event times", () => {
   it("check judges a limit per minute on the trace's times", async ({ expect }) => {
-    const spaced = await vigilc(["check", "rate.vigil", "--trace", "spaced.jsonl"], { cwd: scratch });
+    const spaced = await runCli(["check", "rate.vigil", "--trace", "spaced.jsonl"], { cwd: scratch });
     expect(spaced.stderr).toBe("");
     expect(spaced.code).toBe(0);
-    const burst = await vigilc(["check", "rate.vigil", "--trace", "burst.jsonl", "--format", "json"], { cwd: scratch });
+    const burst = await runCli(["check", "rate.vigil", "--trace", "burst.jsonl", "--format", "json"], { cwd: scratch });
     expect(burst.code).toBe(1);
     expect((JSON.parse(burst.stdout) as { statements: { name: string; witnesses: number[] }[] }).statements.map((s) => [s.name, s.witnesses])).toEqual([["pings", [3]]]);
   });
 
   it("a time without a zone is T0016 at its line, and nothing is judged", async ({ expect }) => {
-    const result = await vigilc(["check", "rate.vigil", "--trace", "no-zone.jsonl"], { cwd: scratch });
+    const result = await runCli(["check", "rate.vigil", "--trace", "no-zone.jsonl"], { cwd: scratch });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("error[T0016]: the field `time` of the event on line 2 is the date-time `2026-11-27T10:00:40`, which has no time zone");
     expect(result.stderr).toContain("--> no-zone.jsonl:2:1");
   });
 
   it("test runs a file whose events have `at`, and locates a bad time", async ({ expect }) => {
-    const passed = await vigilc(["test", "rate.vigiltest"], { cwd: scratch });
+    const passed = await runCli(["test", "rate.vigiltest"], { cwd: scratch });
     expect(passed.stderr).toBe("");
     expect(passed.code).toBe(0);
-    const bad = await vigilc(["test", "bad.vigiltest"], { cwd: scratch });
+    const bad = await runCli(["test", "bad.vigiltest"], { cwd: scratch });
     expect(bad.code).toBe(2);
     expect(bad.stdout + bad.stderr).toContain("V2006");
     expect(bad.stdout + bad.stderr).toContain("bad.vigiltest:3:20");
   });
 
   it("explain knows T0016 and V2006", async ({ expect }) => {
-    expect((await vigilc(["explain", "T0016"])).stdout).toMatch(/^T0016 \(error\): an event's time .* neither an ISO 8601 date-time with a time zone nor a whole number of epoch milliseconds\n$/);
-    expect((await vigilc(["explain", "v2006"])).stdout).toMatch(/^V2006 \(error\): an event's time \(`at …`\) in a test file/);
+    expect((await runCli(["explain", "T0016"])).stdout).toMatch(/^T0016 \(error\): an event's time .* neither an ISO 8601 date-time with a time zone nor a whole number of epoch milliseconds\n$/);
+    expect((await runCli(["explain", "v2006"])).stdout).toMatch(/^V2006 \(error\): an event's time \(`at …`\) in a test file/);
   });
 });

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root, vigilc } from "./support/run-vigilc.js";
+import { root } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * `vigilc export`: the canonical events table of runs read as `check` reads them (shell calls
@@ -31,7 +32,7 @@ const rows = (text: string) => text.trim().split("\n").map((line) => JSON.parse(
 
 describe("vigilc export", () => {
   it("writes one row per event of every run of a directory, shell calls grounded, times kept", async () => {
-    const result = await vigilc(["export", "runs", "--ground", "-o", "events.jsonl"], { cwd: scratch });
+    const result = await runCli(["export", "runs", "--ground", "-o", "events.jsonl"], { cwd: scratch });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("wrote 5 events of 2 runs to events.jsonl");
     const table = rows(readFileSync(join(scratch, "events.jsonl"), "utf8"));
@@ -51,7 +52,7 @@ describe("vigilc export", () => {
 
   it("cuts a file of τ-bench runs into its runs, with their messages", async () => {
     const trace = join(root, "../shared/data/tau-bench/gpt-4o-airline.json");
-    const result = await vigilc(["export", trace, "--messages", "-o", "-"], { cwd: scratch, timeoutMs: 120_000 });
+    const result = await runCli(["export", trace, "--messages", "-o", "-"], { cwd: scratch });
     expect(result.code).toBe(0);
     const table = rows(result.stdout);
     const runs = new Set(table.map((row) => row["run"]));
@@ -62,7 +63,7 @@ describe("vigilc export", () => {
   });
 
   it("writes the same table as a Parquet file that DuckDB reads back, column types included", async () => {
-    const result = await vigilc(["export", "runs", "--ground", "-o", "events.parquet"], { cwd: scratch });
+    const result = await runCli(["export", "runs", "--ground", "-o", "events.parquet"], { cwd: scratch });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("wrote 5 events of 2 runs to events.parquet");
     const instance = await DuckDBInstance.create(":memory:");
@@ -88,21 +89,21 @@ describe("vigilc export", () => {
   });
 
   it("reads standard input as the run <stdin>", async () => {
-    const result = await vigilc(["export", "-", "-o", "-"], { cwd: scratch, input: JSON.stringify({ action: "ls", args: { path: "/" } }) + "\n" });
+    const result = await runCli(["export", "-", "-o", "-"], { cwd: scratch, stdin: JSON.stringify({ action: "ls", args: { path: "/" } }) + "\n" });
     expect(result.code).toBe(0);
     expect(rows(result.stdout)).toEqual([{ run: "<stdin>", seq: 1, kind: "call", action: "ls", status: "ok", args: { path: "/" }, output: null, time: null, file: "<stdin>", line: 1 }]);
   });
 
   it("writes nothing when a trace has errors, and refuses an output it cannot write", async () => {
-    const broken = await vigilc(["export", "runs", "broken.jsonl", "-o", "out.jsonl"], { cwd: scratch });
+    const broken = await runCli(["export", "runs", "broken.jsonl", "-o", "out.jsonl"], { cwd: scratch });
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain("error: the trace `broken.jsonl` has 1 error; nothing was exported");
     expect(existsSync(join(scratch, "out.jsonl"))).toBe(false);
     expect(readdirSync(scratch).filter((name) => name.includes(".partial-"))).toEqual([]);
-    const csv = await vigilc(["export", "runs", "-o", "out.csv"], { cwd: scratch });
+    const csv = await runCli(["export", "runs", "-o", "out.csv"], { cwd: scratch });
     expect(csv.code).toBe(2);
     expect(csv.stderr).toContain("error: `out.csv` is not a file `export` writes");
-    const brokenParquet = await vigilc(["export", "broken.jsonl", "-o", "out.parquet"], { cwd: scratch });
+    const brokenParquet = await runCli(["export", "broken.jsonl", "-o", "out.parquet"], { cwd: scratch });
     expect(brokenParquet.code).toBe(2);
     expect(existsSync(join(scratch, "out.parquet"))).toBe(false);
     expect(readdirSync(scratch).filter((name) => name.includes(".partial-"))).toEqual([]);

@@ -5,7 +5,8 @@ import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../../../test/support/chromium.js";
-import { examples, fixtures, root, vigilc } from "./support/run-vigilc.js";
+import { examples, fixtures, root } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * The HTML report in a real browser (Chromium, driven by playwright-core): the page a
@@ -48,9 +49,10 @@ describe("the HTML report of the AgentDojo banking runs, in a browser", () => {
 
   beforeAll(async () => {
     file = join(await mkdtemp(join(tmpdir(), "vigil-html-")), "banking.html");
-    const result = await vigilc(
+    const result = await runCli(
       ["check", join(examples, "agentdojo", "banking.vigil"), "--trace", join(agentdojo, "*", "banking", "**", "*.json"), "--html", file, "--format", "json"],
-      { timeoutMs: 60_000 },
+      // A corpus: its runs are judged in worker threads, which the built CLI has.
+      { built: true },
     );
     expect(result.code).toBe(1);
     report = JSON.parse(result.stdout);
@@ -114,7 +116,7 @@ describe("the HTML report of the AgentDojo banking runs, in a browser", () => {
 describe("a trace full of markup, in a browser", () => {
   it("stays text: no script runs, no element is injected, nothing is fetched", async () => {
     const file = join(await mkdtemp(join(tmpdir(), "vigil-html-")), "injection.html");
-    const result = await vigilc(["check", "no-delete.vigil", "--trace", "html-injection.jsonl", "--html", file], { cwd: fixtures });
+    const result = await runCli(["check", "no-delete.vigil", "--trace", "html-injection.jsonl", "--html", file], { cwd: fixtures });
     expect(result.code).toBe(1);
     const { page, errors, requests } = await open(file);
     expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();

@@ -6,7 +6,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, toHtml } from "../src/html.js";
 import { TIMELINE_WHOLE_UP_TO, TIMELINE_WITNESSES_PER_RULE, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/outcome.js";
-import { examples, fixtures, vigilc } from "./support/run-vigilc.js";
+import { examples, fixtures } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * The HTML report (`vigilc check --html`) as text: what it contains, what it leaves out of a long
@@ -135,7 +136,7 @@ describe("responses", () => {
 describe("vigilc check --html", () => {
   it("writes one self-contained page for one trace, the witness beside its rule's text", async () => {
     const out = await tempFile("report.html");
-    const result = await vigilc(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--html", out], { cwd: join(examples, "dashcam") });
+    const result = await runCli(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--html", out], { cwd: join(examples, "dashcam") });
     expect(result.code).toBe(1);
     const html = await readFile(out, "utf8");
     expect(html.startsWith("<!doctype html>")).toBe(true);
@@ -153,7 +154,8 @@ describe("vigilc check --html", () => {
 
   it("writes a page for a corpus, with a timeline per run, and keeps timelines out of the JSON", async () => {
     const out = await tempFile("corpus.html");
-    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus", "--html", out, "--format", "json"], { cwd: fixtures });
+    // A corpus: its runs are judged in worker threads, which the built CLI has.
+    const result = await runCli(["check", "no-delete.vigil", "--trace", "corpus", "--html", out, "--format", "json"], { cwd: fixtures, built: true });
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as { runs: Record<string, unknown>[] };
     for (const run of report.runs) expect(run).not.toHaveProperty("timeline");
@@ -165,7 +167,7 @@ describe("vigilc check --html", () => {
 
   it("lists a run it could not check with the reason", async () => {
     const out = await tempFile("bad.html");
-    const result = await vigilc(["check", "no-delete.vigil", "--trace", "corpus-bad", "--html", out], { cwd: fixtures });
+    const result = await runCli(["check", "no-delete.vigil", "--trace", "corpus-bad", "--html", out], { cwd: fixtures, built: true });
     expect(result.code).toBe(2);
     const html = await readFile(out, "utf8");
     expect(html).toMatch(/<article class="run" [^>]*data-verdict="failed"/);
@@ -173,7 +175,7 @@ describe("vigilc check --html", () => {
   });
 
   it("a report it cannot write is an input error, after the verdict", async () => {
-    const result = await vigilc(["check", "no-delete.vigil", "--trace", "ok.jsonl", "--html", "/nonexistent-dir/report.html"], { cwd: fixtures });
+    const result = await runCli(["check", "no-delete.vigil", "--trace", "ok.jsonl", "--html", "/nonexistent-dir/report.html"], { cwd: fixtures });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("cannot write the HTML report `/nonexistent-dir/report.html`");
   });

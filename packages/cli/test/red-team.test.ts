@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readAudit, Store } from "@vigil/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, examples, vigilc } from "./support/run-vigilc.js";
+import { examples } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * The attacks the policed agent can make on its own enforcement, from its own shell (the same OS
@@ -22,7 +23,6 @@ let policy = "";
 const transcript = (session: string) => join(root, `${session}.jsonl`);
 
 beforeAll(() => {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npx tsc -b\` before the CLI tests`);
   root = mkdtempSync(join(tmpdir(), "vigil-red-team-"));
   project = join(root, "project");
   mkdirSync(join(project, ".claude"), { recursive: true });
@@ -34,10 +34,10 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** One hook event of a session, as Claude Code sends it, answered by a new `vigilc hook` process. */
+/** One hook event of a session, as Claude Code sends it, answered by a new run of `vigilc hook`. */
 async function hook(session: string, event: string, fields: Record<string, unknown>) {
   const input = JSON.stringify({ session_id: session, transcript_path: transcript(session), cwd: project, permission_mode: "default", hook_event_name: event, ...fields });
-  return vigilc(["hook", "claude-code", "--policy", policy], { input, cwd: project, env: { CLAUDE_PROJECT_DIR: project }, timeoutMs: 60_000 });
+  return runCli(["hook", "claude-code", "--policy", policy], { stdin: input, cwd: project, env: { CLAUDE_PROJECT_DIR: project } });
 }
 
 function decision(stdout: string): { permissionDecision: string; permissionDecisionReason: string } | undefined {
@@ -151,7 +151,7 @@ describe("lost state is not forgotten state", () => {
       tool_input: { file_path: join(project, "README.md") },
       tool_use_id: "toolu_fifo",
     });
-    const answer = await vigilc(["hook", "claude-code", "--policy", policy, "--db", join(root, "fifo.db")], { input, cwd: project, timeoutMs: 30_000 });
+    const answer = await runCli(["hook", "claude-code", "--policy", policy, "--db", join(root, "fifo.db")], { stdin: input, cwd: project });
     expect(answer.code).toBe(2);
     expect(decision(answer.stdout)?.permissionDecision).toBe("deny");
     expect(answer.stderr).toContain("not a regular file");
@@ -162,10 +162,9 @@ describe("the guard's options", () => {
   it("--unknown-commands ask asks, --protect adds a path, and --no-guard is written on every decision", async () => {
     const db = join(root, "options.db");
     const run = (args: string[], command: string) =>
-      vigilc(["hook", "claude-code", "--policy", policy, "--db", db, ...args], {
-        input: JSON.stringify({ session_id: "options", cwd: project, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command }, tool_use_id: `toolu_o${++calls}` }),
+      runCli(["hook", "claude-code", "--policy", policy, "--db", db, ...args], {
+        stdin: JSON.stringify({ session_id: "options", cwd: project, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command }, tool_use_id: `toolu_o${++calls}` }),
         cwd: project,
-        timeoutMs: 60_000,
       });
     expect(decision((await run(["--unknown-commands", "ask"], "$CMD x")).stdout)?.permissionDecision).toBe("ask");
     expect(decision((await run(["--protect", "keep"], "rm -rf keep/notes")).stdout)?.permissionDecisionReason).toContain("a path protected with --protect");
@@ -181,7 +180,7 @@ describe("the guard's options", () => {
   });
 
   it("--print-settings prints the hook on every event and deny rules for what Vigil protects", async () => {
-    const printed = await vigilc(["hook", "claude-code", "--print-settings", "--policy", ".claude/policy.vigil"], { cwd: project, env: { CLAUDE_PROJECT_DIR: project } });
+    const printed = await runCli(["hook", "claude-code", "--print-settings", "--policy", ".claude/policy.vigil"], { cwd: project, env: { CLAUDE_PROJECT_DIR: project } });
     expect(printed.code).toBe(0);
     const settings = JSON.parse(printed.stdout) as { permissions: { deny: string[] }; hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]> };
     expect(Object.keys(settings.hooks)).toEqual(["SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd"]);

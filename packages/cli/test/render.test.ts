@@ -13,7 +13,7 @@ import {
   renderReport,
 } from "../src/render.js";
 
-/** The code frames of `vigilc`'s diagnostics and reports, in-process (the rest is tested by spawning). */
+/** The code frames of `vigilc`'s diagnostics and reports, from the renderer itself (the rest through runs of `vigilc`). */
 const plain = { enabled: false };
 
 describe("codeFrame", () => {

@@ -1,9 +1,10 @@
 import { expect, it } from "vitest";
-import { fixtures, vigilc } from "./support/run-vigilc.js";
+import { fixtures } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /** `vigilc check POLICY --schema TOOLS`: a policy against tool schemas, before any run exists. */
 it("reports actions, arguments and enumerated values the tools do not have", async () => {
-  const result = await vigilc(["check", "schema-policy.vigil", "--schema", "tools-list.json"], { cwd: fixtures });
+  const result = await runCli(["check", "schema-policy.vigil", "--schema", "tools-list.json"], { cwd: fixtures });
   expect(result.code).toBe(0);
   expect(result.stderr).toContain("warning[V1101]: the action `send_emial` is not one of the tools, so it matches no event");
   expect(result.stderr).toContain("did you mean `send_email`?");
@@ -15,15 +16,15 @@ it("reports actions, arguments and enumerated values the tools do not have", asy
 });
 
 it("fails under --strict, and on a file that is not tool schemas", async () => {
-  const strict = await vigilc(["check", "schema-policy.vigil", "--schema", "tools-list.json", "--strict"], { cwd: fixtures });
+  const strict = await runCli(["check", "schema-policy.vigil", "--schema", "tools-list.json", "--strict"], { cwd: fixtures });
   expect(strict.code).toBe(2);
-  const wrong = await vigilc(["check", "schema-policy.vigil", "--schema", "ok.jsonl"], { cwd: fixtures });
+  const wrong = await runCli(["check", "schema-policy.vigil", "--schema", "ok.jsonl"], { cwd: fixtures });
   expect(wrong.code).toBe(2);
   expect(wrong.stderr).toMatch(/error\[T000[18]\]/);
 });
 
 it("needs a trace or schemas", async () => {
-  const result = await vigilc(["check", "schema-policy.vigil"], { cwd: fixtures });
+  const result = await runCli(["check", "schema-policy.vigil"], { cwd: fixtures });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain("needs a trace (--trace FILE), tool schemas (--schema FILE) or, with --engine sql, an events table (--events FILE)");
 });

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { examples, root, vigilc } from "./support/run-vigilc.js";
+import { examples, root } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 import { openChdb } from "../../../test/support/chdb.js";
 
 /**
@@ -28,7 +29,9 @@ function verdicts(report: Report): unknown[] {
 async function agree(args: readonly string[]): Promise<{ runs: number; unsafe: number; witnesses: number }> {
   const [forward, sql] = await Promise.all(
     ["eval", "sql"].map(async (engine) => {
-      const result = await vigilc(["check", ...args, "--format", "json", "--exit-zero", "--engine", engine], { cwd: root, timeoutMs: 300_000 });
+      // The forward engine judges a corpus run by run in worker threads, which the built CLI has; the
+      // SQL engine judges it in one query, in this thread.
+      const result = await runCli(["check", ...args, "--format", "json", "--exit-zero", "--engine", engine], { cwd: root, built: engine === "eval" });
       expect(result.code, result.stderr).toBe(0);
       return JSON.parse(result.stdout) as Report;
     }),
@@ -81,7 +84,7 @@ describe("vigilc check --engine sql gives the reports of --engine eval", () => {
           .map((event) => JSON.stringify(event))
           .join("\n") + "\n",
       );
-      const [forward, sql] = await Promise.all(["eval", "sql"].map((engine) => vigilc(["check", "p.vigil", "--trace", "run.jsonl", "--engine", engine], { cwd: scratch })));
+      const [forward, sql] = await Promise.all(["eval", "sql"].map((engine) => runCli(["check", "p.vigil", "--trace", "run.jsonl", "--engine", engine], { cwd: scratch })));
       expect(sql!.code).toBe(1);
       expect(sql!.stdout).toBe(forward!.stdout.replace(/eval/g, "sql"));
       expect(sql!.stdout).toContain("broken by event 3");
@@ -101,7 +104,7 @@ describe("vigilc sql", () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it("prints one query for the policy, over the tables named", async () => {
-    const result = await vigilc(["sql", join(examples, "agentdojo/banking.vigil"), "--table", "lake.events", "--values-table", "lake.event_values"]);
+    const result = await runCli(["sql", join(examples, "agentdojo/banking.vigil"), "--table", "lake.events", "--values-table", "lake.event_values"]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^-- .*banking\.vigil as duckdb SQL over lake\.events and lake\.event_values/);
     expect(result.stdout).toContain("FROM lake.events e");
@@ -110,14 +113,14 @@ describe("vigilc sql", () => {
 
   it("prints every dialect", async () => {
     for (const dialect of ["duckdb", "postgres", "sqlite", "clickhouse", "trino", "spark", "bigquery", "snowflake"]) {
-      const result = await vigilc(["sql", join(scratch, "p.vigil"), "--dialect", dialect, "--rule", "deploy"]);
+      const result = await runCli(["sql", join(scratch, "p.vigil"), "--dialect", dialect, "--rule", "deploy"]);
       expect(result.code, `${dialect}: ${result.stderr}`).toBe(0);
       expect(result.stdout).toContain("r1_witness AS (");
     }
   });
 
   it("refuses, located, a rule the dialect cannot express exactly, and exits 2", async () => {
-    const result = await vigilc(["sql", join(scratch, "p.vigil"), "--dialect", "postgres"]);
+    const result = await runCli(["sql", join(scratch, "p.vigil"), "--dialect", "postgres"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("error[S0001]: rule `p.keys` cannot be compiled exactly to postgres: PostgreSQL's regular expressions count at most 255 repetitions");
     expect(result.stderr).toContain(":2:");
@@ -128,11 +131,11 @@ describe("vigilc sql", () => {
   });
 
   it("says what is wrong with a rule or table name", async () => {
-    const rule = await vigilc(["sql", join(scratch, "p.vigil"), "--rule", "deplyo"]);
+    const rule = await runCli(["sql", join(scratch, "p.vigil"), "--rule", "deplyo"]);
     expect(rule.code).toBe(2);
     expect(rule.stderr).toContain("no rule named `deplyo`");
     expect(rule.stderr).toContain("did you mean `deploy`?");
-    const table = await vigilc(["sql", join(scratch, "p.vigil"), "--table", "events; drop table x"]);
+    const table = await runCli(["sql", join(scratch, "p.vigil"), "--table", "events; drop table x"]);
     expect(table.code).toBe(2);
     expect(table.stderr).toContain("is not a table name");
   });
@@ -144,12 +147,12 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
     try {
       const tau = join(root, "../shared/data/tau-bench/gpt-4o-airline.json");
       const policy = join(examples, "tau-airline/airline.vigil");
-      const exported = await vigilc(["export", tau, "--messages", "-o", "events.parquet", "--values", "values.parquet"], { cwd: scratch });
+      const exported = await runCli(["export", tau, "--messages", "-o", "events.parquet", "--values", "values.parquet"], { cwd: scratch });
       expect(exported.code, exported.stderr).toBe(0);
       expect(exported.stderr).toContain("wrote 4034 events of 200 runs to events.parquet and their values to values.parquet");
-      const sql = await vigilc(["sql", policy, "--table", "events", "--values-table", "event_values"], { cwd: scratch });
+      const sql = await runCli(["sql", policy, "--table", "events", "--values-table", "event_values"], { cwd: scratch });
       expect(sql.code, sql.stderr).toBe(0);
-      const checked = await vigilc(["check", policy, "--trace", tau, "--messages", "--format", "json", "--exit-zero"], { cwd: scratch });
+      const checked = await runCli(["check", policy, "--trace", tau, "--messages", "--format", "json", "--exit-zero"], { cwd: scratch, built: true });
       const report = JSON.parse(checked.stdout) as Report;
       const expected = report.runs
         .flatMap((run) => run.statements.flatMap((statement, rule) => (statement["witnesses"] as number[]).map((seq) => `${tau} · ${run.run} ${rule} ${seq}`)))
@@ -175,7 +178,7 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
       }
       // The runbook's ClickHouse steps, in embedded ClickHouse: the tables loaded from the Parquet
       // files, then the SQL of `vigilc sql --dialect clickhouse`.
-      const clickhouseSql = await vigilc(["sql", policy, "--dialect", "clickhouse"], { cwd: scratch });
+      const clickhouseSql = await runCli(["sql", policy, "--dialect", "clickhouse"], { cwd: scratch });
       expect(clickhouseSql.code, clickhouseSql.stderr).toBe(0);
       const session = openChdb();
       try {
@@ -210,14 +213,14 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
         ["--events", "events.parquet"],
         ["--events", "fleet.duckdb", "--table", "runs", "--values", "fleet.duckdb", "--values-table", "vals"],
       ]) {
-        const overTable = await vigilc(["check", policy, "--engine", "sql", ...args, "--format", "json", "--exit-zero"], { cwd: scratch });
+        const overTable = await runCli(["check", policy, "--engine", "sql", ...args, "--format", "json", "--exit-zero"], { cwd: scratch });
         expect(overTable.code, overTable.stderr).toBe(0);
         expect(summary(overTable.stdout), args.join(" ")).toEqual(overRecording);
       }
-      const wrong = await vigilc(["check", policy, "--events", "events.parquet"], { cwd: scratch });
+      const wrong = await runCli(["check", policy, "--events", "events.parquet"], { cwd: scratch });
       expect(wrong.code).toBe(2);
       expect(wrong.stderr).toContain("--events is an events table for --engine sql");
-      const missing = await vigilc(["check", policy, "--engine", "sql", "--events", "none.parquet"], { cwd: scratch });
+      const missing = await runCli(["check", policy, "--engine", "sql", "--events", "none.parquet"], { cwd: scratch });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain("error: the events table `none.parquet` cannot be read");
     } finally {

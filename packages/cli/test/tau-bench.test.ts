@@ -4,13 +4,16 @@ import { basename, join } from "node:path";
 import { userMessageEvent } from "@vigil/runtime";
 import { readRecording } from "@vigil/trace";
 import { afterAll, describe, expect, it } from "vitest";
-import { fixtures, root, vigilc } from "./support/run-vigilc.js";
+import { fixtures, root } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * `vigilc` on the τ-bench file (200 runs of gpt-4o as an airline agent): a corpus of its runs,
  * named by task and trial, checked in worker threads with every report; `--messages` makes the
  * user's and the agent's turns events; `--run` chooses one run for `check`, `lower` and
- * `signature`. Run from the repository root, which reaches the data as `../shared/data`.
+ * `signature`. Run from the repository root, which reaches the data as `../shared/data`. A corpus
+ * is checked by the built CLI, whose worker threads load its corpus-worker.js (see `built` in
+ * support/run-cli.ts).
  */
 const tau = "../shared/data/tau-bench/gpt-4o-airline.json";
 const policy = join(fixtures, "tau-airline.vigil");
@@ -58,9 +61,9 @@ interface JsonReport {
 const scratch = mkdtempSync(join(tmpdir(), "vigil-tau-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe.concurrent("vigilc check on the τ-bench file", () => {
+describe("vigilc check on the τ-bench file", () => {
   it("checks the 200 runs as a corpus, each named by task and trial, with --messages", async () => {
-    const result = await vigilc(["check", policy, "--trace", tau, "--messages"], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", tau, "--messages"], { cwd: root, built: true });
     expect(result.code).toBe(1);
     const expected = expectedVerdicts(true);
     const confirmViolated = [...expected.values()].filter((v) => !v.confirm).length;
@@ -76,7 +79,7 @@ describe.concurrent("vigilc check on the τ-bench file", () => {
   });
 
   it("gives each run its name and the file's lines in JSON", async () => {
-    const result = await vigilc(["check", policy, "--trace", tau, "--messages", "--format", "json"], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", tau, "--messages", "--format", "json"], { cwd: root, built: true });
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as JsonReport;
     expect(report.summary).toMatchObject({ runs: 200, failed: 0 });
@@ -100,7 +103,7 @@ describe.concurrent("vigilc check on the τ-bench file", () => {
   });
 
   it("without --messages has no message events: a condition on them matches nothing, and a note says why", async () => {
-    const result = await vigilc(["check", policy, "--trace", tau, "--format", "json"], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", tau, "--format", "json"], { cwd: root, built: true });
     expect(result.stderr).toContain("note: the policy names `user_message`: messages are events only with --messages");
     const report = JSON.parse(result.stdout) as JsonReport;
     expect(report.summary.events).toBe(runs.reduce((sum, run) => sum + calls(run.traj).length, 0));
@@ -110,8 +113,8 @@ describe.concurrent("vigilc check on the τ-bench file", () => {
 
   it("gives the same verdicts and witnesses with --engine smt", async () => {
     const [evaluated, solved] = await Promise.all([
-      vigilc(["check", policy, "--trace", tau, "--messages", "--format", "json"], { cwd: root }),
-      vigilc(["check", policy, "--trace", tau, "--messages", "--format", "json", "--engine", "smt"], { cwd: root, timeoutMs: 300_000 }),
+      runCli(["check", policy, "--trace", tau, "--messages", "--format", "json"], { cwd: root, built: true }),
+      runCli(["check", policy, "--trace", tau, "--messages", "--format", "json", "--engine", "smt"], { cwd: root, built: true }),
     ]);
     const strip = (report: JsonReport) => report.runs.map((run) => [run.run, run.verdict, run.statements.map((s) => s.witnesses)]);
     expect(strip(JSON.parse(solved.stdout) as JsonReport)).toEqual(strip(JSON.parse(evaluated.stdout) as JsonReport));
@@ -121,7 +124,7 @@ describe.concurrent("vigilc check on the τ-bench file", () => {
   it("writes SARIF located in the file, each result naming its run, and an HTML report listing the runs", async () => {
     const sarif = join(scratch, "tau.sarif");
     const html = join(scratch, "tau.html");
-    const result = await vigilc(["check", policy, "--trace", tau, "--messages", "--sarif", sarif, "--html", html], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", tau, "--messages", "--sarif", sarif, "--html", html], { cwd: root, built: true });
     expect(result.code).toBe(1);
     const log = JSON.parse(readFileSync(sarif, "utf8")) as { runs: { results: { message: { text: string }; properties: { run: string }; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[] }[] }[] };
     const results = log.runs[0]!.results;
@@ -151,7 +154,7 @@ describe.concurrent("vigilc check on the τ-bench file", () => {
     ].join("\n");
     writeFileSync(join(directory, "runs.json"), broken);
     writeFileSync(join(directory, "plain.jsonl"), '{"action": "book_reservation"}\n');
-    const result = await vigilc(["check", policy, "--trace", `${directory}/*.json*`, "--messages", "--format", "json"], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", `${directory}/*.json*`, "--messages", "--format", "json"], { cwd: root, built: true });
     expect(result.code).toBe(2);
     const report = JSON.parse(result.stdout) as JsonReport;
     expect(report.runs.map((run) => [basename(run.file), run.run ?? null, run.verdict ?? "failed"])).toEqual([
@@ -162,15 +165,15 @@ describe.concurrent("vigilc check on the τ-bench file", () => {
     ]);
     expect(report.runs[2]!.errors.map((e) => [e.code, e.line])).toEqual([["T0008", 3]]);
     expect(report.runs[3]!.errors.map((e) => [e.code, e.line])).toEqual([["T0013", 4]]);
-    const human = await vigilc(["check", policy, "--trace", `${directory}/*.json*`, "--messages"], { cwd: root });
+    const human = await runCli(["check", policy, "--trace", `${directory}/*.json*`, "--messages"], { cwd: root, built: true });
     expect(human.stdout).toMatch(/^error {3}\S*runs\.json · task 2 trial 0: \S*runs\.json:3: T0008 /m);
     expect(human.stdout).toContain("checked 4 runs");
   });
 });
 
-describe.concurrent("one run of the τ-bench file", () => {
+describe("one run of the τ-bench file", () => {
   it("check --run judges one run, its witnesses at the file's lines", async () => {
-    const result = await vigilc(["check", policy, "--trace", tau, "--messages", "--run", "task 0 trial 3"], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", tau, "--messages", "--run", "task 0 trial 3"], { cwd: root });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^note: read `\.\.\/shared\/data\/tau-bench\/gpt-4o-airline\.json · task 0 trial 3` as tau-bench: \d+ tool calls and \d+ messages$/m);
     expect(result.stdout).toContain(`against 33 events of ${tau} · task 0 trial 3`);
@@ -179,24 +182,24 @@ describe.concurrent("one run of the τ-bench file", () => {
   });
 
   it("names the runs when --run names none of them", async () => {
-    const result = await vigilc(["check", policy, "--trace", tau, "--run", "task 0 trial 9"], { cwd: root });
+    const result = await runCli(["check", policy, "--trace", tau, "--run", "task 0 trial 9"], { cwd: root });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("error: `../shared/data/tau-bench/gpt-4o-airline.json` has no run named `task 0 trial 9`; did you mean `task 0 trial 0`?");
     expect(result.stderr).toContain("its 200 runs are named by task and trial, from `task 0 trial 0` to `task 49 trial 3`");
   });
 
   it("refuses --run on a trace of one run", async () => {
-    const result = await vigilc(["check", policy, "--trace", "claude-session.jsonl", "--run", "task 0 trial 0"], { cwd: fixtures });
+    const result = await runCli(["check", policy, "--trace", "claude-session.jsonl", "--run", "task 0 trial 0"], { cwd: fixtures });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("error: --run chooses one run of a file holding several (a τ-bench results file); `claude-session.jsonl` is one run");
   });
 
   it("lower needs --run, and says how to give it", async () => {
-    const missing = await vigilc(["lower", policy, "--trace", tau], { cwd: root });
+    const missing = await runCli(["lower", policy, "--trace", tau], { cwd: root });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("error: the trace `../shared/data/tau-bench/gpt-4o-airline.json` holds 200 runs (τ-bench); `lower` reads one");
     expect(missing.stderr).toContain("help: choose it with --run NAME, such as --run 'task 0 trial 0'");
-    const lowered = await vigilc(["lower", policy, "--trace", tau, "--run", "task 0 trial 3", "--messages", "--rule", "confirm_before_booking"], { cwd: root });
+    const lowered = await runCli(["lower", policy, "--trace", tau, "--run", "task 0 trial 3", "--messages", "--rule", "confirm_before_booking"], { cwd: root });
     expect(lowered.code).toBe(0);
     expect(lowered.stdout).toContain("; Vigil: policy airline, rule confirm_before_booking (prec)");
     expect(lowered.stdout).toContain("(check-sat-assuming (r1 r2");
@@ -204,7 +207,7 @@ describe.concurrent("one run of the τ-bench file", () => {
   });
 
   it("signature gives all the runs together, or one run with --run, with the messages' actions and text", async () => {
-    const all = await vigilc(["signature", tau, "--messages", "--format", "json"], { cwd: root });
+    const all = await runCli(["signature", tau, "--messages", "--format", "json"], { cwd: root });
     expect(all.code).toBe(0);
     const signature = JSON.parse(all.stdout) as { events: number; runs: number; actions: string[]; keys: { key: string; distinctValues: number }[] };
     expect(signature.runs).toBe(200);
@@ -212,15 +215,15 @@ describe.concurrent("one run of the τ-bench file", () => {
     expect(signature.actions).toContain("agent_message");
     expect(signature.actions).toContain("book_reservation");
     expect(signature.keys.find((key) => key.key === "text")!.distinctValues).toBeGreaterThan(1000);
-    const human = await vigilc(["signature", tau], { cwd: root });
+    const human = await runCli(["signature", tau], { cwd: root });
     expect(human.stdout).toMatch(/^\d+ events in 200 runs: the signature of all the runs of the file together/);
     expect(human.stdout).not.toContain("user_message");
-    const one = await vigilc(["signature", tau, "--run", "task 0 trial 3", "--messages", "--format", "json"], { cwd: root });
+    const one = await runCli(["signature", tau, "--run", "task 0 trial 3", "--messages", "--format", "json"], { cwd: root });
     expect(JSON.parse(one.stdout)).toMatchObject({ events: 33, run: "task 0 trial 3" });
   });
 });
 
-describe.concurrent("--messages on other recordings", () => {
+describe("--messages on other recordings", () => {
   it("reads a Claude Code prompt as the runtime records a UserPromptSubmit: user_message with its text", async () => {
     const transcript = join(scratch, "prompt.jsonl");
     const prompt = "Deploy the site, please.";
@@ -236,16 +239,16 @@ describe.concurrent("--messages on other recordings", () => {
     expect({ action: read.trace.events[0]!.action, args: read.trace.events[0]!.args }).toEqual({ action: recorded.action, args: recorded.args });
     const deployPolicy = join(scratch, "deploy.vigil");
     writeFileSync(deployPolicy, 'policy p {\n  rule asked: prec(action in {deploy}, action in {user_message} and text ~ "*Deploy*")\n}\n');
-    const checked = await vigilc(["check", deployPolicy, "--trace", transcript, "--messages", "--format", "json"], { cwd: scratch });
+    const checked = await runCli(["check", deployPolicy, "--trace", transcript, "--messages", "--format", "json"], { cwd: scratch });
     expect(checked.stderr).toContain("as claude-code (detected): 1 tool call and 2 messages");
     expect(JSON.parse(checked.stdout).verdict).toBe("safe");
-    const without = await vigilc(["check", deployPolicy, "--trace", transcript, "--format", "json"], { cwd: scratch });
+    const without = await runCli(["check", deployPolicy, "--trace", transcript, "--format", "json"], { cwd: scratch });
     expect(JSON.parse(without.stdout).verdict).toBe("unsafe");
     expect(without.stderr).toContain("warning[V1101]: the action `user_message` does not occur in the trace");
     // A message witness is shown as a message, not as a call still waiting for its result.
     const silentPolicy = join(scratch, "silent.vigil");
     writeFileSync(silentPolicy, "policy p {\n  rule silent: abs(action in {agent_message})\n}\n");
-    const shown = await vigilc(["check", silentPolicy, "--trace", "prompt.jsonl", "--messages"], { cwd: scratch });
+    const shown = await runCli(["check", silentPolicy, "--trace", "prompt.jsonl", "--messages"], { cwd: scratch });
     expect(shown.stdout).toContain('witness event 2 (prompt.jsonl:2): agent_message {"text":"Deploying."} [message]');
   });
 
@@ -254,8 +257,8 @@ describe.concurrent("--messages on other recordings", () => {
     const messagesPolicy = join(scratch, "asked.vigil");
     writeFileSync(messagesPolicy, "policy p {\n  rule user_first: prec(action in {agent_message}, action in {user_message})\n}\n");
     const [withMessages, without] = await Promise.all([
-      vigilc(["check", messagesPolicy, "--trace", agentdojo, "--messages", "--format", "json"], { cwd: root }),
-      vigilc(["check", messagesPolicy, "--trace", agentdojo, "--format", "json"], { cwd: root }),
+      runCli(["check", messagesPolicy, "--trace", agentdojo, "--messages", "--format", "json"], { cwd: root, built: true }),
+      runCli(["check", messagesPolicy, "--trace", agentdojo, "--format", "json"], { cwd: root, built: true }),
     ]);
     const a = JSON.parse(withMessages.stdout) as JsonReport;
     const b = JSON.parse(without.stdout) as JsonReport;

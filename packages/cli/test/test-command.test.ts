@@ -1,15 +1,15 @@
-import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { cli, crashPattern, examples, root, vigilc } from "./support/run-vigilc.js";
+import { examples, root } from "./support/paths.js";
+import { crashPattern, runCli } from "./support/run-cli.js";
 
 /**
- * `vigilc test` as a user runs it: the built CLI on the shipped examples' test files, on a copy of
- * an example broken on purpose, and on bad input; its reports (human, JSON, JUnit XML), coverage,
- * and `--watch`.
+ * `vigilc test` as a user runs it: on the shipped examples' test files, on a copy of an example
+ * broken on purpose, and on bad input; its reports (human, JSON, JUnit XML) and coverage.
+ * `--watch`, which runs until it is stopped by a signal, is in process.test.ts.
  */
 
 let scratch = "";
@@ -47,7 +47,7 @@ function exampleRules(): string[] {
 
 describe("vigilc test on the shipped examples", () => {
   it("passes every test of every example with every engine, every rule covered", async ({ expect }) => {
-    const result = await vigilc(["test", "examples/", "--coverage", "--threshold", "100"], { cwd: root, timeoutMs: 180_000 });
+    const result = await runCli(["test", "examples/", "--coverage", "--threshold", "100"], { cwd: root });
     expect(result.stderr).not.toMatch(crashPattern);
     expect(result.stdout).not.toContain("✗");
     expect(result.code).toBe(0);
@@ -64,7 +64,7 @@ describe("vigilc test on the shipped examples", () => {
     const policy = join(directory, "dashcam.vigil");
     // R2 now accepts sampling as well as warping before a mask: the mask after sampling is let through.
     writeFileSync(policy, readFileSync(policy, "utf8").replace("prec(action in {emit_mask}, action in {warpAffine})", "prec(action in {emit_mask}, action in {warpAffine, sample_frames})"));
-    const result = await vigilc(["test", directory, "--engine", "eval,monitor"], { cwd: scratch });
+    const result = await runCli(["test", directory, "--engine", "eval,monitor"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("✗ hand-written: wrong fps, mask before warp, release before validation");
     expect(result.stdout).toContain("expect R2 violated at 2");
@@ -104,7 +104,7 @@ describe("vigilc test --engine: each expectation judged by the engine named", ()
 
   for (const engine of ["eval", "monitor", "smt", "sql"] as const) {
     it(`--engine ${engine}: fails a false expectation, passes true ones, and fails what it cannot decide with the reason`, async ({ expect }) => {
-      const result = await vigilc(["test", directory, "--engine", engine, "--format", "json"], { cwd: directory, timeoutMs: 120_000 });
+      const result = await runCli(["test", directory, "--engine", engine, "--format", "json"], { cwd: directory });
       expect(result.stderr).not.toMatch(crashPattern);
       expect(result.code).toBe(1);
       const tests = outcomes(JSON.parse(result.stdout) as Report);
@@ -129,10 +129,10 @@ describe("vigilc test --engine: each expectation judged by the engine named", ()
   }
 
   it("passes true expectations on every engine at once, and says in the human report which engine could not decide", async ({ expect }) => {
-    const passing = await vigilc(["test", join(directory, "true.vigiltest"), join(directory, "decide.vigiltest")], { cwd: directory, timeoutMs: 120_000 });
+    const passing = await runCli(["test", join(directory, "true.vigiltest"), join(directory, "decide.vigiltest")], { cwd: directory });
     expect(passing.stdout).toContain("2 passed");
     expect(passing.code).toBe(0);
-    const failing = await vigilc(["test", join(directory, "decide.vigiltest"), join(directory, "amount.vigiltest"), "--engine", "sql"], { cwd: directory, timeoutMs: 120_000 });
+    const failing = await runCli(["test", join(directory, "decide.vigiltest"), join(directory, "amount.vigiltest"), "--engine", "sql"], { cwd: directory });
     expect(failing.code).toBe(1);
     expect(failing.stdout).toContain("✗ a decision");
     expect(failing.stdout).toMatch(/found: +undecided on engine sql: /);
@@ -144,7 +144,7 @@ describe("vigilc test reports", () => {
   it("writes valid JUnit XML: a testsuite per file, a testcase per test, a failure with the differences", async ({ expect }) => {
     const directory = copyOf("dashcam");
     writeFileSync(join(directory, "extra.vigiltest"), 'policy "dashcam.vigil"\n/// Control characters \u0001 and <markup> & "quotes" are escaped.\ntest "a <tricky> & \\"name\\" \\u0007" { events { warpAffine {transform: "M"} } expect R3 holds }\n');
-    const result = await vigilc(["test", directory, "--format", "junit", "--engine", "eval,monitor"], { cwd: scratch });
+    const result = await runCli(["test", directory, "--format", "junit", "--engine", "eval,monitor"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(XMLValidator.validate(result.stdout)).toBe(true);
     const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => name === "testsuite" || name === "testcase" }).parse(result.stdout) as {
@@ -160,7 +160,7 @@ describe("vigilc test reports", () => {
   });
 
   it("writes JSON with the summary, each failure's events, each rule's why, and coverage", async ({ expect }) => {
-    const result = await vigilc(["test", "examples/dashcam", "--format", "json", "--coverage", "--engine", "eval,monitor"], { cwd: root });
+    const result = await runCli(["test", "examples/dashcam", "--format", "json", "--coverage", "--engine", "eval,monitor"], { cwd: root });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as {
       summary: { tests: number; passed: number; failed: number; errors: number };
@@ -177,7 +177,7 @@ describe("vigilc test reports", () => {
   });
 
   it("prints why each rule holds or not with --why", async ({ expect }) => {
-    const result = await vigilc(["test", "examples/dashcam", "--why", "--engine", "eval,monitor", "--filter", "^benign"], { cwd: root });
+    const result = await runCli(["test", "examples/dashcam", "--why", "--engine", "eval,monitor", "--filter", "^benign"], { cwd: root });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("✓ benign run");
     expect(result.stdout).not.toContain("warp before validation");
@@ -192,7 +192,7 @@ describe("vigilc test reports", () => {
     // And a rule whose trigger no run of the tests reaches: its pattern is named in a warning.
     const policy = join(directory, "dashcam.vigil");
     writeFileSync(policy, readFileSync(policy, "utf8").replace(/\}\s*$/, '  rule R9: prec(action in {deploy_model}, validate)\n}\n'));
-    const result = await vigilc(["test", directory, "--coverage", "--threshold", "50", "--engine", "eval,monitor"], { cwd: scratch });
+    const result = await runCli(["test", directory, "--coverage", "--threshold", "50", "--engine", "eval,monitor"], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/✗ dashcam\.R0 +never violated/);
     expect(result.stdout).toMatch(/✗ dashcam\.R9 +never violated, never held non-vacuously/);
@@ -206,14 +206,14 @@ describe("vigilc test on bad input", () => {
   it("exits 2 with located diagnostics for a test file that does not read, a missing trace and an unknown rule", async ({ expect }) => {
     const directory = copyOf("dashcam");
     writeFileSync(join(directory, "bad.vigiltest"), 'policy "dashcam.vigil"\ntest "t" {\n  trace "nowhere.jsonl"\n  expect R3 holds\n}\ntest "u" { events { a } expect R33 holds }\ntest "v" { expect R3 frobs }\n');
-    const result = await vigilc(["test", join(directory, "bad.vigiltest"), "--engine", "eval,monitor"], { cwd: directory });
+    const result = await runCli(["test", join(directory, "bad.vigiltest"), "--engine", "eval,monitor"], { cwd: directory });
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(crashPattern);
     expect(result.stderr).toContain("error[V2001]: unexpected `frobs`");
     expect(result.stderr).toContain("--> bad.vigiltest:7:");
     const again = join(directory, "bad2.vigiltest");
     writeFileSync(again, 'policy "dashcam.vigil"\ntest "t" {\n  trace "nowhere.jsonl"\n  expect R3 holds\n}\ntest "u" { events { a } expect r3 holds }\n');
-    const second = await vigilc(["test", again, "--engine", "eval,monitor"], { cwd: directory });
+    const second = await runCli(["test", again, "--engine", "eval,monitor"], { cwd: directory });
     expect(second.code).toBe(2);
     expect(second.stderr).toContain("error[V2104]: the trace `nowhere.jsonl` cannot be read");
     expect(second.stderr).toContain("--> bad2.vigiltest:3:9");
@@ -222,45 +222,12 @@ describe("vigilc test on bad input", () => {
   });
 
   it("exits 2 when a path does not exist or holds no test file", async ({ expect }) => {
-    const missing = await vigilc(["test", "no/such/dir"], { cwd: scratch });
+    const missing = await runCli(["test", "no/such/dir"], { cwd: scratch });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("`no/such/dir` does not exist");
     const empty = mkdtempSync(join(scratch, "empty-"));
-    const none = await vigilc(["test", empty], { cwd: scratch });
+    const none = await runCli(["test", empty], { cwd: scratch });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("no test files (*.vigiltest)");
-  });
-});
-
-describe("vigilc test --watch", () => {
-  it("runs again when the policy changes, and stops on SIGTERM", async ({ expect }) => {
-    const directory = copyOf("dashcam");
-    const child = spawn(process.execPath, [cli, "test", directory, "--watch", "--engine", "eval,monitor"], { cwd: scratch, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    const until = async (condition: () => boolean): Promise<void> => {
-      while (!condition()) {
-        if (child.exitCode !== null) throw new Error(`vigilc exited early: ${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    };
-    try {
-      await until(() => stderr.includes("waiting for changes"));
-      expect(stdout).toContain("4 passed");
-      const policy = join(directory, "dashcam.vigil");
-      writeFileSync(policy, readFileSync(policy, "utf8").replace("prec(action in {emit_mask}, action in {warpAffine})", "prec(action in {emit_mask}, action in {warpAffine, sample_frames})"));
-      await until(() => stdout.includes("2 failed"));
-      expect(stdout).toContain("a file changed; running again");
-      expect(stdout).toContain("expect R2 violated at 2");
-      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-      child.kill("SIGTERM");
-      expect(await exited).toBe(1);
-    } finally {
-      clearTimeout(killer);
-      child.kill("SIGKILL");
-    }
   });
 });

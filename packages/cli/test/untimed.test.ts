@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { vigilc } from "./support/run-vigilc.js";
+import { runCli } from "./support/run-cli.js";
 
 /**
  * A rule that measures time on a run without times, as a user meets it: `check` names the event
@@ -20,11 +20,11 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("a rule that measures time, on a run without times", () => {
   it.each(["eval", "smt", "monitor"])("check --engine %s leaves it undecided, located at the event, and judges the others", async (engine) => {
-    const result = await vigilc(["check", "rate.vigil", "--trace", "untimed.jsonl", "--engine", engine], { cwd: scratch });
+    const result = await runCli(["check", "rate.vigil", "--trace", "untimed.jsonl", "--engine", engine], { cwd: scratch });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("error[E0004]: event 1 (line 1 of untimed.jsonl) has no time, and the rule measures time: the rule `per_minute` is undecided");
     expect(result.stderr).toContain("--> untimed.jsonl:1:1");
-    const json = await vigilc(["check", "rate.vigil", "--trace", "untimed.jsonl", "--engine", engine, "--format", "json"], { cwd: scratch });
+    const json = await runCli(["check", "rate.vigil", "--trace", "untimed.jsonl", "--engine", engine, "--format", "json"], { cwd: scratch });
     const statements = (JSON.parse(json.stdout) as { statements: { name: string; holds: boolean; undecided?: string }[] }).statements;
     expect(statements.map((s) => [s.name, s.holds, s.undecided])).toEqual([
       ["per_minute", false, "event 1 (line 1 of untimed.jsonl) has no time, and the rule measures time"],
@@ -33,7 +33,7 @@ describe("a rule that measures time, on a run without times", () => {
   });
 
   it("lower refuses to lower it", async () => {
-    const result = await vigilc(["lower", "rate.vigil", "--trace", "untimed.jsonl"], { cwd: scratch });
+    const result = await runCli(["lower", "rate.vigil", "--trace", "untimed.jsonl"], { cwd: scratch });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("error: event 1 (line 1 of untimed.jsonl) has no time, and the rule measures time; a rule that measures time cannot be lowered");

@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { check, compile, reportToJson, uncountedAmount, type TraceEvent } from "@vigil/compiler";
 import { describe, expect, it } from "vitest";
 import { whyLine } from "../src/render.js";
-import { examples, vigilc } from "./support/run-vigilc.js";
+import { examples } from "./support/paths.js";
+import { runCli } from "./support/run-cli.js";
 
 /** `--why` names, for a rule that holds, the event that answered each trigger; the JSON reports carry the answers. */
 const dashcam = join(examples, "dashcam");
@@ -140,7 +141,7 @@ describe("a sum limit's witness whose amount could not be counted", () => {
     try {
       writeFileSync(join(scratch, "pay.vigil"), source);
       writeFileSync(join(scratch, "run.jsonl"), events.map(({ action, args }) => JSON.stringify({ action, args })).join("\n") + "\n");
-      const result = await vigilc(["check", "pay.vigil", "--trace", "run.jsonl"], { cwd: scratch });
+      const result = await runCli(["check", "pay.vigil", "--trace", "run.jsonl"], { cwd: scratch });
       expect(result.code).toBe(1);
       expect(result.stdout).toContain(
         'witness event 2 (run.jsonl:2): refund {"amount":"12 USD"} [ok]\n    note: its amount at `amount` is not a number ("12 USD"), so it cannot be counted: it is a witness by itself, whatever the total\n',
@@ -154,10 +155,10 @@ describe("a sum limit's witness whose amount could not be counted", () => {
   });
 });
 
-describe.concurrent("vigilc check: answers", () => {
+describe("vigilc check: answers", () => {
   for (const engine of ["eval", "smt"] as const) {
     it(`--why names the event that answered each trigger (--engine ${engine})`, async () => {
-      const result = await vigilc(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--why", "--engine", engine], { cwd: dashcam });
+      const result = await runCli(["check", "dashcam.vigil", "--trace", "violating.jsonl", "--why", "--engine", engine], { cwd: dashcam });
       expect(result.stdout).toContain("dashcam.R1 holds: its trigger matched 1 event (8), each after an event that meets its prerequisite (8 by 7); patterns matched: first 1 (8), second 1 (7)\n");
       expect(result.stdout).toContain("dashcam.R2 holds: its trigger matched 1 event (6), each after an event that meets its prerequisite (6 by 5); patterns matched: first 1 (6), second 1 (5)\n");
       expect(result.stdout).toContain("dashcam.R3 violated: its trigger matched 1 event (5); 1 broke it (5); patterns matched: first 1 (5), second 1 (7)\n");
@@ -165,7 +166,8 @@ describe.concurrent("vigilc check: answers", () => {
   }
 
   it("a corpus's JSON carries each rule's answered count beside its triggered count", async () => {
-    const result = await vigilc(["check", "dashcam.vigil", "--trace", "*.jsonl", "--format", "json"], { cwd: dashcam });
+    // A corpus: its runs are judged in worker threads, which the built CLI has.
+    const result = await runCli(["check", "dashcam.vigil", "--trace", "*.jsonl", "--format", "json"], { cwd: dashcam, built: true });
     const report = JSON.parse(result.stdout) as { runs: { file: string; statements: { name: string; triggered?: number; answered?: number }[] }[] };
     const violating = report.runs.find((run) => run.file.endsWith("violating.jsonl"))!;
     expect(violating.statements.map(({ name, triggered, answered }) => ({ name, triggered, answered }))).toEqual([

@@ -1,14 +1,13 @@
 import { execFile, spawn } from "node:child_process";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { cli, fixtures, root } from "./paths.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
+/**
+ * `vigilc` spawned as a process (node packages/cli/dist/main.js, built by `tsc -b`), for the tests
+ * that are about the process itself (process.test.ts) and the hook's. A test of what a command does
+ * runs it in process instead (run-cli.ts).
+ */
 
-/** The repository root, the built CLI, the shipped examples and this package's fixtures. */
-export const root = resolve(here, "../../../..");
-export const cli = resolve(here, "../../dist/main.js");
-export const examples = join(root, "examples");
-export const fixtures = resolve(here, "../fixtures");
+export { cli, examples, fixtures, root } from "./paths.js";
 
 export interface RunResult {
   /** The exit code; null when the process was killed (by the time limit, say). */
@@ -102,6 +101,3 @@ export function vigilcWithClosedStdout(args: readonly string[], options: RunOpti
     });
   });
 }
-
-/** What a crash looks like on stderr: a JavaScript stack frame, an uncaught error, a stack overflow. */
-export const crashPattern = /^\s+at .+:\d+:\d+\)?$|Maximum call stack|RangeError|TypeError|Unhandled 'error' event|internal error|node:internal/m;
