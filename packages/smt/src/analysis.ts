@@ -1,7 +1,10 @@
 import { ruleId, statementPatterns, type CheckedPattern, type CheckedStatement, type Formula } from "@vigil/checker";
 import { evaluateStatement } from "@vigil/engine";
 import { keyPathId, type Signature, type TraceEvent } from "@vigil/trace";
-import { atomsOf, eventOf, formulasOf, SymbolicRun, universeOf, type Universe } from "./symbolic.js";
+import { atomsOf, formulasOf, universeOf } from "./candidate-values.js";
+import type { Universe } from "./symbolic.js";
+import { eventOf } from "./symbolic-events.js";
+import { SymbolicRun } from "./symbolic-run.js";
 import { acquireZ3, isRuntimeTrap, releaseZ3, replaceBrokenZ3, type Z3Api } from "./z3-runtime.js";
 import { CommandTooLong, Session, Z3_L_FALSE, Z3_L_TRUE } from "./z3-session.js";
 

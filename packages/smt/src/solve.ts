@@ -2,7 +2,8 @@ import { needsTime, type CheckedScope, type CheckedStatement, type StatementOutc
 import { EventTimes, scopeStretches, sortedUnique } from "@vigil/engine";
 import type { TraceEvent } from "@vigil/trace";
 import type { Z3_ast, Z3_context, Z3_solver } from "z3-solver";
-import { lowerStatement, QueryTooLarge, type LowerOptions, type SmtQuery } from "./lower-smt.js";
+import { lowerStatement } from "./lower-smt.js";
+import { QueryTooLarge, type LowerOptions, type SmtQuery } from "./smt-query.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "./z3-runtime.js";
 import { Session, Z3_L_FALSE, Z3_L_TRUE, Z3_L_UNDEF } from "./z3-session.js";
 

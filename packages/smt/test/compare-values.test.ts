@@ -4,7 +4,8 @@ import type { JsonValue, TraceEvent } from "@vigil/trace";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareStatements, SymbolicSearch } from "../src/analysis.js";
-import { universeOf } from "../src/symbolic.js";
+import { universeOf } from "../src/candidate-values.js";
+import { cases } from "../../../test/support/tier.js";
 
 /**
  * `compareStatements` misses no difference over values that several patterns of one key must meet
@@ -16,10 +17,10 @@ import { universeOf } from "../src/symbolic.js";
  * ends in `.env` and holds `secret`), together with the comparison's own candidate values. Every
  * difference brute force finds, the comparison must have found (a run the same version rejects),
  * and every run it reports must replay. A run of two events is enumerated when the universe of one
- * event is small enough (one key); with two keys, runs of one event. An eightieth of
- * VIGIL_PROPERTY_RUNS pairs, at least 30.
+ * event is small enough (one key); with two keys, runs of one event. 30 pairs in the heavy tier, 10
+ * in the fast one (test/support/tier.ts).
  */
-const runs = Math.max(30, Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 80);
+const runs = cases(10, 30);
 
 const pathAtoms = [
   'path ~ "*.env"',

@@ -5,17 +5,19 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onlyStatement, policyText } from "../../../test/arbitraries.js";
 import { compareStatements, SymbolicSearch } from "../src/analysis.js";
-import { eventOf, universeOf, type EventChoice } from "../src/symbolic.js";
+import { universeOf } from "../src/candidate-values.js";
+import { eventOf, type EventChoice } from "../src/symbolic-events.js";
+import { cases } from "../../../test/support/tier.js";
 
 /**
  * `compareStatements` against brute force: for random pairs of rules, every run of up to two events
  * over a small alphabet (the pair's actions, each status, none or the first two candidates of each
  * root, a few gaps of time) is judged by the forward engine; where one rule holds and the other
  * breaks, the comparison must have found a run the second rejects. And every run it reports must
- * replay: the forward engine confirms it. An eightieth of VIGIL_PROPERTY_RUNS cases (each a pair that has an alphabet), alphabets of at
- * most 150 events.
+ * replay: the forward engine confirms it. 25 cases (each a pair that has an alphabet) in the heavy
+ * tier, 10 in the fast one (test/support/tier.ts), alphabets of at most 150 events.
  */
-const runs = Math.max(10, Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 80);
+const runs = cases(10, 25);
 const DEPTH = 2;
 
 function alphabet(statements: readonly CheckedStatement[]): TraceEvent[] | undefined {

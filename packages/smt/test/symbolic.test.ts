@@ -2,17 +2,22 @@ import { evaluateStatement } from "@vigil/engine";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onlyStatement, policyText } from "../../../test/arbitraries.js";
-import { eventOf, SymbolicRun, universeOf, type EventChoice, type Universe } from "../src/symbolic.js";
+import { universeOf } from "../src/candidate-values.js";
+import type { Universe } from "../src/symbolic.js";
+import { eventOf, type EventChoice } from "../src/symbolic-events.js";
+import { SymbolicRun } from "../src/symbolic-run.js";
 import { acquireZ3, releaseZ3, type Z3Api } from "../src/z3-runtime.js";
 import { Session, Z3_L_TRUE } from "../src/z3-session.js";
+import { cases } from "../../../test/support/tier.js";
 
 /**
  * The symbolic semantics against the forward engine: for random policies (as text) and random runs
  * of the policy's universe, the symbolic encoding with every choice fixed to the run must say
  * exactly which events break the statement, as `evaluateStatement` does on the concrete events the
- * choices make (`eventOf`, what a counterexample holds). A quarter of VIGIL_PROPERTY_RUNS cases.
+ * choices make (`eventOf`, what a counterexample holds). 500 cases in the heavy tier, 50 in the fast
+ * one (test/support/tier.ts).
  */
-const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000) / 4;
+const runs = cases(50, 500);
 
 /** Raw choices, made into a run of the universe: indexes taken modulo what each choice allows. */
 const rawEvents = fc.array(
