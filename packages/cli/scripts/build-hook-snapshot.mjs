@@ -69,7 +69,7 @@ export async function buildHookSnapshot({ force = false } = {}) {
   note("stat", join(addonRoot, "build", "better_sqlite3.node"));
   note("stat", join(addonRoot, "build", "Debug", "better_sqlite3.node"));
 
-  const shellModule = join(dirname(requireFromCli.resolve("@vigil/trace")), "grounding", "shell.js");
+  const shellModule = join(dirname(requireFromCli.resolve("@vigil/trace")), "grounding", "shell-syntax.js");
   let mvdanRewrites = 0;
   const plugin = {
     name: "vigil-hook-snapshot",
@@ -129,7 +129,7 @@ export async function buildHookSnapshot({ force = false } = {}) {
           closeSync(descriptor);
         }
         if (loader === "js") {
-          // mvdan-sh, which shell.js loads at the first command line it parses, is bundled (and initialised in the snapshot).
+          // mvdan-sh, which shell-syntax.js loads at the first command line it parses, is bundled (and initialised in the snapshot).
           text = text.replace(/createRequire\(import\.meta\.url\)\((["'])mvdan-sh\1\)/g, () => {
             if (args.path !== shellModule) throw new Error(`${args.path} loads mvdan-sh`);
             mvdanRewrites++;
@@ -163,7 +163,7 @@ export async function buildHookSnapshot({ force = false } = {}) {
     const messages = await esbuild.formatMessages(result.warnings, { kind: "warning" });
     throw new Error(`bundling the hook warned:\n${messages.join("\n")}`);
   }
-  if (mvdanRewrites !== 1) throw new Error(`expected shell.js to load mvdan-sh once, found ${mvdanRewrites} places`);
+  if (mvdanRewrites !== 1) throw new Error(`expected shell-syntax.js to load mvdan-sh once, found ${mvdanRewrites} places`);
 
   let text = result.outputFiles[0].text;
   let dynamicImports = 0;
