@@ -1,7 +1,7 @@
 import type { FinalVerdict, Violation } from "@vigil/compiler";
 import type { JsonValue } from "@vigil/trace";
 import { timeField, type CallEvent } from "./call-events.js";
-import { findingsJson, type GuardFinding } from "./guard.js";
+import { findingsJson, type GuardFinding } from "./guard-findings.js";
 
 /**
  * What each audit record the enforcer writes holds (its `body`, which the record's hash covers and

@@ -20,8 +20,8 @@ export type { GroundingState, GroundTraceOptions } from "./grounding/ground-trac
 export { groundCommandLine, groundSimpleCommand } from "./grounding/ground-line.js";
 export { groundTrace, shellToolNames } from "./grounding/ground-trace.js";
 export { groundWords } from "./grounding/words-to-arguments.js";
-export type { ToolSpec } from "./grounding/catalog.js";
-export { toolCatalog } from "./grounding/catalog.js";
+export type { ToolEffects, ToolSpec } from "./grounding/catalog.js";
+export { toolCatalog, toolEffects } from "./grounding/catalog.js";
 export type { DirectoryStep, LineNode, LineOptions, ParsedCommandLine, Redirection, SimpleCommand } from "./grounding/parsed-line.js";
 export { parseCommandLine } from "./grounding/parse-command-line.js";
 export type { EvaluatedAs, EvaluatedText } from "./grounding/evaluated.js";

@@ -34,6 +34,8 @@
  *   interpreter reads as code on standard input (`stdinCode`), which roles name files (`paths`,
  *   taken against the working directory) and where the tool works (`workingDirectory`); each is
  *   described where it is declared below, and in docs/grounding.md.
+ * - `effects`: what the tool writes, deletes or runs through its options ({@link ToolEffects}).
+ *   Grounding does not read it; the runtime's guard does.
  */
 export interface ToolSpec {
   readonly positionals?: readonly string[];
@@ -70,6 +72,27 @@ export interface ToolSpec {
    * `su -`) or always (`chroot`), a directory the line does not show.
    */
   readonly workingDirectory?: { readonly role?: string; readonly unknownWith?: readonly string[]; readonly unknown?: boolean };
+  /** What the tool does with the values of some of its options besides reading them: see {@link ToolEffects}. */
+  readonly effects?: ToolEffects;
+}
+
+/**
+ * What a tool does through its options, beyond reading the files they name: the files it writes,
+ * whether it deletes what it is given, the commands it runs. Grounding does not use it (it names
+ * roles, it does not judge them); the runtime's guard of Vigil's own state reads it. Each list
+ * names the keys of the tool's grounded event: a role of the catalog, or, for an option the catalog
+ * does not name, the key grounding gives it (`--hsts FILE` → `hsts`). An option grounding does
+ * not know may come as `key: true`, with its value among the other words.
+ */
+export interface ToolEffects {
+  /** Keys whose values are files the tool writes (`curl -D FILE`). */
+  readonly writes?: readonly string[];
+  /** Keys whose values are directories the tool writes anywhere under (`curl --output-dir DIR`). */
+  readonly writesUnder?: readonly string[];
+  /** Keys that, given at all, make the tool delete the files it is given (`tar --remove-files`). */
+  readonly deletes?: readonly string[];
+  /** Keys whose values are commands the tool runs (`tar --to-command=CMD`, `git -c core.fsmonitor=CMD`). */
+  readonly executes?: readonly string[];
 }
 
 const recursive = { "-r": "recursive", "-R": "recursive", "--recursive": "recursive" };
@@ -189,6 +212,7 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
     paths: ["path", "program_file"],
   },
   sort: {
+    effects: { executes: ["compress_program"] },
     positionals: ["path..."],
     options: {
       "-o": "output", "--output": "output", "-k": "key", "--key": "key", "-t": "field_separator", "--field-separator": "field_separator",
@@ -217,6 +241,12 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   },
   tee: { positionals: ["path..."], flags: { "-a": "append" }, paths: ["path"] },
   tar: {
+    effects: {
+      writes: ["index_file"],
+      // `--remove-files` deletes what it puts in the archive.
+      deletes: ["remove_files"],
+      executes: ["to_command", "checkpoint_action", "use_compress_program", "I", "rsh_command", "info_script", "F", "new_volume_script"],
+    },
     positionals: ["path..."],
     options: {
       "-f": "archive", "--file": "archive", "-C": "directory", "--directory": "directory", "-T": "files_from", "--files-from": "files_from",
@@ -255,6 +285,7 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   eval: { script: { role: "script", words: true } },
   // Network.
   curl: {
+    effects: { writes: ["D", "dump_header", "c", "cookie_jar", "trace", "trace_ascii", "libcurl", "stderr", "etag_save", "hsts", "alt_svc"], writesUnder: ["output_dir"] },
     positionals: ["url..."],
     options: {
       "-X": "method", "--request": "method", "-d": "data", "--data": "data", "--data-raw": "data", "--data-binary": "data", "--data-ascii": "data", "--json": "data",
@@ -276,6 +307,7 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
     paths: ["output", "upload", "cookie_jar", "config", "dump_header", "cert", "key", "cacert", "capath", "trace", "trace_ascii", "stderr", "output_dir", "libcurl", "etag_save", "etag_compare"],
   },
   wget: {
+    effects: { writes: ["o", "output_file", "a", "append_output", "save_cookies"] },
     positionals: ["url..."],
     options: {
       "-O": "output", "--output-document": "output", "-P": "directory", "--directory-prefix": "directory", "--post-data": "data", "--post-file": "post_file",
@@ -308,6 +340,7 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
     paths: ["source", "dest", "identity", "config"],
   },
   rsync: {
+    effects: { writes: ["log_file", "write_batch", "only_write_batch"], writesUnder: ["backup_dir", "temp_dir", "partial_dir"], executes: ["shell", "rsh", "rsync_path"] },
     positionals: ["source...", "dest"],
     options: {
       "-e": "shell", "--rsh": "rsh", "--exclude": "exclude", "--include": "include", "--exclude-from": "exclude_from", "--include-from": "include_from",
@@ -328,6 +361,8 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
   },
   // Development.
   git: {
+    // `git log --output=FILE` and its kin; `git -c core.fsmonitor=CMD status` runs CMD.
+    effects: { writes: ["output"], executes: ["config"] },
     subcommands: 1,
     options: {
       "-m": "message", "--message": "message", "-b": "branch", "-C": "directory", "-c": "config", "--git-dir": "git_dir", "--work-tree": "work_tree",
@@ -523,3 +558,17 @@ export const toolCatalog: Readonly<Record<string, ToolSpec>> = {
     paths: ["arguments_file"],
   },
 };
+
+/**
+ * Effects of tools the catalog does not ground (their words stay `arg1`, `arg2`, …, and their
+ * options keys of their own names), known all the same.
+ */
+const uncatalogedEffects: Readonly<Record<string, ToolEffects>> = {
+  rg: { executes: ["pre"] },
+};
+
+/** What the program `name` does through its options (see {@link ToolEffects}), when that is known. */
+export function toolEffects(name: string): ToolEffects | undefined {
+  if (Object.hasOwn(toolCatalog, name)) return toolCatalog[name]!.effects;
+  return Object.hasOwn(uncatalogedEffects, name) ? uncatalogedEffects[name] : undefined;
+}
