@@ -106,7 +106,10 @@ export function ownEffects(event: CallEvent): PathEffect[] {
   const fromInput = flag("stdin_arguments") ? ["$STDIN"] : [];
   const e = (effect: Effect, words: string[], tree = false, more: Partial<PathEffect> = {}): PathEffect => ({ effect, words, tree, ...more });
   const recursive = flag("recursive", "archive");
-  if (NO_FILES.has(programOf(event))) return [];
+  // A file a redirection or an argument opens is an event of its own (`read`, `write`, with the
+  // path): never taken for the program of that name (`read` the builtin reads no file).
+  const opensAFile = typeof a["redirection"] === "string" || typeof a["by"] === "string";
+  if (!opensAFile && NO_FILES.has(programOf(event))) return [];
   switch (action) {
     case "write":
       return [e("write", all("path"))];
