@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Builds the Claude Code hook's startup snapshot of this install, for the Node.js that runs this
-// script (packages/cli/src/hook-snapshot.ts says what it is and how it is checked):
+// script (packages/cli/src/enforcement/hook-snapshot.ts says what it is and how it is checked):
 //
-//   1. bundles dist/hook-snapshot-main.js, with all it imports, into one CommonJS file (esbuild), as
+//   1. bundles dist/enforcement/hook-snapshot-main.js, with all it imports, into one CommonJS file (esbuild), as
 //      the same code: each file's `import.meta.url` becomes the URL of the file it was, the native
 //      addon of better-sqlite3 is loaded at run time from the file its `bindings` would load, and
 //      what the hook loads only in rare cases (the compiler, the egress proxy, the MCP gateway) stays
@@ -26,7 +26,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(cli, "dist");
-const snapshot = await import(pathToFileURL(join(dist, "hook-snapshot.js")).href);
+const snapshot = await import(pathToFileURL(join(dist, "enforcement", "hook-snapshot.js")).href);
 
 /** Modules the hook imports only in rare cases: imported from their own files when needed, not bundled. */
 const FROM_DISK = new Set(["@vigil/compiler", "./egress.js", "./mcp-gateway.js"]);
@@ -143,7 +143,7 @@ export async function buildHookSnapshot({ force = false } = {}) {
     },
   };
 
-  const main = join(dist, "hook-snapshot-main.js");
+  const main = join(dist, "enforcement", "hook-snapshot-main.js");
   const result = await esbuild.build({
     // Imported for its effects: the snapshot builder's script is not a module with exports.
     stdin: { contents: `import ${JSON.stringify(main)};\n`, resolveDir: dist, sourcefile: "hook-snapshot-entry.js", loader: "js" },

@@ -48,8 +48,8 @@ const commands: readonly RegisterCommand[] = [
 
 /** Runs `vigilc` with the given arguments and returns the exit code. Never throws. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  // A hook parses its own arguments and loads only what a decision needs (see hook.ts).
-  if (argv[0] === "hook") return (await import("./hook.js")).run(argv, io);
+  // A hook parses its own arguments and loads only what a decision needs (see enforcement/hook.ts).
+  if (argv[0] === "hook") return (await import("./enforcement/hook.js")).run(argv, io);
   const context = createContext(io);
   const program = new Command("vigilc")
     .description("Vigil: check agent tool-call traces against behavioral policies")

@@ -4,4 +4,4 @@
  */
 export type { CliIo } from "./io.js";
 export { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, MAX_RENDERED_DIAGNOSTICS, run } from "./cli.js";
-export { codeFrame, describeEvent, renderDiagnostic, renderReport, type Colors, type RenderReportInput } from "./render.js";
+export { codeFrame, describeEvent, renderDiagnostic, renderReport, type Colors, type RenderReportInput } from "./reports/render.js";

@@ -2,7 +2,7 @@ import type { CliIo } from "./io.js";
 
 /**
  * The process around a `run` of `vigilc` (or of its hook): standard input and output, the exit.
- * The `vigilc` entry (main.ts) and the hook's startup snapshot (hook-snapshot.ts) both end here,
+ * The `vigilc` entry (main.ts) and the hook's startup snapshot (enforcement/hook-snapshot.ts) both end here,
  * so that a hook answered from the snapshot writes and exits exactly as one answered from main.ts.
  */
 export async function runProcess(run: (argv: readonly string[], io: CliIo) => Promise<number>, argv: readonly string[]): Promise<never> {

@@ -4,18 +4,18 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { daemonServing } from "../src/hook-daemon.js";
+import { daemonServing } from "../src/enforcement/hook-daemon.js";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
 
 /**
- * The hook daemon (src/hook-daemon.ts) and its relay (src/hook-relay.cts): the command line
+ * The hook daemon (src/enforcement/hook-daemon.ts) and its relay (src/enforcement/hook-relay.cts): the command line
  * `--install` writes asks the daemon first; the daemon answers every event as the hook process
  * would; the relay refuses whatever is not a whole answer once it has read the event, and lets the
  * normal path answer, with the input untouched, when no daemon listens.
  */
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "vigil-hook-daemon-")));
-const relay = join(root, "packages", "cli", "dist", "hook-relay.cjs");
+const relay = join(root, "packages", "cli", "dist", "enforcement", "hook-relay.cjs");
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface Answer {

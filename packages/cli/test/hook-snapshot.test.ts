@@ -5,11 +5,11 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compactObservations, fileHash, observe, staleness, type Observation, type SnapshotManifest } from "../src/hook-snapshot.js";
+import { compactObservations, fileHash, observe, staleness, type Observation, type SnapshotManifest } from "../src/enforcement/hook-snapshot.js";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
 
 /**
- * The hook's startup snapshot (src/hook-snapshot.ts): the command line `--install` writes starts the
+ * The hook's startup snapshot (src/enforcement/hook-snapshot.ts): the command line `--install` writes starts the
  * hook from it, and gives the same answers as the normal path; where the snapshot is missing,
  * damaged, moved or out of date, the same command line answers with the normal path.
  */

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type { TraceEvent } from "@vigil/trace";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeHtml, toHtml } from "../src/html.js";
-import { TIMELINE_WHOLE_UP_TO, TIMELINE_WITNESSES_PER_RULE, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/outcome.js";
+import { escapeHtml, toHtml } from "../src/reports/html.js";
+import { TIMELINE_WHOLE_UP_TO, TIMELINE_WITNESSES_PER_RULE, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/reports/outcome.js";
 import { examples, fixtures } from "./support/paths.js";
 import { runCli } from "./support/run-cli.js";
 

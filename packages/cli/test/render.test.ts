@@ -11,7 +11,7 @@ import {
   renderClosedWorldSummary,
   renderDiagnostic,
   renderReport,
-} from "../src/render.js";
+} from "../src/reports/render.js";
 
 /** The code frames of `vigilc`'s diagnostics and reports, from the renderer itself (the rest through runs of `vigilc`). */
 const plain = { enabled: false };

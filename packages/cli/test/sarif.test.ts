@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RunOutcome, StatementResult } from "../src/outcome.js";
-import { toSarif } from "../src/sarif.js";
+import type { RunOutcome, StatementResult } from "../src/reports/outcome.js";
+import { toSarif } from "../src/reports/sarif.js";
 
 /** The SARIF log in-process: what a rule's response makes of its results (the CLI test covers the file). */
 const statement = (name: string, response: StatementResult["response"], remediation?: string): StatementResult => ({

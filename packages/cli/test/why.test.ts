@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { check, compile, reportToJson, uncountedAmount, type TraceEvent } from "@vigil/compiler";
 import { describe, expect, it } from "vitest";
-import { whyLine } from "../src/render.js";
+import { whyLine } from "../src/reports/render.js";
 import { examples } from "./support/paths.js";
 import { runCli } from "./support/run-cli.js";
 

@@ -51,7 +51,7 @@ async function analyze(context: CommandContext, files: readonly string[], option
   }
   const found = results.flatMap((result) => result.diagnostics);
   if (options.sarif !== undefined) {
-    const { diagnosticsToSarif } = await import("../sarif.js");
+    const { diagnosticsToSarif } = await import("../reports/sarif.js");
     await writeFile(resolve(io.cwd, options.sarif), `${JSON.stringify(diagnosticsToSarif(results, { cwd: io.cwd, version: "0.1.0" }), null, 2)}\n`);
   }
   if (options.format === "json") {

@@ -1,8 +1,8 @@
 import type { CompiledPolicy, Signature } from "@vigil/compiler";
 import type { ReadRunFileResult } from "@vigil/trace";
-import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusOptions, type CorpusRun } from "../corpus.js";
-import { failsOn, type RunOutcome } from "../outcome.js";
-import { printableLine, renderClosedWorldSummary, splitClosedWorld } from "../render.js";
+import { checkCorpus, expandCorpus, expandRunFiles, progressLine, renderSummary, runsOfFile, summarize, type CorpusOptions, type CorpusRun } from "../corpus/corpus.js";
+import { failsOn, type RunOutcome } from "../reports/outcome.js";
+import { printableLine, renderClosedWorldSummary, splitClosedWorld } from "../reports/render.js";
 import { noteMessagesOff, writeHtml, writeSarif, type CheckOptions } from "./check-shared.js";
 import type { CommandContext } from "./context.js";
 import { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, InputError, loadCompiler, plural, ruleTexts } from "./shared.js";
@@ -67,7 +67,7 @@ async function checkRuns(context: CommandContext, source: string, policyFile: st
     ...(io.progress === true ? { onProgress: (done: number, total: number) => io.stderr(progressLine(done, total)) } : {}),
   };
   // The SQL engine judges the whole corpus in one query, in one database; the others run by run, in worker threads.
-  const { outcomes, signature } = options.engine === "sql" ? await (await import("../corpus-sql.js")).checkCorpusSql(runs, compiled, corpusOptions) : await checkCorpus(runs, corpusOptions);
+  const { outcomes, signature } = options.engine === "sql" ? await (await import("../corpus/corpus-sql.js")).checkCorpusSql(runs, compiled, corpusOptions) : await checkCorpus(runs, corpusOptions);
   if (io.progress === true) io.stderr("\n");
   await reportClosedWorld(context, compiled, source, policyFile, corpusName, signature, options);
   return reportCorpus(context, compiled, source, policyFile, outcomes, options);
@@ -111,7 +111,7 @@ async function reportClosedWorld(
 export async function checkEvents(context: CommandContext, source: string, policyFile: string, options: CheckOptions): Promise<number> {
   const compiled = await compilePolicy(context, source, policyFile, options);
   const events = context.inputName(options.events!, "events table");
-  const { checkEventsSql } = await import("../corpus-sql.js");
+  const { checkEventsSql } = await import("../corpus/corpus-sql.js");
   let outcomes: RunOutcome[];
   try {
     outcomes = await checkEventsSql(compiled, {

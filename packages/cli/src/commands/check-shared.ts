@@ -1,9 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import type { CompiledPolicy, EngineName } from "@vigil/compiler";
 import type { CliIo } from "../io.js";
-import { toHtml, type RuleText } from "../html.js";
-import type { FailOn, RunOutcome } from "../outcome.js";
-import { toSarif } from "../sarif.js";
+import { toHtml, type RuleText } from "../reports/html.js";
+import type { FailOn, RunOutcome } from "../reports/outcome.js";
+import { toSarif } from "../reports/sarif.js";
 import { InputError, loadCompiler, loadTraceReader, type TraceReading } from "./shared.js";
 
 /** What the modes of `check` share: its options, the note on messages, the SARIF and HTML reports. */

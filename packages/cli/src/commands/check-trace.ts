@@ -1,12 +1,12 @@
 import type { CompiledPolicy, RunJudgement } from "@vigil/compiler";
 import type { ReadRunFileResult, RecordingRun } from "@vigil/trace";
-import { failsOn, outcomeOf, timelineEvents } from "../outcome.js";
-import { renderClosedWorldSummary, renderReport, splitClosedWorld } from "../render.js";
+import { failsOn, outcomeOf, timelineEvents } from "../reports/outcome.js";
+import { renderClosedWorldSummary, renderReport, splitClosedWorld } from "../reports/render.js";
 import { noteMessagesOff, writeHtml, writeSarif, type CheckOptions } from "./check-shared.js";
 import type { CommandContext } from "./context.js";
 import { EXIT_SAFE, EXIT_UNSAFE, fileSize, InputError, isStackOverflow, loadCompiler, plural, ruleTexts } from "./shared.js";
 
-/** How many witnesses of a rule the human report shows (render.ts shows at most this many). */
+/** How many witnesses of a rule the human report shows (reports/render.ts shows at most this many). */
 const WITNESSES_SHOWN = 20;
 
 /** Traces up to this size are read whole (code frames in diagnostics); larger ones are streamed. */

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { isCorpus } from "../corpus.js";
+import { isCorpus } from "../corpus/corpus.js";
 import { checkDirectory, checkEvents, checkRunFile } from "./check-corpus.js";
 import type { CheckOptions } from "./check-shared.js";
 import { checkOneRun } from "./check-trace.js";

@@ -1,7 +1,7 @@
 import type { Diagnostic } from "@vigil/compiler";
 import type { Command } from "commander";
 import type { CliIo } from "../io.js";
-import { renderDiagnostic, type Colors } from "../render.js";
+import { renderDiagnostic, type Colors } from "../reports/render.js";
 import { createInputs, type DiagnosticPrinter, type Inputs } from "./inputs.js";
 import { EXIT_SAFE, MAX_RENDERED_DIAGNOSTICS, plural } from "./shared.js";
 

@@ -9,7 +9,7 @@ import { parsePort, parsePositiveInteger } from "./shared.js";
 
 /**
  * `vigilc hook`, as `--help` lists it. The hook never runs through the command tree: it parses its
- * own arguments and loads only what a decision needs (see hook.ts), so this only describes it.
+ * own arguments and loads only what a decision needs (see enforcement/hook.ts), so this only describes it.
  */
 export function registerHook(program: Command): void {
   program
@@ -29,7 +29,7 @@ export function registerAudit(program: Command, context: CommandContext): void {
     .argument("<db>", "the enforcement database (.vigil/audit.db)")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .action(async (database: string, options: { format: "human" | "json" }) => {
-      const { auditVerifyCommand } = await import("../audit.js");
+      const { auditVerifyCommand } = await import("../enforcement/audit.js");
       context.exitCode = await auditVerifyCommand(database, options, context.io);
     });
 }
@@ -44,7 +44,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .option("--run <id>", "only this run (a session id)")
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json"]).default("human"))
     .action(async (options: { audit: string; policy: string[]; run?: string; format: "human" | "json" }) => {
-      const { replayCommand } = await import("../audit.js");
+      const { replayCommand } = await import("../enforcement/audit.js");
       context.exitCode = await replayCommand(options, context.io);
     });
 }
@@ -70,7 +70,7 @@ export function registerServe(program: Command, context: CommandContext): void {
     .addOption(new Option("--unknown-commands <response>", "guard: what a call whose commands cannot be known gets").choices(["block", "ask"]).default("block"))
     .option("--no-guard", "turn the guard of Vigil's own state off (every decision's audit record says so)")
     .action(async (options: { policy: string[]; port?: number; socket?: string; db?: string; tokenFile?: string; hookTokenFile?: string; socketMode: "600" | "660"; maxConcurrent: number; maxRate: number } & GuardFlags) => {
-      const { serveCommand } = await import("../serve.js");
+      const { serveCommand } = await import("../enforcement/serve.js");
       context.exitCode = await serveCommand(options, context.io);
     });
 }
@@ -88,7 +88,7 @@ export function registerMcpGateway(program: Command, context: CommandContext): v
     .option("--no-guard", "turn the guard of Vigil's own state off (every decision's audit record says so)")
     .argument("<command...>", "the MCP server to run, after --")
     .action(async (command: string[], options: { policy: string[]; db?: string; run?: string } & GuardFlags) => {
-      const { mcpGatewayCommand } = await import("../mcp-gateway.js");
+      const { mcpGatewayCommand } = await import("../enforcement/mcp-gateway.js");
       context.exitCode = await mcpGatewayCommand(command, options, context.io);
     });
 }
@@ -105,7 +105,7 @@ export function registerEgress(program: Command, context: CommandContext): void 
     .addOption(auditKeyFileOption())
     .addOption(allowLoopbackOption())
     .action(async (options: { policy: string[]; db?: string; httpPort: number; socksPort: number; auditKeyFile?: string; allowLoopback?: number[] }) => {
-      const { egressCommand } = await import("../egress.js");
+      const { egressCommand } = await import("../enforcement/egress.js");
       context.exitCode = await egressCommand(options, context.io);
     });
 }
@@ -122,7 +122,7 @@ export function registerRun(program: Command, context: CommandContext): void {
     .addOption(allowLoopbackOption())
     .argument("<command...>", "the command to run, after --")
     .action(async (command: string[], options: { policy: string[]; db?: string; run?: string; auditKeyFile?: string; allowLoopback?: number[] }) => {
-      const { runSandboxedCommand } = await import("../run-sandboxed.js");
+      const { runSandboxedCommand } = await import("../enforcement/run-sandboxed.js");
       context.exitCode = await runSandboxedCommand(command, options, context.io);
     });
 }

@@ -2,7 +2,7 @@ import type { Diagnostic, ReadRecordingResult, Trace } from "@vigil/compiler";
 import { closestName, stripByteOrderMark } from "@vigil/diagnostics";
 import type { ReadRunFileResult, RecordingRun } from "@vigil/trace";
 import type { CliIo } from "../io.js";
-import { printableLine, printableText } from "../render.js";
+import { printableLine, printableText } from "../reports/render.js";
 import { InputError, isStackOverflow, loadTraceReader, plural, STDIN_NAME, type TraceReading } from "./shared.js";
 
 /** Prints diagnostics on standard error, at most `MAX_RENDERED_DIAGNOSTICS` of them in one run. */

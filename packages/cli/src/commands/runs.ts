@@ -1,6 +1,6 @@
 import { basename, resolve } from "node:path";
 import type { TraceEvent } from "@vigil/compiler";
-import { expandCorpus, isCorpus } from "../corpus.js";
+import { expandCorpus, isCorpus } from "../corpus/corpus.js";
 import type { CommandContext } from "./context.js";
 import { InputError, loadCompiler } from "./shared.js";
 

@@ -2,7 +2,7 @@ import { mkdir, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ruleId, type CompiledPolicy } from "@vigil/compiler";
 import { InvalidArgumentError, Option } from "commander";
-import type { RuleText } from "../html.js";
+import type { RuleText } from "../reports/html.js";
 
 /** How a trace read from standard input (`--trace -`) is named in diagnostics and reports. */
 export const STDIN_NAME = "<stdin>";

@@ -1,7 +1,7 @@
 import type { RunSignature } from "@vigil/compiler";
 import type { RecordingRun, signatureToJson } from "@vigil/trace";
 import { Option, type Command } from "commander";
-import { printableLine } from "../render.js";
+import { printableLine } from "../reports/render.js";
 import type { CommandContext } from "./context.js";
 import { InputError, loadCompiler, loadTraceReader, plural, traceFormatOption, type TraceReading } from "./shared.js";
 

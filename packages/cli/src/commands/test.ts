@@ -3,8 +3,8 @@ import { stat } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { Diagnostic, EngineName, TestFileResult } from "@vigil/compiler";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { renderDiagnostic } from "../render.js";
-import { coveragePercent, coverageRows, renderCoverage, renderHuman, renderJunit, renderSummary, testReportJson, totalsOf } from "../test-report.js";
+import { renderDiagnostic } from "../reports/render.js";
+import { coveragePercent, coverageRows, renderCoverage, renderHuman, renderJunit, renderSummary, testReportJson, totalsOf } from "../reports/test-report.js";
 import type { CommandContext } from "./context.js";
 import { EXIT_INPUT_ERROR, EXIT_SAFE, EXIT_UNSAFE, InputError, loadCompiler } from "./shared.js";
 

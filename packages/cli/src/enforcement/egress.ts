@@ -3,9 +3,9 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { attributeToCallInFlight, startEgressProxy } from "@vigil/runtime/egress";
 import { egressListeners } from "./egress-listener.js";
 import { dirname, join, resolve } from "node:path";
-import type { CliIo } from "./io.js";
-import { openStore } from "./enforcement.js";
-import { printableLine } from "./render.js";
+import type { CliIo } from "../io.js";
+import { openStore } from "./open-enforcement.js";
+import { printableLine } from "../reports/render.js";
 
 export interface EgressOptions {
   readonly policy: string[];

@@ -1,8 +1,8 @@
 import { compile, createEngine, judgeRun, type CompiledPolicy, type DecisionEngine, type EngineName, type Signature, type TraceFormat } from "@vigil/compiler";
 import type { TextOrigin } from "@vigil/trace";
-import { outcomeOf, runError, timelineEvents, type RunOutcome } from "./outcome.js";
+import { outcomeOf, runError, timelineEvents, type RunOutcome } from "../reports/outcome.js";
 
-export type { RunOutcome } from "./outcome.js";
+export type { RunOutcome } from "../reports/outcome.js";
 
 /**
  * Checks one run of a corpus, in a worker thread, through the same pipeline as a single trace

@@ -3,9 +3,9 @@ import { randomUUID } from "node:crypto";
 import { constants, homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { shellQuote } from "./shell-words.js";
-import type { CliIo } from "./io.js";
-import { openEnforcement } from "./enforcement.js";
-import { printableLine } from "./render.js";
+import type { CliIo } from "../io.js";
+import { openEnforcement } from "./open-enforcement.js";
+import { printableLine } from "../reports/render.js";
 
 export interface RunOptions {
   readonly policy: string[];

@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
-import type { CliIo } from "./io.js";
-import { guardOptions, openEnforcement } from "./enforcement.js";
-import { printableLine } from "./render.js";
+import type { CliIo } from "../io.js";
+import { guardOptions, openEnforcement } from "./open-enforcement.js";
+import { printableLine } from "../reports/render.js";
 import { loadOrCreateTokenFile, TOKEN_FILE_NAME } from "./token-file.js";
 
 export interface ServeOptions {

@@ -1,5 +1,5 @@
 import type { HookGuardArguments } from "./claude-settings.js";
-import type { CliIo } from "./io.js";
+import type { CliIo } from "../io.js";
 
 /**
  * `vigilc hook claude-code --policy FILE… [--db PATH] [--explicit-allow]`: one run of a Claude Code
@@ -391,7 +391,7 @@ async function hookSnapshot(build: boolean): Promise<{ readonly blob: string } |
   if ("blob" in usable || !build) return usable;
   const { existsSync } = await import("node:fs");
   const { fileURLToPath } = await import("node:url");
-  const builder = fileURLToPath(new URL("../scripts/build-hook-snapshot.mjs", import.meta.url));
+  const builder = fileURLToPath(new URL("../../scripts/build-hook-snapshot.mjs", import.meta.url));
   if (!existsSync(builder)) return usable;
   const { spawnSync } = await import("node:child_process");
   const built = spawnSync(process.execPath, [builder, "--quiet"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });

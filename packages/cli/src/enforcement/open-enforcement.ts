@@ -1,8 +1,12 @@
 import { join, resolve } from "node:path";
 import type { Enforcer, EnforcerOptions, GuardOptions, ProtectedPath, Store } from "@vigil/runtime";
-import type { CliIo } from "./io.js";
+import type { CliIo } from "../io.js";
 import { auditKey } from "./audit-key.js";
-import { printableLine } from "./render.js";
+import { printableLine } from "../reports/render.js";
+
+// What the enforcement commands other than the hook share (`serve`, `mcp-gateway`, `run`, `egress`,
+// `audit verify`, `replay`): the guard's options from their flags, and the enforcement database
+// opened with its audit key, with a policy loaded into it where the command enforces one.
 
 /** The guard's options from the command line: `--no-guard`, `--protect PATH…`, `--unknown-commands`. */
 export function guardOptions(flags: { guard?: boolean; protect?: readonly string[]; unknownCommands?: "block" | "ask" }, cwd: string, extra: readonly ProtectedPath[] = []): GuardOptions | false {

@@ -1,7 +1,7 @@
 import type { CheckedStatement, CompiledPolicy, TraceEvent } from "@vigil/compiler";
 import type { EventsSource, RunVerdicts, SqlJudge } from "@vigil/sql";
 import { CorpusSignature, type CorpusOptions, type CorpusResult, type CorpusRun } from "./corpus.js";
-import { outcomeOf, runError, type RunOutcome } from "./outcome.js";
+import { outcomeOf, runError, type RunOutcome } from "../reports/outcome.js";
 
 /**
  * `vigilc check --engine sql` over a corpus: every run is read here, as `judgeRun` reads it

@@ -130,9 +130,12 @@ export function staleness(manifest: SnapshotManifest, blob: string): string | un
   return undefined;
 }
 
-/** Where this Node.js's snapshot of this install lives: one directory per Node.js version and platform. */
+/**
+ * Where this Node.js's snapshot of this install lives: one directory per Node.js version and
+ * platform, under the package's `dist/hook-snapshot/` (this module is in `dist/enforcement/`).
+ */
 export function hookSnapshotPaths(): { readonly directory: string; readonly blob: string; readonly bundle: string; readonly manifest: string } {
-  const directory = join(dirname(fileURLToPath(import.meta.url)), "hook-snapshot", `node-${process.version}-${process.platform}-${process.arch}`);
+  const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "hook-snapshot", `node-${process.version}-${process.platform}-${process.arch}`);
   return { directory, blob: join(directory, "hook.blob"), bundle: join(directory, "hook-bundle.cjs"), manifest: join(directory, "manifest.json") };
 }
 

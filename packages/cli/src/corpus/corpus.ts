@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type { RunFile, Signature, TextOrigin } from "@vigil/trace";
 import { ruleId } from "@vigil/compiler";
 import type { RunResult, RunTask } from "./corpus-worker.js";
-import { neverTriggered, runErrorText, runLabel, type RunOutcome } from "./outcome.js";
-import { printableLine } from "./render.js";
+import { neverTriggered, runErrorText, runLabel, type RunOutcome } from "../reports/outcome.js";
+import { printableLine } from "../reports/render.js";
 
 /**
  * Corpus mode of `vigilc check`: a directory or a glob of traces, or a file holding several runs

@@ -1,5 +1,5 @@
-import type { CliIo } from "./io.js";
-import { guardOptions, openEnforcement } from "./enforcement.js";
+import type { CliIo } from "../io.js";
+import { guardOptions, openEnforcement } from "./open-enforcement.js";
 
 /**
  * `vigilc mcp-gateway --policy FILE… [--db PATH] [--run ID] -- <server command…>`: an MCP server on

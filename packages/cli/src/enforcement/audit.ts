@@ -1,7 +1,7 @@
 import type { ReplayReport } from "@vigil/runtime";
-import type { CliIo } from "./io.js";
-import { openStore } from "./enforcement.js";
-import { printableLine } from "./render.js";
+import type { CliIo } from "../io.js";
+import { openStore } from "./open-enforcement.js";
+import { printableLine } from "../reports/render.js";
 
 /**
  * `vigilc audit verify DB` and `vigilc replay --audit DB --policy FILE…`: the audit log of an

@@ -3,7 +3,7 @@ import v8 from "node:v8";
 import { readCall, vigilCodePaths } from "@vigil/runtime";
 import { run } from "./hook.js";
 import { compactObservations, fileHash, observe, runningSnapshotBlob, SNAPSHOT_REPORT_VARIABLE, SNAPSHOT_STALE_EXIT, staleness, type Observation, type SnapshotManifest } from "./hook-snapshot.js";
-import { runProcess } from "./process-main.js";
+import { runProcess } from "../process-main.js";
 // What hook.ts loads (with `await import`) on its way to a decision, initialised in the snapshot.
 import "./audit-key.js";
 import "./claude-settings.js";

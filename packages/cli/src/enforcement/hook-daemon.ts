@@ -5,7 +5,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ClaudeCodeHookHost, vigilCodeDirectory, vigilCodePaths, type HookAnswer } from "@vigil/runtime";
-import type { CliIo } from "./io.js";
+import type { CliIo } from "../io.js";
 import { hookSnapshotPaths, observe, staleness, type Observation, type SnapshotManifest } from "./hook-snapshot.js";
 
 /**
