@@ -1,6 +1,29 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
+/**
+ * The heavy tier: the test files `npm test` leaves out and `npm run test:all` (VIGIL_TIER=all) adds,
+ * each with what it needs. This table is the only place a test is made heavy. A heavy file is not
+ * collected outside its tier: it is neither run nor reported as passed. Property tests run in both
+ * tiers, with fewer cases in the fast one (`cases(fast, full)` in test/support/tier.ts).
+ */
+const heavyTier: Readonly<Record<string, string>> = {
+  "**/*.e2e.test.ts": "real hosts: the real Claude Code in its sandbox and `vigilc run` (bubblewrap, socat, ripgrep: scripts/test-hosts.sh), a real VS Code (code-server, about 800 MB, installed on first use) in Chromium",
+  "test/sql-agrees-servers.test.ts": "a PostgreSQL server (Debian's packages, installed with apt-get when missing) and ClickHouse (chdb, 546 MB, installed on first use)",
+  "packages/sql/test/clickhouse.test.ts": "ClickHouse (chdb, installed on first use)",
+  "packages/cli/test/sql-engine.test.ts": "ClickHouse (chdb, installed on first use), and every recorded AgentDojo and τ-bench run through two engines",
+  "packages/cli/test/html-browser.test.ts": "Chromium (the `@sparticuz/chromium` development dependency, or VIGIL_CHROMIUM)",
+  "packages/cli/test/separate-user.test.ts": "root, to create operating-system users (useradd, groupadd, runuser)",
+  "test/fuzz/**": "fuzzing campaigns, each bounded by time (VIGIL_FUZZ_SECONDS), not by a count of cases",
+  "test/hostile/million-events.test.ts": "a million events (44 and 87 MiB of trace) through check, signature and --html",
+  "test/hostile/scale.test.ts": "texts of 64 KiB and 200 KB, 130,000 events through Z3 and the lowering, sets of 80,000 and 160,000 values, 35,000 rules, each through vigilc",
+  "packages/syntax/test/scale.test.ts": "policies of 30,000 to 200,000 rules, values or operands through the parser and the formatter",
+  "packages/checker/test/scale.test.ts": "policies of 50,000 to 200,000 rules or values through the checker",
+  "packages/smt/test/z3-at-scale.test.ts": "130,000 events through Z3 (a query of more than 20 MiB)",
+};
+
+const heavy = process.env["VIGIL_TIER"] === "all";
+
 // Tests import every workspace package from its TypeScript sources (the "@vigil/source"
 // export condition), so a test run never depends on a stale build.
 export default defineConfig({
@@ -8,12 +31,11 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@vigil/source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
-    // Two tiers. `npm test` runs the fast tier: everything but the end-to-end tests against real
-    // hosts (`*.e2e.test.ts`: the real Claude Code in its sandbox, a real VS Code in a browser),
-    // which need programs of the operating system (bubblewrap, socat, ripgrep) or take minutes.
-    // `npm run test:all` (VIGIL_TIER=all) installs those programs and runs both. A heavy test is
-    // not collected outside its tier: it is neither run nor reported as passed.
-    exclude: process.env["VIGIL_TIER"] === "all" ? ["**/node_modules/**"] : ["**/node_modules/**", "**/*.e2e.test.ts"],
+    // Two tiers. `npm test` runs the fast tier: everything that needs no installed server, browser
+    // or operating-system user and no long run, with property tests at a modest count of cases.
+    // `npm run test:all` (VIGIL_TIER=all) installs the programs the end-to-end tests need and runs
+    // both, the property tests at their full count. The heavy files are those of `heavyTier` above.
+    exclude: heavy ? ["**/node_modules/**"] : ["**/node_modules/**", ...Object.keys(heavyTier)],
     // A test that asserts nothing cannot fail: every test must make at least one assertion.
     expect: { requireAssertions: true },
     // Generous: the CLI tests spawn vigilc many times at once on a machine of two cores.

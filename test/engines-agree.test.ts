@@ -3,15 +3,17 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onlyStatement, policyText, trace } from "./arbitraries.js";
 import { figure5Stretches, figure5UntilBreakers, figure5Witnesses } from "./figure5.js";
+import { cases } from "./support/tier.js";
 
 /**
  * Differential testing against a reference that is obviously right: Figure 5 read literally
  * (test/figure5.ts). Random policies are generated as text and go through the parser and the
  * checker; on random traces the forward engine, Z3 over both encodings of the lowering (one
  * reading witnesses from cores, one from a model), and the online monitor on every prefix must all
- * give the reference's verdict and witnesses. VIGIL_PROPERTY_RUNS sets the number of cases.
+ * give the reference's verdict and witnesses. 2,000 cases in the heavy tier, 200 in the fast one
+ * (test/support/tier.ts; VIGIL_PROPERTY_RUNS sets the number of cases).
  */
-const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 2000);
+const runs = cases(200, 2000);
 
 
 const outcome = (witnesses: number[]) => ({ holds: witnesses.length === 0, witnesses });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compile, readTrace, signatureOf, type Diagnostic, type Signature } from "@vigil/compiler";
+import * as tier from "./support/tier.js";
 
 /**
  * Every fix the compiler offers, applied: the result is re-parsed and re-checked, and it must be
@@ -132,7 +133,7 @@ describe("every fix the compiler offers", () => {
         const text = asKey ? `policy p {\n  rule r: abs(action in {a} and ${written} in {1})\n}\n` : `policy p {\n  rule r: abs(action in {${written}})\n}\n`;
         checkEveryFix({ name: `${asKey ? "key" : "action"} ${JSON.stringify(actual)}`, text, signature: signatureOfLines(trace) });
       }),
-      { numRuns: 300 },
+      { numRuns: tier.cases(30, 300) },
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cases } from "../../../test/support/tier.js";
 import { EARLIEST_EVENT_TIME, formatDateTime, isEventTime, LATEST_EVENT_TIME, parseDateTime } from "../src/index.js";
 
 describe("parseDateTime", () => {
@@ -65,6 +66,7 @@ describe("parseDateTime", () => {
         expect(parseDateTime(`${local}${zone}`)).toBe(time);
         expect(Date.parse(`${local}${zone}`)).toBe(time);
       }),
+      { numRuns: cases(100, 1000) },
     );
   });
 });

@@ -1,6 +1,7 @@
 import { compile, TraceRun, type TraceEvent } from "@vigil/compiler";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cases } from "../../../test/support/tier.js";
 import { mineRules } from "../src/index.js";
 
 /**
@@ -99,7 +100,7 @@ describe("vigilc mine's templates", () => {
           for (const rule of mined.rules) expect(bad.filter((run) => holds(mined.policy, run).get(rule.name) === false)).toHaveLength(rule.breaks!);
         }
       }),
-      { numRuns: Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 200) },
+      { numRuns: cases(20, 200) },
     );
   });
 });

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { policyText, trace as randomTrace } from "../../../test/arbitraries.js";
 import { figure5Witnesses } from "../../../test/figure5.js";
+import * as tier from "../../../test/support/tier.js";
 import { Truth } from "../src/truth.js";
 
 /**
@@ -360,7 +361,9 @@ describe("answers under a scope", () => {
 });
 
 describe("answers on random policies and traces", () => {
-  const runs = 300;
+  // Enough cases in the fast tier too for the check below that more than 50 answers were checked
+  // (30 cases gave 13).
+  const runs = tier.cases(200, 300);
   /** The generator's policies of forms that answer (abs and always never do: the cases above), each on a few traces. */
   // (Scoped rules are judged stretch by stretch, which this whole-run reading does not model: their
   // answers are checked by hand below.)

@@ -1,6 +1,7 @@
 import { compileRegex, isRegexProblem, wildcardMatches } from "@vigil/trace";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cases } from "../../../test/support/tier.js";
 import { textClasses, type TextCondition } from "../src/text-classes.js";
 
 /**
@@ -102,7 +103,7 @@ describe("the classes of texts that conditions tell apart", () => {
           expect(named.has(shown), JSON.stringify({ conditions, text, shown })).toBe(true);
         }
       }),
-      { numRuns: 60 },
+      { numRuns: cases(15, 60) },
     );
   });
 });

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cases } from "../../../test/support/tier.js";
 import { parse } from "../src/index.js";
 
 // Re-parsing with an earlier parse to reuse must give exactly what a fresh parse gives: the same
@@ -47,7 +48,7 @@ describe("parse with reuse of an earlier parse", () => {
           previous = reused;
         }
       }),
-      { numRuns: 400 },
+      { numRuns: cases(40, 400) },
     );
   });
 

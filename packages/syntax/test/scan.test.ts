@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cases } from "../../../test/support/tier.js";
 import { parse, scanTokens } from "../src/index.js";
 
 // The editor's view of the tokens: every character that is not white space belongs to exactly one
@@ -22,7 +23,7 @@ describe("scanTokens", () => {
         }
         expect(text.slice(at).trim()).toBe("");
       }),
-      { numRuns: 2000 },
+      { numRuns: cases(200, 2000) },
     );
   });
 

@@ -4,6 +4,7 @@ import { parseTestFile } from "@vigil/syntax";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { expectGolden, goldenInputs, renderDiagnostics } from "../../../test/support/golden.js";
+import { cases } from "../../../test/support/tier.js";
 
 /**
  * Test files (`*.vigiltest`): for each `golden-tests/*.vigiltest`, the diagnostics and the tree the
@@ -47,7 +48,7 @@ describe("the test-file reader", () => {
           expect(d.span!.end).toBeLessThanOrEqual(text.length);
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: cases(200, 2000) },
     );
   });
 

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileRegex, isRegexProblem, type CompiledRegex, type RegexProblem } from "@vigil/trace";
+import { cases } from "../../../test/support/tier.js";
 
 /** Compiles a pattern that must be accepted. */
 function accepted(source: string, flags = ""): CompiledRegex {
@@ -106,7 +107,7 @@ describe("regular expressions agree with ECMAScript", () => {
 });
 
 describe("random regular expressions", () => {
-  const runs = Number(process.env["VIGIL_PROPERTY_RUNS"] ?? 3000);
+  const runs = cases(300, 3000);
   const patternCharacters = ["a", "b", "A", "k", "K", "s", "\u017F", "\u212A", "é", "É", "ß", "σ", "ς", " ", "_", "-", "1", "\\n", "\\r", "\\u2028", "\\x41", "\\u00e9", "\\t", "\\/", "\\.", "\\cJ"];
   const classItems = ["a", "b", "K", "k", "s", "é", "1", "_", " ", "\\-", "\\]", "\\^", "a-c", "A-Z", "\\u00e0-\\u00ff", "\\d", "\\w", "\\s", "\\W", "\\b", "\\uD800-\\uDBFF", "\\uDE00"];
   const atom = fc.oneof(

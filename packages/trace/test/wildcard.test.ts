@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileWildcard, wildcardMatches } from "@vigil/trace";
+import { cases } from "../../../test/support/tier.js";
 
 describe("wildcards", () => {
   it.each([
@@ -53,7 +54,7 @@ describe("wildcards", () => {
         expect(wildcardMatches(escape(text), text)).toBe(true);
         expect(wildcardMatches(escape(text), other)).toBe(other === text);
       }),
-      { numRuns: 2000 },
+      { numRuns: cases(200, 2000) },
     );
   });
 
@@ -77,7 +78,7 @@ describe("wildcards", () => {
       fc.property(fc.array(fc.oneof(alphabet, fc.constantFrom("*", "?")), { maxLength: 8 }), fc.array(alphabet, { maxLength: 10 }), (pattern, text) => {
         expect(wildcardMatches(pattern.join(""), text.join(""))).toBe(reference(pattern, text));
       }),
-      { numRuns: 3000 },
+      { numRuns: cases(300, 3000) },
     );
   });
 
@@ -115,7 +116,7 @@ describe("wildcards", () => {
           expect(compiled).toEqual(expected);
         }
       }),
-      { numRuns: 20_000 },
+      { numRuns: cases(2000, 20_000) },
     );
   });
 
