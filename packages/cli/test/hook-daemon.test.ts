@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { daemonServing } from "../src/enforcement/hook-daemon.js";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
+import { runHookProcess, type Answer } from "./support/hook-process.js";
 
 /**
  * The hook daemon (src/enforcement/hook-daemon.ts) and its relay (src/enforcement/hook-relay.cts): the command line
@@ -18,28 +18,7 @@ const scratch = realpathSync(mkdtempSync(join(tmpdir(), "vigil-hook-daemon-")));
 const relay = join(root, "packages", "cli", "dist", "enforcement", "hook-relay.cjs");
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Answer {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(file: string, args: readonly string[], input: string, cwd: string, env: Readonly<Record<string, string>> = {}): Promise<Answer> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    // Bounded: a relay that hung would fail the test, not hold it.
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
-}
+const run = runHookProcess;
 
 function makeProject(name: string): string {
   const project = join(scratch, name);

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type AddressInfo, type Server } from "node:net";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
@@ -7,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compactObservations, fileHash, observe, staleness, type Observation, type SnapshotManifest } from "../src/enforcement/hook-snapshot.js";
 import { examples, root, vigilc } from "./support/run-vigilc.js";
+import { runHookProcess, type Answer } from "./support/hook-process.js";
 
 /**
  * The hook's startup snapshot (src/enforcement/hook-snapshot.ts): the command line `--install` writes starts the
@@ -41,23 +41,7 @@ function makeProject(name: string): string {
   return project;
 }
 
-interface Answer {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(file: string, args: readonly string[], input: string, cwd: string, env: Readonly<Record<string, string>> = {}): Promise<Answer> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const run = runHookProcess;
 
 /** The hook's command line as Claude Code runs it: through the shell, in the project, with the event on standard input. */
 function hook(line: string, project: string, event: object): Promise<Answer> {

@@ -107,6 +107,10 @@ describe("the guard refuses what would switch enforcement off", () => {
     ["eval rm", `eval 'rm .vigil/audit.db'`],
     ["reading the token", "cat .vigil/sidecar.token"],
     ["reading the token through a redirection", "cat < .vigil/sidecar.token"],
+    // The hook daemon's socket (behind the boundary the sandbox allows no Unix socket; without it, the guard).
+    ["a forged event sent to the hook daemon with socat", "socat - UNIX-CONNECT:.vigil/hook-0123456789abcdef.sock"],
+    ["a forged event sent to the hook daemon with nc", "nc -U .vigil/hook-0123456789abcdef.sock"],
+    ["the hook's own relay pointed at the daemon", "node relay.cjs .vigil/hook-0123456789abcdef.sock"],
     ["reading the token into a variable", "read -r token < .vigil/sidecar.token"],
     ["too complex to ground", `${"true && ".repeat(257)}rm -rf ~`],
     ["a dynamic command", "$CMD x"],
