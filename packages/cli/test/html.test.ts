@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, toHtml } from "../src/reports/html.js";
 import { TIMELINE_WHOLE_UP_TO, TIMELINE_WITNESSES_PER_RULE, timelineOf, type RunOutcome, type TimelineEntry, type TimelineEvent } from "../src/reports/outcome.js";
+import { cases } from "../../../test/support/tier.js";
 import { examples, fixtures } from "./support/paths.js";
 import { runCli } from "./support/run-cli.js";
 
@@ -52,7 +53,7 @@ describe("timelines", () => {
         expect([...shown].sort((a, b) => a - b)).toEqual(shown);
         for (let i = 1; i < entries.length; i++) expect("hidden" in entries[i]! && "hidden" in entries[i - 1]!).toBe(false);
       }),
-      { numRuns: 300 },
+      { numRuns: cases(100, 300) },
     );
   });
 

@@ -46,8 +46,10 @@ function exampleRules(): string[] {
 }
 
 describe("vigilc test on the shipped examples", () => {
-  it("passes every test of every example with every engine, every rule covered", async ({ expect }) => {
-    const result = await runCli(["test", "examples/", "--coverage", "--threshold", "100"], { cwd: root });
+  // That every engine passes them is examples/examples.test.ts's (in process); here, the command's
+  // reading of a directory of test files, its report and its coverage table.
+  it("passes every test of every example, every rule covered", async ({ expect }) => {
+    const result = await runCli(["test", "examples/", "--coverage", "--threshold", "100", "--engine", "eval,monitor"], { cwd: root });
     expect(result.stderr).not.toMatch(crashPattern);
     expect(result.stdout).not.toContain("✗");
     expect(result.code).toBe(0);

@@ -2,7 +2,7 @@ import type { Severity } from "./severity.js";
 
 export interface DiagnosticCodeEntry {
   readonly severity: Severity;
-  /** One line saying what the code means; `docs/diagnostics.md` is generated from these. */
+  /** One line saying what the code means; docs/language.md's list of diagnostics gives it for every `V` code (test/language-doc.test.ts checks that). */
   readonly summary: string;
 }
 

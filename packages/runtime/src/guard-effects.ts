@@ -1,4 +1,4 @@
-import { groundWords, toolEffects } from "@vigil/trace";
+import { fileUse, groundWords, toolEffects } from "@vigil/trace";
 import type { CallEvent } from "./call-events.js";
 import { GROUNDING_KEYS, pathLike, positionalsOf, programOf, strings, textsOf } from "./guard-arguments.js";
 import { PACKAGE_RUNNERS, runnerWords, vigilCommand, vigilInvocation } from "./guard-vigil.js";
@@ -7,7 +7,9 @@ import { PACKAGE_RUNNERS, runnerWords, vigilCommand, vigilInvocation } from "./g
  * What an event may do to which path: the guard's model of the programs and tools it knows (what
  * they write, delete, move, link, read), of the commands their options run, and of a program it
  * has no model of (given its paths, it may do anything to them). What a tool's options write,
- * delete or run is grounding's catalog's ({@link toolEffects}), beside the roles it gives them.
+ * delete or run is grounding's catalog's ({@link toolEffects}), beside the roles it gives them, and
+ * so is what the programs that treat every operand alike do with them ({@link fileUse}: read them
+ * only, use no file, or delete them whole).
  */
 
 /** What an event may do to a path. */
@@ -37,28 +39,6 @@ export interface FindScope {
   /** The name patterns every entry it acts on bears; undefined when not limited (`!`, `-o`). */
   readonly names?: readonly string[];
 }
-
-/** Programs and tools that read and never change a file they are given (see also {@link NO_FILES}). */
-const READ_ONLY = new Set([
-  "cat", "head", "tail", "less", "more", "wc", "diff", "cmp", "file",
-  "sha256sum", "sha1sum", "md5sum", "cksum", "b2sum", "jq", "nl", "od", "xxd", "hexdump", "strings", "column", "cut", "tr", "comm",
-  "git status", "git diff", "git log", "git show", "git blame", "git ls-files", "git rev-parse", "git add", "git commit", "git fetch", "git remote",
-  "git grep", "git describe", "git shortlog", "git push",
-  // Claude Code's own tools that read, and the MCP filesystem server's.
-  "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task", "ExitPlanMode", "BashOutput", "KillShell", "Skill", "SlashCommand",
-  "read_file", "read_text_file", "read_media_file", "read_multiple_files", "list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info", "list_allowed_directories",
-]);
-
-/**
- * Programs that change no file and read no file's content: their words are text, names or paths
- * whose content they do not show (`echo "$f"` is not a read of whatever `$f` is). `cd` is followed apart.
- */
-const NO_FILES = new Set([
-  "cd", "pushd", "popd", "dirs", "exit", "return", "set", "shopt", "export", "unset", "local", "declare", "typeset", "readonly",
-  "shift", "wait", "break", "continue", ":", "sleep", "umask", "ulimit", "hash", "times", "trap",
-  "echo", "printf", "pwd", "which", "type", "command", "test", "[", "true", "false", "date", "basename", "dirname", "realpath", "readlink",
-  "stat", "ls", "du", "df", "tree", "read",
-]);
 
 /** The effects of one event on paths, from its action and its arguments' roles (the grounding catalog's). */
 export function effectsOf(event: CallEvent, find: FindScope | undefined): PathEffect[] {
@@ -109,7 +89,8 @@ export function ownEffects(event: CallEvent): PathEffect[] {
   // A file a redirection or an argument opens is an event of its own (`read`, `write`, with the
   // path): never taken for the program of that name (`read` the builtin reads no file).
   const opensAFile = typeof a["redirection"] === "string" || typeof a["by"] === "string";
-  if (!opensAFile && NO_FILES.has(programOf(event))) return [];
+  // A program that changes no file and reads no file's content (`echo "$f"`, `ls`): `cd` is followed apart.
+  if (!opensAFile && fileUse(programOf(event)) === "no-files") return [];
   switch (action) {
     case "write":
       return [e("write", all("path"))];
@@ -261,7 +242,7 @@ export function ownEffects(event: CallEvent): PathEffect[] {
     case "move_file":
       return [e("move", all("source"), true), e("write", all("destination"))];
   }
-  if (READ_ONLY.has(action)) return [e("read", pathLike(a), false, { texts: textsOf(a) })];
+  if (fileUse(action) === "reads-only") return [e("read", pathLike(a), false, { texts: textsOf(a) })];
   const vigil = vigilCommand(event);
   if (vigil !== undefined && vigilInvocation(event) === undefined) {
     // Checking and explaining read the files they are given; `fmt --write` rewrites them, and
@@ -291,16 +272,13 @@ export function opaqueUse(event: CallEvent): PathEffect {
   return { effect: "use", words: pathLike(a), tree: false, ...(grounded ? { texts: [...textsOf(a), ...code] } : {}), opaque: true };
 }
 
-/** Programs that delete the files and directories they are given, whole (`rimraf`, `trash`), run directly or by a package runner. */
-const DELETERS = new Set(["rimraf", "del", "del-cli", "trash", "trash-put", "trash-cli", "rmtrash", "srm", "wipe"]);
-
-/** The operands of a program that deletes them (`npx rimraf dist`), or undefined. */
+/** The operands of a program that deletes them whole (`rimraf`, `trash`), run directly or by a package runner (`npx rimraf dist`), or undefined. */
 function deleterOperands(event: CallEvent): string[] | undefined {
   const program = programOf(event);
-  if (DELETERS.has(program)) return [...textsOf(event.args), ...(event.args["stdin_arguments"] === true ? ["$STDIN"] : [])];
+  if (fileUse(program) === "deletes-operands") return [...textsOf(event.args), ...(event.args["stdin_arguments"] === true ? ["$STDIN"] : [])];
   if (!PACKAGE_RUNNERS.has(program)) return undefined;
   const words = runnerWords(event);
-  const at = words.findIndex((word) => DELETERS.has(word.replace(/@[^/]*$/, "")));
+  const at = words.findIndex((word) => fileUse(word.replace(/@[^/]*$/, "")) === "deletes-operands");
   return at < 0 ? undefined : words.slice(at + 1);
 }
 

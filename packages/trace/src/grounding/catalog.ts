@@ -3,6 +3,7 @@
  * subcommand words fold into the action (`git push`, `aws s3 cp`), the roles of its positional
  * arguments, the options that take a value and the flags that mean something, each under a role
  * name. It is plain data: add a tool by adding an entry (docs/grounding.md explains the format).
+ * Beside it, at the end, the table of what programs do with the files they are given ({@link fileUse}).
  *
  * - `positionals`: role names in order. A name ending in `...` takes every positional argument not
  *   claimed by the names after it (so `cp`'s `["source...", "dest"]` makes the last one `dest`).
@@ -571,4 +572,50 @@ const uncatalogedEffects: Readonly<Record<string, ToolEffects>> = {
 export function toolEffects(name: string): ToolEffects | undefined {
   if (Object.hasOwn(toolCatalog, name)) return toolCatalog[name]!.effects;
   return Object.hasOwn(uncatalogedEffects, name) ? uncatalogedEffects[name] : undefined;
+}
+
+/**
+ * What a program or tool does with the files it is given, for those that treat every operand alike
+ * whatever their options. Grounding does not read it (it names roles, it does not judge them); the
+ * runtime's guard of Vigil's own state does, and models every other program it knows one by one.
+ *
+ * - `reads-only`: reads the files it is given and never changes one (`cat`, `git diff`, Claude
+ *   Code's `Read`, the MCP filesystem server's `read_file`).
+ * - `no-files`: changes no file and reads no file's content: its words are text, names, or paths
+ *   whose content it does not show (`echo "$f"` is not a read of whatever `$f` names; `ls`, `stat`).
+ * - `deletes-operands`: deletes the files and directories it is given, whole (`rimraf`, `trash`).
+ */
+export type FileUse = "reads-only" | "no-files" | "deletes-operands";
+
+/**
+ * The programs and tools of each {@link FileUse}: a program's name, or an action as grounding
+ * folds it (`git status`) or as an agent's tool is called (`Read`, `read_file`). A name is in one
+ * list at most.
+ */
+const programFileUses: Readonly<Record<FileUse, readonly string[]>> = {
+  "reads-only": [
+    "cat", "head", "tail", "less", "more", "wc", "diff", "cmp", "file",
+    "sha256sum", "sha1sum", "md5sum", "cksum", "b2sum", "jq", "nl", "od", "xxd", "hexdump", "strings", "column", "cut", "tr", "comm",
+    "git status", "git diff", "git log", "git show", "git blame", "git ls-files", "git rev-parse", "git add", "git commit", "git fetch", "git remote",
+    "git grep", "git describe", "git shortlog", "git push",
+    // Claude Code's own tools that read, and the MCP filesystem server's.
+    "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task", "ExitPlanMode", "BashOutput", "KillShell", "Skill", "SlashCommand",
+    "read_file", "read_text_file", "read_media_file", "read_multiple_files", "list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info", "list_allowed_directories",
+  ],
+  "no-files": [
+    "cd", "pushd", "popd", "dirs", "exit", "return", "set", "shopt", "export", "unset", "local", "declare", "typeset", "readonly",
+    "shift", "wait", "break", "continue", ":", "sleep", "umask", "ulimit", "hash", "times", "trap",
+    "echo", "printf", "pwd", "which", "type", "command", "test", "[", "true", "false", "date", "basename", "dirname", "realpath", "readlink",
+    "stat", "ls", "du", "df", "tree", "read",
+  ],
+  "deletes-operands": ["rimraf", "del", "del-cli", "trash", "trash-put", "trash-cli", "rmtrash", "srm", "wipe"],
+};
+
+const fileUseByName: ReadonlyMap<string, FileUse> = new Map(
+  (Object.entries(programFileUses) as [FileUse, readonly string[]][]).flatMap(([use, names]) => names.map((name) => [name, use] as const)),
+);
+
+/** What the program or tool `name` does with the files it is given (see {@link FileUse}), when that is known. */
+export function fileUse(name: string): FileUse | undefined {
+  return fileUseByName.get(name);
 }
