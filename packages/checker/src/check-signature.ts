@@ -1,6 +1,6 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
-import { declarationExpressions, keyPathSegments, keyPathText, nameText, printExpr, walkExpressions, type Expr, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
-import { displayValue, keyPathId, keyPathNames, lookUpKey, valueKey, type JsonValue, type KeyLookup, type Signature } from "@vigil/trace";
+import { declarationExpressions, keyPathSegments, keyPathText, nameText, printExpr, walkExpressions, type Expr, type KeyCompare, type KeyPath, type PolicyDecl, type SourceFile } from "@vigil/syntax";
+import { displayValue, keyPathId, keyPathNames, lookUpKey, numberOf, valueKey, type JsonValue, type KeyInfo, type KeyLookup, type Signature } from "@vigil/trace";
 
 /**
  * Reports the symbols of a policy that the trace's signature Σ = (A, K, V) does not contain. By the
@@ -57,8 +57,10 @@ function checkNegatedLists(policy: PolicyDecl, signature: Signature, diagnostics
       }
       case "KeyIn":
       case "KeyMatch":
-      case "KeyRegex": {
-        if (!negated || reported.has(expr) || expr.key.output !== undefined) return;
+      case "KeyRegex":
+      case "KeyCompare": {
+        // `some(KEY)` and `every(KEY)` say which elements are meant: nothing to warn of.
+        if (!negated || reported.has(expr) || expr.key.output !== undefined || expr.quantifier !== undefined) return;
         const list = listAlong(signature, keyPathSegments(expr.key));
         if (list === undefined) return;
         reported.add(expr);
@@ -66,7 +68,11 @@ function checkNegatedLists(policy: PolicyDecl, signature: Signature, diagnostics
         diagnostics.push(
           diagnostic("V1109", `\`${list}\` holds lists ${where}: negated, \`${printExpr(expr)}\` holds only when no element of the list meets it, which is almost never what is meant`, {
             span: expr.span,
-            help: `a condition on a list holds when some element meets it, so \`not\` of it is false on a list with a matching element among others (\`not (tags in {"x"})\` is false on ["x", "y"]); to say that some element, or every element, is outside the condition, write a condition over a list's items`,
+            help: `a condition on a list holds when some element meets it, so \`not\` of it is false on a list with a matching element among others (\`not (tags in {"x"})\` is false on ["x", "y"]); to say that some element is outside the condition, write \`not every(${keyPathText(expr.key)}) …\`; to keep "no element meets it" and say so, write \`not some(${keyPathText(expr.key)}) …\``,
+            fix: {
+              title: `say "some element does not meet it": \`every(${keyPathText(expr.key)})\``,
+              edits: [{ span: expr.key.span, newText: `every(${keyPathText(expr.key)})` }],
+            },
           }),
         );
         return;
@@ -139,7 +145,9 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
     case "KeyMatch":
     case "KeyBind":
     case "KeyRegex":
-    case "KeyContains": {
+    case "KeyContains":
+    case "KeyCompare":
+    case "KeyCount": {
       // An output's fields are not part of the signature (outputs are text): nothing to compare.
       if (expr.key.output !== undefined) return;
       // A path with list indexes is read through its names (`argv.0` through `argv`): see `lookUpKey`.
@@ -150,6 +158,7 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
         return;
       }
       const info = lookup.info;
+      if (expr.kind === "KeyCompare") return reportNeverNumbers(expr, info, signature, diagnostics);
       if (expr.kind !== "KeyIn" || info.openValues === true) return;
       for (const literal of expr.values) {
         if (info.values.has(valueKey(literal.value))) continue;
@@ -180,6 +189,29 @@ function checkAtom(expr: Expr, signature: Signature, keyNames: KeyNames, diagnos
     default:
       return;
   }
+}
+
+/**
+ * A comparison on a key whose values in Σ are never numbers (nor strings spelling one) is false on
+ * every event of the runs Σ was read from (V1110): most often the wrong key (`passengers` for
+ * `count(passengers)`, an object for one of its fields).
+ */
+function reportNeverNumbers(expr: KeyCompare, info: KeyInfo, signature: Signature, diagnostics: Diagnostic[]): void {
+  if (info.openValues === true || info.values.size === 0) return;
+  for (const value of info.values.values()) if (numberOf(value) !== undefined) return;
+  const listed = [...info.values.values()].slice(0, 3).map((value) => shortValue(value));
+  diagnostics.push(
+    diagnostic("V1110", `the values under \`${keyPathText(expr.key)}\` are never numbers ${inSignature(signature)}, so \`${printExpr(expr)}\` holds on no event`, {
+      span: expr.span,
+      help: `${signature.origin === "corpus" ? "the corpus has" : signature.origin === "schemas" ? "the schemas give" : "the trace has"} ${listed.join(", ")}${info.values.size > 3 ? ", …" : ""}; a comparison reads numbers, and strings that spell one (\`"150.00"\`)${info.listLength !== undefined ? `; to compare the number of elements, write \`count(${keyPathText(expr.key)}) ${expr.operator} ${expr.number.text}\`` : ""}`,
+    }),
+  );
+}
+
+/** A value as a diagnostic quotes it, cut short. */
+function shortValue(value: JsonValue): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}…` : text;
 }
 
 /**

@@ -39,6 +39,8 @@ export type Formula =
   | KeyBindAtom
   | KeyRegexAtom
   | KeyContainsAtom
+  | KeyCompareAtom
+  | KeyCountAtom
   | StatusAtom
   | { readonly kind: "and"; readonly operands: readonly Formula[]; readonly span: Span }
   | { readonly kind: "or"; readonly operands: readonly Formula[]; readonly span: Span }
@@ -73,8 +75,17 @@ export interface ActionAtom {
  */
 export type Subject = "args" | "output";
 
+/**
+ * Which values under a key path a condition on the key asks of (`every` on the atoms below that
+ * carry it): absent, some value satisfies it (the paper's e[k] on a list, and `some(KEY)`); `every`,
+ * the key has a value and every value satisfies it (`every(KEY)`).
+ */
+export interface Quantified {
+  readonly every?: true;
+}
+
 /** e[k] ∈ S: some value under the key path is in the set. */
-export interface KeyInAtom {
+export interface KeyInAtom extends Quantified {
   readonly kind: "keyIn";
   readonly span: Span;
   readonly subject: Subject;
@@ -82,8 +93,35 @@ export interface KeyInAtom {
   readonly values: readonly { readonly key: string; readonly value: JsonValue }[];
 }
 
+/** A comparison of exact decimals. */
+export type Comparison = "<" | "<=" | ">" | ">=" | "=" | "!=";
+
+/**
+ * `KEY OP N`: some value under the key path is a number, or a string that spells a JSON number, and
+ * compares so with N as exact decimals (`!=` too needs a number: a missing key or a text is not
+ * `!= 5`). `value` is N's canonical decimal text (`formatDecimal`).
+ */
+export interface KeyCompareAtom extends Quantified {
+  readonly kind: "keyCompare";
+  readonly span: Span;
+  readonly subject: Subject;
+  readonly key: readonly PathSegment[];
+  readonly op: Comparison;
+  readonly value: string;
+}
+
+/** `count(KEY) OP N`: the number of values under the key path (0 when it has none) compares so with N. */
+export interface KeyCountAtom {
+  readonly kind: "keyCount";
+  readonly span: Span;
+  readonly subject: Subject;
+  readonly key: readonly PathSegment[];
+  readonly op: Comparison;
+  readonly value: string;
+}
+
 /** e[k] ≈ p, evaluated outside the solver; `output ~ p` (o(e) ≈ p) is the output's empty path. */
-export interface KeyMatchAtom {
+export interface KeyMatchAtom extends Quantified {
   readonly kind: "keyMatch";
   readonly span: Span;
   readonly subject: Subject;
@@ -104,7 +142,7 @@ export interface KeyBindAtom {
 }
 
 /** Some text value under the key contains a match of the regular expression; evaluated outside the solver. */
-export interface KeyRegexAtom {
+export interface KeyRegexAtom extends Quantified {
   readonly kind: "keyRegex";
   readonly span: Span;
   readonly subject: Subject;
@@ -118,7 +156,7 @@ export interface KeyRegexAtom {
  * k contains x: some text value under the key contains the text of the value bound to x. It tests
  * a value the statement binds elsewhere and binds nothing itself.
  */
-export interface KeyContainsAtom {
+export interface KeyContainsAtom extends Quantified {
   readonly kind: "keyContains";
   readonly span: Span;
   readonly subject: Subject;

@@ -1,7 +1,7 @@
 import { closestName, diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import type { Span } from "@vigil/diagnostics";
-import { keyPathSegments, type Bound, type Expr, type KeyPath, type PatternDecl, type RegexLiteral, type StringLiteral } from "@vigil/syntax";
-import { compileRegex, compileWildcard, isRegexProblem, valueKey, type PathSegment } from "@vigil/trace";
+import { keyPathSegments, type Bound, type Expr, type KeyCompare, type KeyCount, type KeyPath, type PatternDecl, type Quantifier, type RegexLiteral, type StringLiteral } from "@vigil/syntax";
+import { compileRegex, compileWildcard, decimalOf, formatDecimal, isRegexProblem, valueKey, type PathSegment } from "@vigil/trace";
 import type { Formula, Subject } from "./ir.js";
 
 /** What lowering needs to know about the policy it is in. */
@@ -174,6 +174,13 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
     }
     case "ActionIn":
       return { kind: "action", actions: [...new Set(expr.actions.map((a) => a.value))], span: expr.span };
+    case "KeyCompare":
+    case "KeyCount": {
+      const value = comparedNumber(expr, diagnostics);
+      if (value === undefined) return undefined;
+      if (expr.kind === "KeyCount") return { kind: "keyCount", ...place(expr.key), op: expr.operator, value, span: expr.span };
+      return { kind: "keyCompare", ...place(expr.key), op: expr.operator, value, ...every(expr), span: expr.span };
+    }
     case "KeyIn": {
       const seen = new Set<string>();
       const values = [];
@@ -183,19 +190,19 @@ function lowerExprUnbounded(expr: Expr, context: LowerContext, options: LowerOpt
         seen.add(key);
         values.push({ key, value: literal.value });
       }
-      return { kind: "keyIn", ...place(expr.key), values, span: expr.span };
+      return { kind: "keyIn", ...place(expr.key), values, ...every(expr), span: expr.span };
     }
     case "KeyMatch":
-      return checkWildcard(expr.pattern, diagnostics) ? { kind: "keyMatch", ...place(expr.key), pattern: expr.pattern.value, span: expr.span } : undefined;
+      return checkWildcard(expr.pattern, diagnostics) ? { kind: "keyMatch", ...place(expr.key), pattern: expr.pattern.value, ...every(expr), span: expr.span } : undefined;
     case "OutputMatch":
       // o(e) ≈ p: the output's text, the empty path into the output.
       return checkWildcard(expr.pattern, diagnostics) ? { kind: "keyMatch", subject: "output", key: [], pattern: expr.pattern.value, span: expr.span } : undefined;
     case "KeyBind":
       return { kind: "keyBind", ...place(expr.key), variable: expr.variable.name, span: expr.span };
     case "KeyContains":
-      return { kind: "keyContains", ...place(expr.key), variable: expr.variable.name, span: expr.span };
+      return { kind: "keyContains", ...place(expr.key), variable: expr.variable.name, ...every(expr), span: expr.span };
     case "KeyRegex":
-      return checkRegex(expr.regex, diagnostics) ? { kind: "keyRegex", ...place(expr.key), source: expr.regex.source, flags: expr.regex.flags, span: expr.span } : undefined;
+      return checkRegex(expr.regex, diagnostics) ? { kind: "keyRegex", ...place(expr.key), source: expr.regex.source, flags: expr.regex.flags, ...every(expr), span: expr.span } : undefined;
     case "StatusIs":
       return { kind: "status", status: expr.status, span: expr.span };
   }
@@ -224,6 +231,28 @@ function temporalWindow(keyword: string, bound: Bound, diagnostics: Diagnostic[]
     }),
   );
   return null;
+}
+
+/** `every(KEY)` as the IR has it; `some(KEY)` is the condition without a word. */
+function every(atom: { readonly quantifier?: Quantifier }): { every?: true } {
+  return atom.quantifier?.kind === "every" ? { every: true } : {};
+}
+
+/**
+ * The number of a comparison as the IR has it, its canonical decimal text; undefined when it is not
+ * a JSON number (reported by the parser, V0005) or beyond the exact decimals' range (V1017).
+ */
+function comparedNumber(atom: KeyCompare | KeyCount, diagnostics: Diagnostic[]): string | undefined {
+  if (!atom.number.valid) return undefined;
+  const decimal = decimalOf(atom.number.text);
+  if (decimal !== undefined) return formatDecimal(decimal);
+  diagnostics.push(
+    diagnostic("V1017", `the number \`${shorten(atom.number.text)}\` is beyond the numbers Vigil compares exactly`, {
+      span: atom.number.span,
+      help: "numbers are compared as exact decimals with an exponent of at most 400",
+    }),
+  );
+  return undefined;
 }
 
 /** A key path as the IR has it: the subject it leads into, and the segments' names. */

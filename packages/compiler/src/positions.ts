@@ -15,7 +15,12 @@ export type TermAt =
   | { readonly kind: "action"; readonly name: string; readonly span: Span }
   /** A key path: names, and list indexes (`argv.0` is `["argv", 0]`). */
   | { readonly kind: "key"; readonly path: readonly PathSegment[]; readonly span: Span }
-  | { readonly kind: "value"; readonly key: readonly PathSegment[]; readonly value: string | number | boolean | null; readonly span: Span };
+  | { readonly kind: "value"; readonly key: readonly PathSegment[]; readonly value: string | number | boolean | null; readonly span: Span }
+  /** The word of `every(KEY)`, `some(KEY)` or `count(KEY)`, or a comparison's operator: the condition it makes. */
+  | { readonly kind: "condition"; readonly condition: KeyCondition; readonly span: Span };
+
+/** A condition on a key that a word or an operator shapes: a comparison, a count, or one with `every` or `some`. */
+export type KeyCondition = Extract<Expr, { kind: "KeyIn" | "KeyMatch" | "KeyRegex" | "KeyContains" | "KeyCompare" | "KeyCount" }>;
 
 /**
  * The term at `offset` (a cursor just after a name is on it), or undefined on whitespace,
@@ -61,6 +66,8 @@ function atomTermAt(roots: readonly Expr[], offset: number): TermAt | undefined 
         return action === undefined ? undefined : { kind: "action", name: action.value, span: action.span };
       }
       case "KeyIn": {
+        const word = conditionWordAt(expr, offset);
+        if (word !== undefined) return word;
         // A path into the output names no argument of the signature.
         if (expr.key.output !== undefined) return undefined;
         if (covers(expr.key.span, offset)) return keyTerm(expr.key);
@@ -68,14 +75,25 @@ function atomTermAt(roots: readonly Expr[], offset: number): TermAt | undefined 
         return value === undefined ? undefined : { kind: "value", key: pathOf(expr.key), value: value.value, span: value.span };
       }
       case "KeyMatch":
-      case "KeyBind":
       case "KeyRegex":
       case "KeyContains":
+      case "KeyCompare":
+      case "KeyCount":
+        return conditionWordAt(expr, offset) ?? (expr.key.output === undefined && covers(expr.key.span, offset) ? keyTerm(expr.key) : undefined);
+      case "KeyBind":
         return expr.key.output === undefined && covers(expr.key.span, offset) ? keyTerm(expr.key) : undefined;
       default:
         return undefined;
     }
   }
+}
+
+/** The condition, when the offset is on its `every`, `some` or `count`, or on its comparison's operator. */
+function conditionWordAt(expr: KeyCondition, offset: number): TermAt | undefined {
+  const word = expr.kind === "KeyCount" ? expr.countSpan : expr.quantifier?.span;
+  if (word !== undefined && covers(word, offset)) return { kind: "condition", condition: expr, span: word };
+  if ((expr.kind === "KeyCompare" || expr.kind === "KeyCount") && covers(expr.operatorSpan, offset)) return { kind: "condition", condition: expr, span: expr.operatorSpan };
+  return undefined;
 }
 
 function keyTerm(key: KeyPath): TermAt {

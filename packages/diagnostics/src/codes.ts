@@ -21,6 +21,7 @@ export const diagnosticCodes = {
   V0006: { severity: "error", summary: "an expression is nested too deeply for the parser" },
   V0007: { severity: "error", summary: "a value is written as a bare word; argument values are JSON values" },
   V0009: { severity: "error", summary: "a statement's scope is malformed: `after ψ`, `before ψ`, `between ψ and ψ'` or `after ψ until ψ'`" },
+  V0010: { severity: "error", summary: "the word before `(KEY)` in a condition is not `every`, `some` or `count`, or does not go with the operator after it (`count` before a comparison; `every` and `some` not before `= $x`)" },
   V0008: { severity: "error", summary: "a rule's response is not `block`, `warn` or `ask`, its remediation message is misplaced, or the word after a key is not `matches` before a regular expression or `contains` before a variable" },
 
   // Checking (produced by @vigil/checker).
@@ -39,6 +40,7 @@ export const diagnosticCodes = {
   V1014: { severity: "error", summary: "`contains $x` appears in the pattern that must bind `$x` (the first of a binary form, the trigger of `until`)" },
   V1015: { severity: "error", summary: "a scope's pattern uses a variable; a scope bounds the whole statement and binds nothing" },
   V1016: { severity: "error", summary: "a `limit` is malformed: its maximum is not a whole number of events (or, with `of`, a number zero or more), or its window after `per` is not a positive duration" },
+  V1017: { severity: "error", summary: "a comparison's number is beyond the exact decimals Vigil compares (an exponent over 400)" },
   V1012: { severity: "error", summary: "a variable of `until` is not bound by its trigger, or a pattern uses only some of them" },
   V1101: { severity: "warning", summary: "an action is not in the trace's signature, so it denotes the empty set" },
   V1102: { severity: "warning", summary: "an argument name is not in the trace's signature, so a condition on it is false" },
@@ -48,6 +50,7 @@ export const diagnosticCodes = {
   V1106: { severity: "warning", summary: "a rule's remediation message is empty" },
   V1107: { severity: "error", summary: "a pattern nests too deeply once the patterns it refers to are expanded" },
   V1108: { severity: "warning", summary: "a scope's pattern mixes `and` and `or` without parentheses, or `between ψ and ψ' and ψ''` is read as `between ψ and (ψ' and ψ'')`" },
+  V1110: { severity: "warning", summary: "a comparison's key never holds a number (nor a string spelling one) in the signature, so the comparison holds on no event" },
   V1109: { severity: "warning", summary: "a negated condition on an argument whose values are lists in the signature holds only when no element of the list meets it" },
 
   // Test files (produced by @vigil/syntax when reading one, and by the test runner of @vigil/compiler).

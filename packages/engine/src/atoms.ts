@@ -1,4 +1,4 @@
-import { usesContains, usesVariables, type Formula, type Subject } from "@vigil/checker/ir";
+import { usesContains, usesVariables, type Comparison, type Formula, type Subject } from "@vigil/checker/ir";
 import {
   boundValueText,
   compileRegex,
@@ -11,7 +11,9 @@ import {
   type PathSegment,
   type TraceEvent,
   addDecimal,
+  compareDecimal,
   decimalOf,
+  numberOf,
   ZERO,
   type Decimal,
 } from "@vigil/trace";
@@ -28,6 +30,11 @@ import { junctionTruth, notTruth, Truth, truthOf } from "./truth.js";
  *   (s = ⊤)(e) ≜ s(e) = ⊤        (s = ⊥)(e) ≜ s(e) = ⊥        (o ~ p)(e) ≜ o(e) ≈ p
  *   (k matches r)(e) ≜ some text of e[k] contains a match of r
  *   (k = x)(e, ν) ≜ ν(x) ∈ e[k]  (k contains x)(e, ν) ≜ some text of e[k] contains text(ν(x))
+ *   (k ⋈ N)(e) ≜ some value of e[k] is a number n (or a string spelling one) with n ⋈ N, exactly
+ *   (count(k) ⋈ N)(e) ≜ |e[k]| ⋈ N, the number of values under k (0 when it has none)
+ *
+ * With `every` (`every(k) …`), a condition on a key holds when the key has a value and every value
+ * under it meets the condition; without it (or with `some`), when some value does.
  *
  * A key path (names, and list indexes after the first: `argv.0`) leads into the arguments or, from
  * `output`, into the output (`valuesAtSubject`, the one definition of what a path reaches). The
@@ -38,7 +45,36 @@ import { junctionTruth, notTruth, Truth, truthOf } from "./truth.js";
  * A call without a result has no status and no output: `status = ok`, `status = error` and every
  * condition on the output are false on it.
  */
-export type Atom = Extract<Formula, { kind: "action" | "keyIn" | "keyMatch" | "keyBind" | "keyRegex" | "keyContains" | "status" }>;
+export type Atom = Extract<Formula, { kind: "action" | "keyIn" | "keyMatch" | "keyBind" | "keyRegex" | "keyContains" | "keyCompare" | "keyCount" | "status" }>;
+
+/** Whether an order between two numbers (`compareDecimal`'s -1, 0 or 1) satisfies a comparison. */
+export function comparisonHolds(op: Comparison, order: number): boolean {
+  switch (op) {
+    case "<":
+      return order < 0;
+    case "<=":
+      return order <= 0;
+    case ">":
+      return order > 0;
+    case ">=":
+      return order >= 0;
+    case "=":
+      return order === 0;
+    case "!=":
+      return order !== 0;
+  }
+}
+
+/** `k ⋈ N` on one value: a number, or a string spelling one, that compares so with N. */
+export function compareValue(value: JsonValue, op: Comparison, bound: Decimal): boolean {
+  const number = numberOf(value);
+  return number !== undefined && comparisonHolds(op, compareDecimal(number, bound));
+}
+
+/** `count(k) ⋈ N` on an event: the number of values under the key path. */
+export function countHolds(event: TraceEvent, subject: Subject, key: readonly PathSegment[], op: Comparison, bound: Decimal): boolean {
+  return comparisonHolds(op, compareDecimal({ units: BigInt(valuesAtSubject(event, subject, key).length), exponent: 0 }, bound));
+}
 
 /** A compiled one-event predicate. */
 export type EventPredicate = (event: TraceEvent) => boolean;
@@ -78,38 +114,61 @@ function buildAtom(atom: Atom): EventPredicate {
     }
     case "keyIn": {
       const wanted = new Set(atom.values.map((v) => v.key));
-      const { subject, key } = atom;
-      return (event) => someValueAt(event, subject, key, (value) => wanted.has(valueKey(value)));
+      return valuesMeet(atom, (value) => wanted.has(valueKey(value)));
     }
     case "keyMatch": {
-      const { subject, key, pattern } = atom;
-      return (event) => someValueAt(event, subject, key, (value) => wildcardMatches(pattern, value));
+      const { pattern } = atom;
+      return valuesMeet(atom, (value) => wildcardMatches(pattern, value));
     }
     case "keyRegex": {
-      const { subject, key } = atom;
       const regex = compileRegex(atom.source, atom.flags);
       // The checker admits only expressions that compile; a stale one matches nothing.
       if (isRegexProblem(regex)) return () => false;
-      return (event) =>
-        someValueAt(event, subject, key, (value) => {
-          const text = searchableText(value);
-          return text !== undefined && regex.test(text);
-        });
+      return valuesMeet(atom, (value) => {
+        const text = searchableText(value);
+        return text !== undefined && regex.test(text);
+      });
+    }
+    case "keyCompare": {
+      const { op } = atom;
+      const bound = decimalOf(atom.value)!;
+      return valuesMeet(atom, (value) => compareValue(value, op, bound));
+    }
+    case "keyCount": {
+      const { subject, key, op } = atom;
+      const bound = decimalOf(atom.value)!;
+      return (event) => countHolds(event, subject, key, op, bound);
     }
     case "keyBind": {
       const { subject, key } = atom;
       return (event) => someValueAt(event, subject, key, () => true);
     }
-    case "keyContains": {
-      // Alone, without a binding: some text is there to search (a binding decides the rest).
-      const { subject, key } = atom;
-      return (event) => someValueAt(event, subject, key, (value) => searchableText(value) !== undefined);
-    }
+    case "keyContains":
+      // Alone, without a binding: text is there to search (a binding decides the rest).
+      return valuesMeet(atom, (value) => searchableText(value) !== undefined);
     case "status": {
       const status = atom.status;
       return (event) => event.status === status;
     }
   }
+}
+
+/**
+ * A condition on a key as a predicate: some value under the key path passes `test`, or, with
+ * `every`, the path has a value and every value passes it.
+ */
+function valuesMeet(atom: { readonly subject: Subject; readonly key: readonly PathSegment[]; readonly every?: true }, test: (value: JsonValue) => boolean): EventPredicate {
+  const { subject, key } = atom;
+  if (atom.every !== true) return (event) => someValueAt(event, subject, key, test);
+  return (event) => everyValueAt(event, subject, key, test);
+}
+
+/** Whether a key path has a value and every value under it satisfies `test`. */
+function everyValueAt(event: TraceEvent, subject: Subject, key: readonly PathSegment[], test: (value: JsonValue) => boolean): boolean {
+  const values = valuesAtSubject(event, subject, key);
+  if (values.length === 0) return false;
+  for (const value of values) if (!test(value)) return false;
+  return true;
 }
 
 /**
@@ -250,16 +309,17 @@ export function boundValueKeys(event: TraceEvent, subject: Subject, key: readonl
 
 /**
  * `k contains x` for one binding: some text under the key path (a string, or a number's or a
- * boolean's JSON text) contains the text of the bound value, given by its value key. The engine's
+ * boolean's JSON text) contains the text of the bound value, given by its value key; with `every`,
+ * the path has a value and every value is such a text. The engine's
  * relation and the SMT fact base both decide it here.
  */
-export function containsText(event: TraceEvent, subject: Subject, key: readonly PathSegment[], boundKey: string): boolean {
+export function containsText(event: TraceEvent, subject: Subject, key: readonly PathSegment[], boundKey: string, every = false): boolean {
   const needle = boundValueText(boundKey);
-  for (const value of valuesAtSubject(event, subject, key)) {
+  const contains = (value: JsonValue) => {
     const text = searchableText(value);
-    if (text !== undefined && text.includes(needle)) return true;
-  }
-  return false;
+    return text !== undefined && text.includes(needle);
+  };
+  return every ? everyValueAt(event, subject, key, contains) : someValueAt(event, subject, key, contains);
 }
 
 /** The separator of tuple keys: value keys never contain it (it cannot appear unescaped in JSON text). */
@@ -416,7 +476,7 @@ export class PatternBinder {
         if (values === undefined || (mode === "pending" && formula.subject === "output")) return Truth.Unknown;
         const wanted = values[this.variableIndex.get(formula.variable)!]!;
         if (formula.kind === "keyBind") return truthOf(boundValueKeys(event, formula.subject, formula.key).includes(wanted));
-        return truthOf(containsText(event, formula.subject, formula.key, wanted));
+        return truthOf(containsText(event, formula.subject, formula.key, wanted, formula.every === true));
       }
       case "and":
       case "or":

@@ -1,7 +1,7 @@
 export type { StatementOutcome } from "@vigil/checker";
 export { isTemporal, ruleId } from "@vigil/checker/ir";
 export type { Atom, BindingPattern, EventPredicate } from "./atoms.js";
-export { atomHolds, boundValueKeys, compileAtom, compilePattern, containsText, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
+export { atomHolds, boundValueKeys, compareValue, comparisonHolds, compileAtom, compilePattern, containsText, countHolds, isAtom, matchesPattern, PatternBinder } from "./atoms.js";
 export { Truth } from "./truth.js";
 export type { MachineObserver, StatementMachine } from "./machines/statement-machine.js";
 export type { MachineState, ScopedState, StateOf } from "./machine-state.js";

@@ -119,7 +119,7 @@ export function buildFactBase(statement: CheckedStatement, events: readonly Trac
     const holding = new Map<number, string[]>();
     const cases: string[] = [];
     for (const event of events) {
-      const found = boundValues.filter(({ key }) => containsText(event, atom.subject, atom.key, key)).map(({ symbol: value }) => value);
+      const found = boundValues.filter(({ key }) => containsText(event, atom.subject, atom.key, key, atom.every === true)).map(({ symbol: value }) => value);
       if (found.length === 0) continue;
       holding.set(event.position, found);
       cases.push(`(and (= i ${event.position}) ${found.length === 1 ? `(= v ${found[0]})` : `(or ${found.map((v) => `(= v ${v})`).join(" ")})`})`);
@@ -169,18 +169,26 @@ function describeAtom(atom: Atom): string {
     case "action":
       return `action in {${atom.actions.join(", ")}}`;
     case "keyIn":
-      return `${subjectPath(atom)} in {${atom.values.map((v) => displayValue(v.value)).join(", ")}}`;
+      return `${quantifiedPath(atom)} in {${atom.values.map((v) => displayValue(v.value)).join(", ")}}`;
     case "keyMatch":
-      return `${subjectPath(atom)} ~ ${JSON.stringify(atom.pattern)}`;
+      return `${quantifiedPath(atom)} ~ ${JSON.stringify(atom.pattern)}`;
     case "keyRegex":
-      return `${subjectPath(atom)} matches /${atom.source}/${atom.flags}`;
+      return `${quantifiedPath(atom)} matches /${atom.source}/${atom.flags}`;
     case "keyBind":
       return `${subjectPath(atom)} = $${atom.variable}`;
     case "keyContains":
-      return `${subjectPath(atom)} contains $${atom.variable}`;
+      return `${quantifiedPath(atom)} contains $${atom.variable}`;
+    case "keyCompare":
+      return `${quantifiedPath(atom)} ${atom.op} ${atom.value}`;
+    case "keyCount":
+      return `count(${subjectPath(atom)}) ${atom.op} ${atom.value}`;
     case "status":
       return `status = ${atom.status}`;
   }
+}
+
+function quantifiedPath(atom: { readonly subject: Subject; readonly key: readonly PathSegment[]; readonly every?: true }): string {
+  return atom.every === true ? `every(${subjectPath(atom)})` : subjectPath(atom);
 }
 
 function subjectPath(atom: { readonly subject: Subject; readonly key: readonly PathSegment[] }): string {

@@ -251,6 +251,8 @@ export abstract class EventTerms {
       case "keyIn":
       case "keyMatch":
       case "keyRegex":
+      case "keyCompare":
+      case "keyCount":
         // An atom is a ground fact of ⟦τ⟧: its outcome on e_i, decided by the engine's atom module.
         return `(${this.facts.atoms.get(formula)!} ${position})`;
       case "keyBind":

@@ -570,8 +570,11 @@ class RuleBuilder {
   }
 
   /** An atom on values: some value at its key path passes its test. */
-  private valueExists(atom: Extract<Formula, { kind: "keyIn" | "keyMatch" | "keyBind" | "keyRegex" | "keyContains" }>, e: string, binding: ReadonlyMap<string, string> | undefined): string {
+  private valueExists(atom: Extract<Formula, { kind: "keyIn" | "keyMatch" | "keyBind" | "keyRegex" | "keyContains" | "keyCompare" | "keyCount" }>, e: string, binding: ReadonlyMap<string, string> | undefined): string {
     const lit = this.dialect.literal;
+    if (atom.kind === "keyCompare" || atom.kind === "keyCount" || (atom.kind !== "keyBind" && atom.every === true)) {
+      throw new Inexpressible("comparisons, counts and `every` are not compiled to SQL yet", atom.span, "check this rule with `vigilc check`");
+    }
     const text = this.dialect.substringFrom("v.vkey", 3);
     const searchable = `substr(v.vkey, 1, 2) IN ('s:', 'n:', 'b:')`;
     let test: string;

@@ -219,7 +219,50 @@ export interface MissingExpr {
   readonly recovered: true;
 }
 
-export type Atom = ActionIn | KeyIn | KeyMatch | KeyBind | KeyRegex | KeyContains | StatusIs | OutputMatch;
+export type Atom = ActionIn | KeyIn | KeyMatch | KeyBind | KeyRegex | KeyContains | KeyCompare | KeyCount | StatusIs | OutputMatch;
+
+/**
+ * `every(KEY) …` or `some(KEY) …` before a condition on a key: `every` holds when the key has a
+ * value and every value under it satisfies the condition (each element of a list, each list a
+ * path reaches); `some`, as a condition written without a word, when some value does.
+ */
+export interface Quantifier {
+  readonly kind: "every" | "some";
+  readonly span: Span;
+}
+
+/** A comparison of numbers: `<`, `<=`, `>`, `>=`, `=` (before a number), `!=`. */
+export type ComparisonOperator = "<" | "<=" | ">" | ">=" | "=" | "!=";
+
+/** The number a comparison compares with, as written; not `valid` when it is not a JSON number (reported, V0005). */
+export interface NumberOperand {
+  readonly text: string;
+  readonly valid: boolean;
+  readonly span: Span;
+}
+
+/** `KEY > 100`: a value under the key is a number (or a string spelling one) that compares so with the number. */
+export interface KeyCompare {
+  readonly kind: "KeyCompare";
+  readonly key: KeyPath;
+  readonly quantifier?: Quantifier;
+  readonly operator: ComparisonOperator;
+  readonly operatorSpan: Span;
+  readonly number: NumberOperand;
+  readonly span: Span;
+}
+
+/** `count(KEY) <= 5`: the number of values under the key (a list's elements) compares so with the number. */
+export interface KeyCount {
+  readonly kind: "KeyCount";
+  readonly key: KeyPath;
+  /** The span of the word `count`. */
+  readonly countSpan: Span;
+  readonly operator: ComparisonOperator;
+  readonly operatorSpan: Span;
+  readonly number: NumberOperand;
+  readonly span: Span;
+}
 
 /** `action in {a, "b", …}`: a(e) ∈ α. */
 export interface ActionIn {
@@ -232,6 +275,7 @@ export interface ActionIn {
 export interface KeyIn {
   readonly kind: "KeyIn";
   readonly key: KeyPath;
+  readonly quantifier?: Quantifier;
   readonly values: readonly ValueLiteral[];
   readonly span: Span;
 }
@@ -240,6 +284,7 @@ export interface KeyIn {
 export interface KeyMatch {
   readonly kind: "KeyMatch";
   readonly key: KeyPath;
+  readonly quantifier?: Quantifier;
   readonly pattern: StringLiteral;
   readonly span: Span;
 }
@@ -256,6 +301,7 @@ export interface KeyBind {
 export interface KeyRegex {
   readonly kind: "KeyRegex";
   readonly key: KeyPath;
+  readonly quantifier?: Quantifier;
   readonly regex: RegexLiteral;
   readonly span: Span;
 }
@@ -264,6 +310,7 @@ export interface KeyRegex {
 export interface KeyContains {
   readonly kind: "KeyContains";
   readonly key: KeyPath;
+  readonly quantifier?: Quantifier;
   readonly variable: Variable;
   readonly span: Span;
 }

@@ -1,9 +1,10 @@
 import type { CstNode, IToken } from "chevrotain";
 import { diagnostic, type Span } from "@vigil/diagnostics";
-import type { Atom, Expr, KeyPath, MissingExpr, SymbolLiteral, ValueLiteral } from "./ast.js";
+import type { Atom, ComparisonOperator, Expr, KeyPath, MissingExpr, SymbolLiteral, ValueLiteral } from "./ast.js";
 import { childNode, childNodes, childToken, childTokens, extentOf, tokenEnd } from "./cst-access.js";
 import { maximumNestingDepth } from "./nesting.js";
 import { LiteralBuilder } from "./cst-to-ast-literals.js";
+import { isJsonNumber } from "./literals.js";
 
 const prefixKindsByTokenName: Readonly<Record<string, "Not" | "Once" | "Eventually">> = {
   NotKeyword: "Not",
@@ -176,6 +177,15 @@ export class FormulaBuilder extends LiteralBuilder {
     const span = this.span(extent.start, extent.end);
     const key = this.keyPath(childNode(node, "keyPath"));
     if (key === undefined) return this.missing(extent.start, extent.end);
+    const word = childToken(node, "quantifier");
+    const atom = this.keyCondition(node, key, span, word?.image === "count");
+    if (atom === undefined) return this.missing(extent.start, extent.end);
+    if (word === undefined) return atom;
+    return this.quantified(atom, word) ?? this.missing(extent.start, extent.end);
+  }
+
+  /** The condition after a key path: `in {…}`, `~ "…"`, `= $x`, a comparison, `matches /…/`, `contains $x`. */
+  private keyCondition(node: CstNode, key: KeyPath, span: Span, counted: boolean): Atom | undefined {
     const valueSet = childNode(node, "valueSet");
     if (childToken(node, "InKeyword") !== undefined && valueSet !== undefined && childToken(valueSet, "LeftBrace") !== undefined) {
       const values = childNodes(valueSet, "value")
@@ -191,16 +201,66 @@ export class FormulaBuilder extends LiteralBuilder {
     const patternToken = childToken(node, "StringToken");
     if (childToken(node, "Tilde") !== undefined && patternToken !== undefined) {
       // `output ~ "p"` keeps its own node: the paper's o(e) ≈ p.
-      if (key.output !== undefined && key.segments.length === 0) return { kind: "OutputMatch", pattern: this.stringLiteral(patternToken), span };
+      if (key.output !== undefined && key.segments.length === 0 && childToken(node, "quantifier") === undefined) return { kind: "OutputMatch", pattern: this.stringLiteral(patternToken), span };
       return { kind: "KeyMatch", key, pattern: this.stringLiteral(patternToken), span };
+    }
+    const numberToken = childToken(node, "number");
+    const operatorToken = childToken(node, "comparison") ?? childToken(node, "Equals");
+    if (numberToken !== undefined && operatorToken !== undefined) {
+      const number = { text: numberToken.image, valid: isJsonNumber(numberToken.image), span: this.tokenSpan(numberToken) };
+      const operator = operatorToken.image as ComparisonOperator;
+      const operatorSpan = this.tokenSpan(operatorToken);
+      if (counted) return { kind: "KeyCount", key, countSpan: this.tokenSpan(childToken(node, "quantifier")!), operator, operatorSpan, number, span };
+      return { kind: "KeyCompare", key, operator, operatorSpan, number, span };
     }
     const variableToken = childToken(node, "Variable");
     if (childToken(node, "Equals") !== undefined && variableToken !== undefined) {
       return { kind: "KeyBind", key, variable: { name: variableToken.image.slice(1), span: this.tokenSpan(variableToken) }, span };
     }
     const word = childToken(node, "operatorWord");
-    if (word !== undefined) return this.wordAtom(key, word, childToken(node, "RegexToken"), variableToken, span) ?? this.missing(extent.start, extent.end);
-    return this.missing(extent.start, extent.end);
+    if (word !== undefined) return this.wordAtom(key, word, childToken(node, "RegexToken"), variableToken, span);
+    return undefined;
+  }
+
+  /**
+   * A condition with its word before `(KEY)`: `every` or `some` on any condition but a binding,
+   * `count` only before a comparison (built as a `KeyCount`). A wrong word, or a word with an
+   * operator it does not take, is reported here (V0010), with the fix where it is plain.
+   */
+  private quantified(atom: Atom, word: IToken): Atom | undefined {
+    const wordSpan = this.tokenSpan(word);
+    const kind = word.image;
+    if (atom.kind === "KeyCount") return atom;
+    if (kind === "count") {
+      this.diagnostics.push(
+        diagnostic("V0010", "`count(KEY)` is compared with a number: `count(KEY) <= 5`", {
+          span: wordSpan,
+          help: "`count(KEY)` is the number of values under the key (a list's elements); compare it with `<`, `<=`, `>`, `>=`, `=` or `!=` and a number",
+        }),
+      );
+      return undefined;
+    }
+    if (kind !== "every" && kind !== "some") {
+      const near = ["every", "some", "count"].find((known) => known.startsWith(kind.slice(0, 2).toLowerCase()));
+      this.diagnostics.push(
+        diagnostic("V0010", `\`${kind}(…)\` is not a condition; before \`(KEY)\`, write \`every\`, \`some\` or \`count\``, {
+          span: wordSpan,
+          help: "`every(KEY) …` holds when every value under the key satisfies the condition, `some(KEY) …` when one does, and `count(KEY) <= N` counts the values",
+          ...(near !== undefined ? { fix: { title: `replace with \`${near}\``, edits: [{ span: wordSpan, newText: near }] } } : {}),
+        }),
+      );
+      return undefined;
+    }
+    if (atom.kind === "KeyBind" || atom.kind === "OutputMatch" || atom.kind === "ActionIn" || atom.kind === "StatusIs") {
+      this.diagnostics.push(
+        diagnostic("V0010", `\`${kind}(KEY) = $variable\` is not a condition: a variable is bound to each value under the key`, {
+          span: wordSpan,
+          help: "`KEY = $x` already binds `$x` to every value under the key; `every` and `some` go before `in`, `~`, `matches`, `contains` and comparisons",
+        }),
+      );
+      return undefined;
+    }
+    return { ...atom, quantifier: { kind, span: wordSpan } };
   }
 
   /**
@@ -220,7 +280,7 @@ export class FormulaBuilder extends LiteralBuilder {
     const operand = regexToken !== undefined ? "a regular expression" : "a variable";
     const known = word.image === "matches" || word.image === "contains";
     this.diagnostics.push(
-      diagnostic("V0008", known ? `\`${word.image}\` does not take ${operand}` : `\`${word.image}\` is not an operator; after a key, write \`in\`, \`~\`, \`=\`, \`matches\` or \`contains\``, {
+      diagnostic("V0008", known ? `\`${word.image}\` does not take ${operand}` : `\`${word.image}\` is not an operator; after a key, write \`in\`, \`~\`, \`=\`, a comparison, \`matches\` or \`contains\``, {
         span: wordSpan,
         help:
           regexToken !== undefined

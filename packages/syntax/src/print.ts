@@ -6,7 +6,9 @@ import {
   type Comment,
   type Expr,
   type Item,
+  type KeyPath,
   type PolicyDecl,
+  type Quantifier,
   type RuleDecl,
   type SourceFile,
   type Scope,
@@ -136,15 +138,19 @@ function exprLayout(expr: Expr): Layout {
     case "ActionIn":
       return concat("action in ", setLayout(expr.actions.map(symbolText)));
     case "KeyIn":
-      return concat(keyPathText(expr.key), " in ", setLayout(expr.values.map((value) => value.raw)));
+      return concat(subjectText(expr), " in ", setLayout(expr.values.map((value) => value.raw)));
     case "KeyMatch":
-      return `${keyPathText(expr.key)} ~ ${expr.pattern.raw}`;
+      return `${subjectText(expr)} ~ ${expr.pattern.raw}`;
     case "KeyBind":
       return `${keyPathText(expr.key)} = $${expr.variable.name}`;
     case "KeyRegex":
-      return `${keyPathText(expr.key)} matches ${expr.regex.raw}`;
+      return `${subjectText(expr)} matches ${expr.regex.raw}`;
     case "KeyContains":
-      return `${keyPathText(expr.key)} contains $${expr.variable.name}`;
+      return `${subjectText(expr)} contains $${expr.variable.name}`;
+    case "KeyCompare":
+      return `${subjectText(expr)} ${expr.operator} ${expr.number.text}`;
+    case "KeyCount":
+      return `count(${keyPathText(expr.key)}) ${expr.operator} ${expr.number.text}`;
     case "StatusIs":
       return `status = ${expr.status}`;
     case "OutputMatch":
@@ -152,6 +158,11 @@ function exprLayout(expr: Expr): Layout {
     case "Missing":
       return "<missing>";
   }
+}
+
+/** A condition's key path, inside its `every(…)` or `some(…)` when it has one. */
+function subjectText(atom: { readonly key: KeyPath; readonly quantifier?: Quantifier }): string {
+  return atom.quantifier === undefined ? keyPathText(atom.key) : `${atom.quantifier.kind}(${keyPathText(atom.key)})`;
 }
 
 /**

@@ -191,6 +191,8 @@ function contextualWordOffsets(tokens: readonly IToken[]): Set<number> {
   const startsStatement = (index: number) => is(index - 1, Colon);
   for (let index = 0; index < tokens.length; index++) {
     if (isWord(index, "limit") && startsStatement(index) && (is(index + 1, LeftBracket) || is(index + 1, LeftParen))) offsets.add(tokens[index]!.startOffset);
+    // `every(KEY)`, `some(KEY)`, `count(KEY)` in a condition.
+    if ((isWord(index, "every") || isWord(index, "some") || isWord(index, "count")) && is(index + 1, LeftParen) && !startsStatement(index)) offsets.add(tokens[index]!.startOffset);
     if (!is(index, LeftBracket) || !(is(index - 1, Keyword) || (is(index - 1, Identifier) && startsStatement(index - 1)))) continue;
     // `[` VALUE (`of` KEYPATH)? (`per` VALUE)? `]`, as the parser's `bound` reads it.
     let at = index + 1;

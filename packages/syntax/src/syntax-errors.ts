@@ -43,7 +43,7 @@ const ruleExpectations: Readonly<Record<string, string>> = {
   primary: "a condition such as `action in {…}`, a pattern name or `(`",
   symbol: "an action name",
   statusIs: "`ok` or `error`",
-  keyAtom: "`in {…}`, `~ \"wildcard\"`, `= $variable`, `matches /regex/` or `contains $variable`",
+  keyAtom: "`in {…}`, `~ \"wildcard\"`, `= $variable`, a comparison with a number (`< 5`, `>= 100`), `matches /regex/` or `contains $variable`",
   keySegment: "an argument name",
   value: "a value (a string, a number, `true`, `false` or `null`)",
 };
@@ -219,6 +219,17 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
     } else if (payload?.kind === "notAllInputParsed") {
       expected = "the end of the declaration";
       help = "a declaration ends where the next `pattern`, `rule` or the policy's `}` begins; is an operator such as `and` missing?";
+    } else if (rule === "keyAtom" && !atEnd && previous !== undefined && previous.tokenType.name === "Equals" && isValueToken(found)) {
+      // `mode = "fast"`: `=` takes a variable or a number; a value of another kind goes in a set.
+      expected = "a variable such as `$x`, or a number";
+      help = "`=` binds a variable, or compares numbers (`amount = 100`); to compare with another value, write `KEY in {value}`";
+      fix = {
+        title: `write \`in {${found.image}}\``,
+        edits: [
+          { span: lines.span(previous.startOffset, tokenEnd(previous)), newText: "in {" },
+          { span: lines.span(tokenEnd(found), tokenEnd(found)), newText: "}" },
+        ],
+      };
     } else {
       expected = ruleExpectations[rule] ?? "something else";
       if (rule === "primary" && !atEnd && found.tokenType.name === "Variable") {
@@ -226,7 +237,7 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
       } else if (rule === "statusIs" && !atEnd) {
         help = "a status is `ok` or `error`";
       } else if (rule === "keyAtom" && !atEnd && found.tokenType.name === "Equals") {
-        help = "`=` binds a variable; to compare with a value, write `KEY in {value}`";
+        help = "`=` binds a variable or compares numbers; to compare with another value, write `KEY in {value}`";
       }
     }
     diagnostics.push(

@@ -24,6 +24,11 @@ import {
   NullKeyword,
   ListIndex,
   NumberLiteral,
+  LessEquals,
+  GreaterEquals,
+  NotEquals,
+  LessThan,
+  GreaterThan,
   OkKeyword,
   OnceKeyword,
   OrKeyword,
@@ -318,9 +323,23 @@ export class VigilCstParser extends CstParser {
     ]);
   });
 
+  /**
+   * A condition on a key: its path, or `every(PATH)`, `some(PATH)` or `count(PATH)` (contextual words:
+   * an identifier followed by `(`, which no key path is), then the operator and its operand.
+   */
   public readonly keyAtom = this.RULE("keyAtom", () => {
-    this.SUBRULE(this.keyPath);
     this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(Identifier, { LABEL: "quantifier" });
+          this.CONSUME(LeftParen);
+          this.SUBRULE(this.keyPath);
+          this.CONSUME(RightParen);
+        },
+      },
+      { ALT: () => this.SUBRULE2(this.keyPath) },
+    ]);
+    this.OR2([
       {
         ALT: () => {
           this.CONSUME(InKeyword);
@@ -334,17 +353,30 @@ export class VigilCstParser extends CstParser {
         },
       },
       {
+        // `= $x` binds; `= 5` compares.
         ALT: () => {
           this.CONSUME(Equals);
-          this.CONSUME(Variable);
+          this.OR3([{ ALT: () => this.CONSUME(Variable) }, { ALT: () => this.CONSUME(NumberLiteral, { LABEL: "number" }) }]);
+        },
+      },
+      {
+        ALT: () => {
+          this.OR4([
+            { ALT: () => this.CONSUME(LessEquals, { LABEL: "comparison" }) },
+            { ALT: () => this.CONSUME(GreaterEquals, { LABEL: "comparison" }) },
+            { ALT: () => this.CONSUME(NotEquals, { LABEL: "comparison" }) },
+            { ALT: () => this.CONSUME(LessThan, { LABEL: "comparison" }) },
+            { ALT: () => this.CONSUME(GreaterThan, { LABEL: "comparison" }) },
+          ]);
+          this.CONSUME2(NumberLiteral, { LABEL: "number" });
         },
       },
       {
         // `matches /…/` and `contains $x`: contextual words, so that neither is reserved (an argument
         // may be called `contains`). Which word goes with which operand is checked on the tree.
         ALT: () => {
-          this.CONSUME(Identifier, { LABEL: "operatorWord" });
-          this.OR2([{ ALT: () => this.CONSUME(RegexToken) }, { ALT: () => this.CONSUME2(Variable) }]);
+          this.CONSUME2(Identifier, { LABEL: "operatorWord" });
+          this.OR5([{ ALT: () => this.CONSUME(RegexToken) }, { ALT: () => this.CONSUME2(Variable) }]);
         },
       },
     ]);

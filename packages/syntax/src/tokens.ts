@@ -77,6 +77,12 @@ export const RightBracket = createToken({ name: "RightBracket", pattern: /\]/ })
 export const Comma = createToken({ name: "Comma", pattern: /,/ });
 export const Colon = createToken({ name: "Colon", pattern: /:/ });
 export const Equals = createToken({ name: "Equals", pattern: /=/ });
+/** The comparisons of a key's numbers with a number (`amount > 100`); `=` is also one, before a number. */
+export const LessEquals = createToken({ name: "LessEquals", pattern: /<=/ });
+export const GreaterEquals = createToken({ name: "GreaterEquals", pattern: />=/ });
+export const NotEquals = createToken({ name: "NotEquals", pattern: /!=/ });
+export const LessThan = createToken({ name: "LessThan", pattern: /</ });
+export const GreaterThan = createToken({ name: "GreaterThan", pattern: />/ });
 export const Tilde = createToken({ name: "Tilde", pattern: /~/ });
 export const Dot = createToken({ name: "Dot", pattern: /\./ });
 export const Variable = createToken({ name: "Variable", pattern: /\$[A-Za-z_][A-Za-z0-9_]*/ });
@@ -202,6 +208,11 @@ export const allTokens: readonly TokenType[] = [
   RightBracket,
   Comma,
   Colon,
+  LessEquals,
+  GreaterEquals,
+  NotEquals,
+  LessThan,
+  GreaterThan,
   Equals,
   Tilde,
   Dot,

@@ -27,6 +27,20 @@ export function decimalOf(value: string | number): Decimal | undefined {
   return { units, exponent };
 }
 
+const jsonNumberText = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+/**
+ * The number a value stands for where numbers are compared (`amount > 100`): a number, or a string
+ * that spells a JSON number exactly (`"150.00"`; not `" 150"`, `"0150"` or `"1e"`); undefined for
+ * anything else (other strings, booleans, null, objects, lists, and numbers beyond the decimals'
+ * range).
+ */
+export function numberOf(value: unknown): Decimal | undefined {
+  if (typeof value === "number") return decimalOf(value);
+  if (typeof value === "string" && value.length <= 400 && jsonNumberText.test(value)) return decimalOf(value);
+  return undefined;
+}
+
 function aligned(a: Decimal, b: Decimal): [bigint, bigint, number] {
   if (a.exponent === b.exponent) return [a.units, b.units, a.exponent];
   if (a.exponent < b.exponent) return [a.units, b.units * 10n ** BigInt(b.exponent - a.exponent), a.exponent];

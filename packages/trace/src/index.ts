@@ -39,4 +39,4 @@ export { liveCallEvents } from "./call-events.js";
 export type { EventRow, ValueRow } from "./events-table.js";
 export { encodePathName, eventColumns, eventOfRow, eventRow, eventValueRows, keyPathPlace, runName, valueColumns } from "./events-table.js";
 export type { Decimal } from "./decimal.js";
-export { addDecimal, compareDecimal, decimalOf, formatDecimal, subtractDecimal, ZERO } from "./decimal.js";
+export { addDecimal, compareDecimal, decimalOf, formatDecimal, numberOf, subtractDecimal, ZERO } from "./decimal.js";
