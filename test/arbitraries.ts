@@ -11,7 +11,7 @@ import { expect } from "vitest";
 const actions = ["a", "b", "c", "d"];
 // `m.0` and `n.p.1` are list indexes: one element of a list value, none on a scalar.
 const keys = ["k", "m", "n.p", "m.0", "n.p.1"];
-const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null, 0.1, 0.2];
+const scalars: JsonValue[] = [1, 2, "1", "x", "xy", true, null, 0.1, 0.2, -1, "0.10"];
 const wildcards = ["x*", "?", "[12]", "*", "x?", "[!x]*"];
 const outputs = ["ok done", "error: x", "", "crash!", '{"id": "xy", "n": {"p": 1}}', '{"id": 1}', '{"id": ["x", "1"]}', "[1]", '{"id": "x", "truncated'];
 
@@ -77,7 +77,18 @@ const keyText = fc.constantFrom(...keys, '"k"');
 const regexes = ["/x/", "/^x/i", "/X$/i", "/x.y/s", "/\\d/", "/(x|1)+/", "/[a-c]/", "/^$/", "/do[^n]/", "/\\bx\\b/"];
 const outputKeyText = fc.constantFrom("output.id", "output.n.p", 'output."id"', "output.id.1");
 
+/** A comparison's operator and number: thresholds at and between the values the traces hold. */
+const comparison = fc.tuple(fc.constantFrom("<", "<=", ">", ">=", "=", "!="), fc.constantFrom("1", "2", "0.1", "0.15", "-1", "0", "1.0", "1e0"));
+/** A key, or `every(key)` or `some(key)` around it. */
+const quantifiedKey = (key: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.tuple(fc.constantFrom("", "", "every", "some"), key).map(([word, k]) => (word === "" ? k : `${word}(${k})`));
+
 const atomText: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(quantifiedKey(fc.oneof(keyText, outputKeyText)), comparison).map(([key, [op, n]]) => `${key} ${op} ${n}`),
+  fc.tuple(fc.oneof(keyText, outputKeyText, fc.constant("output")), fc.constantFrom("<", "<=", ">", ">=", "=", "!="), fc.constantFrom("0", "1", "2", "3", "1.5")).map(([key, op, n]) => `count(${key}) ${op} ${n}`),
+  fc.record({ key: quantifiedKey(keyText), values: fc.subarray(scalars, { minLength: 1, maxLength: 3 }) }).map(({ key, values }) => `${key} in {${values.map(valueText).join(", ")}}`),
+  fc.record({ key: quantifiedKey(fc.oneof(keyText, outputKeyText)), pattern: fc.constantFrom(...wildcards) }).map(({ key, pattern }) => `${key} ~ ${JSON.stringify(pattern)}`),
+  fc.record({ key: quantifiedKey(keyText), regex: fc.constantFrom(...regexes) }).map(({ key, regex }) => `${key} matches ${regex}`),
   fc.record({ key: fc.oneof(keyText, fc.constant("output"), outputKeyText), regex: fc.constantFrom(...regexes) }).map(({ key, regex }) => `${key} matches ${regex}`),
   fc.record({ key: outputKeyText, values: fc.subarray(scalars, { minLength: 1, maxLength: 3 }) }).map(({ key, values }) => `${key} in {${values.map(valueText).join(", ")}}`),
   fc.record({ key: outputKeyText, pattern: fc.constantFrom(...wildcards) }).map(({ key, pattern }) => `${key} ~ ${JSON.stringify(pattern)}`),
@@ -136,6 +147,7 @@ const anyUse = (names: readonly string[], variable: string): fc.Arbitrary<string
   fc.oneof(
     { weight: 3, arbitrary: bindingUse(names, variable) },
     { weight: 2, arbitrary: fc.constantFrom(...keys, "output", "output.id").map((key) => `${key} contains $${variable}`) },
+    { weight: 1, arbitrary: fc.constantFrom(...keys, "output.id").map((key) => `every(${key}) contains $${variable}`) },
     { weight: 1, arbitrary: fc.constantFrom(...keys).map((key) => `(${key} contains $${variable} or output = $${variable})`) },
   );
 

@@ -199,20 +199,52 @@ function amountAt(e: TraceEvent, subject: Subject, key: readonly PathSegment[]):
   return values.reduce<Fraction>((total, v) => add(total, fraction(v as number)), [0n, 1n]);
 }
 
+/** A fraction's order against another: negative, zero or positive. */
+function order(a: Fraction, b: Fraction): number {
+  const left = a[0] * b[1];
+  const right = b[0] * a[1];
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/** The number a value stands for in a comparison: a number, or a string that is a JSON number's text. */
+function numberIn(v: JsonValue): Fraction | undefined {
+  if (typeof v === "number") return fraction(v);
+  if (typeof v === "string" && /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(v)) return fraction(v);
+  return undefined;
+}
+
+/** n ⋈ N, for a comparison written as the policy writes it. */
+function compares(n: Fraction, op: string, bound: string): boolean {
+  const o = order(n, fraction(bound));
+  return op === "<" ? o < 0 : op === "<=" ? o <= 0 : op === ">" ? o > 0 : op === ">=" ? o >= 0 : op === "=" ? o === 0 : o !== 0;
+}
+
+/** Some value under k passes the test; with `every`, k has a value and every value under it does. */
+function quantified(values: JsonValue[], every: boolean | undefined, test: (v: JsonValue) => boolean): boolean {
+  return every === true ? values.length > 0 && values.every(test) : values.some(test);
+}
+
 /** ψ(e, b): the foot's first row; `b` gives the variables their values (none for a pattern without). */
 function holds(formula: Formula, e: TraceEvent, b: Binding = new Map()): boolean {
   switch (formula.kind) {
     case "action": // a(e) ∈ α
       return formula.actions.includes(e.action);
     case "keyIn": // e[k] ∈ S, for some value under k
-      return at(e, formula.subject, formula.key).some((v) => formula.values.some((w) => w.key === valueKey(v)));
+      return quantified(at(e, formula.subject, formula.key), formula.every, (v) => formula.values.some((w) => w.key === valueKey(v)));
     case "keyMatch": // e[k] ≈ p
-      return at(e, formula.subject, formula.key).some((v) => globMatches(formula.pattern, v));
+      return quantified(at(e, formula.subject, formula.key), formula.every, (v) => globMatches(formula.pattern, v));
     case "keyRegex": // some text of e[k] contains a match of r
-      return at(e, formula.subject, formula.key).some((v) => {
+      return quantified(at(e, formula.subject, formula.key), formula.every, (v) => {
         const t = text(v);
         return t !== undefined && new RegExp(formula.source, formula.flags).test(t);
       });
+    case "keyCompare": // some value of e[k] is a number n with n ⋈ N
+      return quantified(at(e, formula.subject, formula.key), formula.every, (v) => {
+        const n = numberIn(v);
+        return n !== undefined && compares(n, formula.op, formula.value);
+      });
+    case "keyCount": // |e[k]| ⋈ N
+      return compares([BigInt(at(e, formula.subject, formula.key).length), 1n], formula.op, formula.value);
     case "keyBind": // b(x) ∈ e[k]
       return at(e, formula.subject, formula.key).some((v) => b.has(formula.variable) && valueKey(v) === valueKey(b.get(formula.variable)!));
     case "keyContains": {
@@ -220,7 +252,7 @@ function holds(formula: Formula, e: TraceEvent, b: Binding = new Map()): boolean
       if (!b.has(formula.variable)) return false;
       const wanted = b.get(formula.variable)!;
       const needle = typeof wanted === "string" ? wanted : stableStringify(wanted);
-      return at(e, formula.subject, formula.key).some((v) => text(v)?.includes(needle) === true);
+      return quantified(at(e, formula.subject, formula.key), formula.every, (v) => text(v)?.includes(needle) === true);
     }
     case "status": // s(e) = ⊤ / ⊥; an event without a result has neither
       return e.status === formula.status;

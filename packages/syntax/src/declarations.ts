@@ -12,6 +12,7 @@ import {
   OkKeyword,
   PatternKeyword,
   PolicyKeyword,
+  NumberLiteral,
   RegexToken,
   RightBrace,
   RightParen,
@@ -164,7 +165,7 @@ export interface RuleTokens {
 }
 
 /** The tokens that can end a statement: the last token of an operand list or of an expression. */
-const statementEnds = [RightParen, RightBrace, Identifier, StringToken, RegexToken, Variable, OkKeyword, ErrorKeyword, NestingLimit];
+const statementEnds = [RightParen, RightBrace, Identifier, StringToken, RegexToken, Variable, NumberLiteral, OkKeyword, ErrorKeyword, NestingLimit];
 const endsStatement = (token: IToken | undefined) => token !== undefined && statementEnds.some((type) => tokenMatcher(token, type));
 
 /**

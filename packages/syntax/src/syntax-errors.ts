@@ -213,6 +213,11 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
           ],
         };
       }
+      if (payload.expected === "NumberLiteral" && !atEnd && previous !== undefined && comparisonTokens.includes(previous.tokenType.name) && /^"-?[0-9][0-9.eE+-]*"$/.test(found.image)) {
+        // `amount > "100"`: a comparison takes a number, which it also finds in strings that spell one.
+        help = "a comparison is written with a number, and also holds on strings that spell one (`\"150.00\"`)";
+        fix = { title: `write \`${found.image.slice(1, -1)}\``, edits: [{ span, newText: found.image.slice(1, -1) }] };
+      }
       if (payload.expected === "Identifier" && !atEnd && isKeyword(found.image)) {
         help = `\`${found.image}\` is a reserved word and cannot be a name; choose another name`;
       }
@@ -250,6 +255,9 @@ export function parseErrorsToDiagnostics(errors: readonly IRecognitionException[
   }
   return diagnostics;
 }
+
+/** The tokens of a comparison's operator (`=` is one only before a number). */
+const comparisonTokens: readonly string[] = ["LessThan", "LessEquals", "GreaterThan", "GreaterEquals", "NotEquals"];
 
 function isValueToken(token: IToken): boolean {
   return ["StringLiteral", "NumberLiteral", "TrueKeyword", "FalseKeyword", "NullKeyword", "OkKeyword", "ErrorKeyword"].includes(token.tokenType.name);

@@ -1,4 +1,4 @@
-import type { Expr, SourceFile, Statement } from "@vigil/syntax";
+import type { Expr, KeyPath, Quantifier, SourceFile, Statement } from "@vigil/syntax";
 import { keyPathText, symbolText } from "@vigil/syntax";
 
 /** A compact S-expression of a syntax tree, for golden files: structure, names and literals, no spans. */
@@ -32,6 +32,11 @@ function dumpStatement(statement: Statement): string {
   return `(${statement.form}${bound}${recovered} ${statement.operands.map(dumpExpr).join(" ")}${scope})`;
 }
 
+/** A condition's key, with its `every` or `some` when written. */
+function subject(atom: { readonly key: KeyPath; readonly quantifier?: Quantifier }): string {
+  return atom.quantifier === undefined ? keyPathText(atom.key) : `(${atom.quantifier.kind} ${keyPathText(atom.key)})`;
+}
+
 export function dumpExpr(expr: Expr): string {
   switch (expr.kind) {
     case "And":
@@ -49,15 +54,19 @@ export function dumpExpr(expr: Expr): string {
     case "ActionIn":
       return `(action ${expr.actions.map(symbolText).join(" ")})`;
     case "KeyIn":
-      return `(in ${keyPathText(expr.key)} ${expr.values.map((v) => JSON.stringify(v.value)).join(" ")})`;
+      return `(in ${subject(expr)} ${expr.values.map((v) => JSON.stringify(v.value)).join(" ")})`;
     case "KeyMatch":
-      return `(~ ${keyPathText(expr.key)} ${JSON.stringify(expr.pattern.value)})`;
+      return `(~ ${subject(expr)} ${JSON.stringify(expr.pattern.value)})`;
     case "KeyBind":
       return `(= ${keyPathText(expr.key)} $${expr.variable.name})`;
     case "KeyRegex":
-      return `(matches ${keyPathText(expr.key)} ${JSON.stringify(expr.regex.source)} ${JSON.stringify(expr.regex.flags)})`;
+      return `(matches ${subject(expr)} ${JSON.stringify(expr.regex.source)} ${JSON.stringify(expr.regex.flags)})`;
     case "KeyContains":
-      return `(contains ${keyPathText(expr.key)} $${expr.variable.name})`;
+      return `(contains ${subject(expr)} $${expr.variable.name})`;
+    case "KeyCompare":
+      return `(${expr.operator} ${subject(expr)} ${expr.number.text}${expr.number.valid ? "" : " !invalid"})`;
+    case "KeyCount":
+      return `(${expr.operator} (count ${keyPathText(expr.key)}) ${expr.number.text}${expr.number.valid ? "" : " !invalid"})`;
     case "StatusIs":
       return `(status ${expr.status})`;
     case "OutputMatch":
