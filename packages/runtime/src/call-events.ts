@@ -1,5 +1,5 @@
 import type { Diagnostic } from "@vigil/diagnostics";
-import { isJsonObject, liveCallEvents, observeArguments, type JsonValue } from "@vigil/trace";
+import { isJsonObject, liveCallEvents, observeArguments, type GroundedDirectory, type JsonValue } from "@vigil/trace";
 
 /**
  * The events of one tool call, made by the trace package's `liveCallEvents`: the same steps every
@@ -38,7 +38,28 @@ export interface ReadCall {
 export function readCall(action: string, args: unknown, id: string, result?: CallResultContent, time?: number): ReadCall {
   const read = liveCallEvents({ id, action, args, ...(result !== undefined ? { result } : {}), ...(time !== undefined ? { time } : {}) });
   if (read.errors.length > 0) throw new CallEventsError(read.errors.join("; "));
-  return { events: read.events.map(callEventOf), notes: read.notes };
+  const events = read.events.map((traced, index) => {
+    const event = callEventOf(traced);
+    const directory = read.directories[index];
+    if (directory !== undefined) directories.set(event, directory);
+    return event;
+  });
+  return { events, notes: read.notes };
+}
+
+/**
+ * Where grounding says each event made by {@link readCall} runs, by the event: kept beside the
+ * events, not among their arguments (which policies match), for the guard, which is given the
+ * events alone.
+ */
+const directories = new WeakMap<CallEvent, GroundedDirectory>();
+
+/**
+ * Where an event made by {@link readCall} runs, from the directory its call runs in (see
+ * `GroundedDirectory`); undefined for an event grounding placed nowhere, or not made there.
+ */
+export function eventDirectory(event: CallEvent): GroundedDirectory | undefined {
+  return directories.get(event);
 }
 
 /** The events of a call (see {@link readCall}). */

@@ -1,12 +1,12 @@
-import type { CallEvent } from "./call-events.js";
-import { positionalsOf, programOf, strings } from "./guard-arguments.js";
+import type { CommandDirectories, GroundedDirectory } from "@vigil/trace";
+import { eventDirectory, type CallEvent } from "./call-events.js";
 import { pathWord, type PathToken, type PathWord, type WordContext } from "./guard-paths.js";
 import type { GuardContext, Variables } from "./guard-scope.js";
 
 /**
  * How a command line's shell reads words, as far as the line shows it: which variables it may
  * set, which it expands unquoted, the temporary files it names (`tmp=$(mktemp)`), the variables
- * of its environment, and where a `cd` may take it.
+ * of its environment, and the directory each of its commands runs in.
  */
 
 /**
@@ -94,15 +94,6 @@ export interface LineShell {
   /** Patterns match leading dots (`shopt -s dotglob`, or `GLOBIGNORE` set), or any case (`nocaseglob`). */
   readonly dotglob: boolean;
   readonly nocaseglob: boolean;
-  /** `cd NAME` may go elsewhere than `./NAME`: `CDPATH` is set (in the line, or in the environment). */
-  readonly cdpath: boolean;
-  /** `cd` resolves symbolic links before `..` (`set -P`, `set -o physical`). */
-  readonly physical: boolean;
-  /**
-   * Whether a `cd` may run in a subshell, after which the shell is back where it was: the line has
-   * parentheses, a pipe, backquotes or a `&`. Without, a `cd` moves the shell for what follows.
-   */
-  readonly subshells: boolean;
   /**
    * Variables the line sets only to a new temporary file's name (`tmp=$(mktemp)`, `d=$(mktemp -d)`):
    * the paths the name may be, given how the shell reads the variables the line does not set.
@@ -113,8 +104,7 @@ export interface LineShell {
 }
 
 export function lineShell(command: string | undefined): LineShell {
-  const environmentCdpath = (process.env["CDPATH"] ?? "") !== "";
-  if (command === undefined) return { changes: () => false, redefinesPwd: false, dotglob: false, nocaseglob: false, cdpath: environmentCdpath, physical: false, subshells: false, temporaries: new Map(), unquoted: new Set() };
+  if (command === undefined) return { changes: () => false, redefinesPwd: false, dotglob: false, nocaseglob: false, temporaries: new Map(), unquoted: new Set() };
   const hidden = command.includes("$'");
   const plain = command.replace(/['"\\]/g, "");
   const mentions = (text: string, name: string) => new RegExp(`\\b${name}\\b`).test(text.replace(new RegExp(`\\$\\{?${name}\\b`, "g"), ""));
@@ -126,10 +116,6 @@ export function lineShell(command: string | undefined): LineShell {
     redefinesPwd: changes("PWD") || /\bpwd\s*\(\s*\)|\bfunction\s+pwd\b|\balias\b[^;&|]*\bpwd=/.test(plain),
     dotglob: hidden || /\b(dotglob|GLOBIGNORE)\b/.test(plain),
     nocaseglob: hidden || /\bnocaseglob\b/.test(plain),
-    cdpath: environmentCdpath || hidden || /\bCDPATH\b/.test(plain),
-    physical: hidden || /\bset\s+-[A-Za-z]*P|\bphysical\b/.test(plain),
-    // `||` and `&&` do not make subshells; a lone `|` or `&` does.
-    subshells: hidden || /[()`]/.test(command) || /(^|[^|])\|([^|]|$)/.test(command) || /(^|[^&])&([^&>]|$)/.test(command),
   };
 }
 
@@ -201,20 +187,80 @@ function mktempPath(words: readonly string[]): ((tmpdir: string | undefined) => 
   };
 }
 
+/** Where the call's own event runs: where the call starts. */
+const CALL: GroundedDirectory = { at: { ways: [[]], elsewhere: false } };
+
 /**
- * Where a `cd`, `pushd` or `popd` may take the shell, from each directory it may be in (undefined:
- * not known). `cd DIR` climbs `..` as written; `cd -P` (or after `set -P`) through symbolic links.
+ * The directories the commands of a call run in, one meaning with grounding's: grounding walks the
+ * line in the order the shell runs it and says, for each command, each way of `cd`s the shell may
+ * have taken to it from where the call starts (a `cd` that may have failed leaves both ways; a
+ * subshell's `cd` ends with it), and whether it may be in a directory the line does not show
+ * (`cd -`, `eval`, CDPATH, …). Here each way is read as the guard reads words: from the directory
+ * the call starts in, each `cd`'s word with the variables the guard knows, `~` the home directory,
+ * `..` climbed as written unless the `cd` is physical (`cd -P`, `set -P`). A way that does not lead
+ * to one exact directory, a command that may be elsewhere, and an event grounding did not place
+ * run in a directory not known (undefined). A command that may be elsewhere may also be wherever
+ * a `cd` before it may have led (`eval "cd DIR"`, a function's `cd`).
  */
-export function directoriesAfter(event: CallEvent, cwds: readonly (string | undefined)[], words: WordContext, line: LineShell): (string | undefined)[] {
-  const program = programOf(event);
-  const target = program === "cd" ? strings(event.args["path"])[0] : program === "pushd" ? positionalsOf(event.args)[0] : undefined;
-  if (program === "cd" && target === undefined) return [words.home];
-  // `cd -` (the previous directory), `popd`, `pushd +1` (the directory stack): not known.
-  if (target === undefined || /^[-+]/.test(target)) return [undefined];
-  // With CDPATH, `cd NAME` looks for NAME in its directories first (not `./NAME`, `../NAME` or `/…`).
-  const searched = line.cdpath && !/^(\/|\.\.?(\/|$))/.test(target);
-  const physical = event.args["P"] === true || line.physical;
-  return cwds.flatMap((cwd) => [exactOrUnknown(pathWord(target, cwd, { ...words, logical: !physical })), ...(searched ? [undefined] : [])]);
+export class WorkingDirectories {
+  /** Where a `cd` word leads from a directory, by the directory, the word and whether it is physical. */
+  private readonly steps = new Map<string, string | undefined>();
+  private readonly leads = new Set<string | undefined>();
+  private readonly seen: Set<string | undefined>;
+  /** By the event's index: where it may run, and where it may lead the shell (a `cd`). */
+  private readonly byEvent = new Map<number, readonly (string | undefined)[]>();
+
+  /** `start`: the absolute directory the call starts in; undefined when not known. */
+  constructor(
+    private readonly start: string | undefined,
+    private readonly words: WordContext,
+  ) {
+    this.seen = new Set([start]);
+  }
+
+  /** The directories the call's event at `index` may run in (undefined among them: one not known); never none. */
+  of(event: CallEvent, index: number): (string | undefined)[] {
+    const directory = eventDirectory(event) ?? (index === 0 ? CALL : undefined);
+    const found = this.resolve(directory?.at);
+    if (directory?.at.elsewhere !== false) for (const lead of this.leads) found.add(lead);
+    const leads = directory?.to !== undefined ? this.resolve(directory.to) : new Set<string | undefined>();
+    for (const lead of leads) this.leads.add(lead);
+    for (const cwd of found) this.seen.add(cwd);
+    this.byEvent.set(index, [...found, ...leads]);
+    return [...found];
+  }
+
+  /** Every directory the call's commands may run in so far, or its `cd`s lead to, and where it starts. */
+  get all(): (string | undefined)[] {
+    return [...new Set([...this.seen, ...this.leads])];
+  }
+
+  /** Where the shell may be from the event at `index` on: where it and the events after it may run, or lead. */
+  from(index: number): (string | undefined)[] {
+    const found = new Set<string | undefined>();
+    for (const [at, cwds] of this.byEvent) if (at >= index) for (const cwd of cwds) found.add(cwd);
+    return [...found];
+  }
+
+  private resolve(directories: CommandDirectories | undefined): Set<string | undefined> {
+    const found = new Set<string | undefined>();
+    for (const way of directories?.ways ?? []) {
+      let cwd = this.start;
+      for (const step of way) cwd = this.step(cwd, step.path, step.physical);
+      found.add(cwd);
+    }
+    if (directories === undefined || directories.elsewhere || found.size === 0) found.add(undefined);
+    return found;
+  }
+
+  /** Where `cd WORD` goes from `cwd`: an exact directory, or undefined when not known. */
+  private step(cwd: string | undefined, word: string, physical: boolean): string | undefined {
+    const key = `${cwd ?? ""}\u0000${physical ? "P" : "L"}\u0000${word}`;
+    if (this.steps.has(key)) return this.steps.get(key);
+    const to = exactOrUnknown(pathWord(word, cwd, { ...this.words, logical: !physical }));
+    this.steps.set(key, to);
+    return to;
+  }
 }
 
 export function exactOrUnknown(word: PathWord): string | undefined {

@@ -6,7 +6,7 @@ import { programOf, strings, textsOf } from "./guard-arguments.js";
 import { effectsOf, findScope, opaqueUse, optionCommands, ownEffects, trapCommand, type FindScope, type PathEffect } from "./guard-effects.js";
 import { describeHit, type GuardFinding } from "./guard-findings.js";
 import { gitMayChange, gitSpares } from "./guard-git.js";
-import { directoriesAfter, environmentVariables, exactOrUnknown, lineShell, type LineShell } from "./guard-line-shell.js";
+import { environmentVariables, exactOrUnknown, lineShell, WorkingDirectories, type LineShell } from "./guard-line-shell.js";
 import { childWord, fileIdentity, mayBeIn, mayHold, mayName, pathWord, realPath, sharedFileIdentity, spend, withinWork, WorkBudgetExceeded, type PathWord, type WordContext } from "./guard-paths.js";
 import { Programs, redefinition } from "./guard-programs.js";
 import { claudeSettingsEntries, directoryFiles, mentions, namedBy, type ProtectedPath } from "./guard-protected.js";
@@ -30,9 +30,11 @@ export { vigilCodeDirectory, vigilCodePaths } from "./guard-vigil.js";
  * policy says, in every enforcement entry point. It looks at the call's events as grounded (a
  * shell call is the commands it runs, with their redirections), so it sees `rm`, `mv`, `>`, `sed
  * -i`, `ln`, `chmod`, `git clean`, `find -delete`, a database client or `vigilc` given a protected
- * path, and the Write and Edit tools, with relative paths taken against the working directory
- * (and a `cd` earlier on the same line), and a word the shell would expand (a glob, a variable, a
- * command substitution) taken as every path it may become.
+ * path, and the Write and Edit tools, with relative paths taken against the directory each command
+ * runs in (the working directory, moved by the `cd`s grounding says ran before the command, in
+ * each way they may have: a `cd` that may have failed leaves the shell where it was too), and a
+ * word the shell would expand (a glob, a variable, a command substitution) taken as every path it
+ * may become.
  *
  * It also refuses what cannot be grounded (`unknown_command`: a command line too complex to parse,
  * a command or script known only when it runs, text Bash evaluates as code that may hide a command
@@ -171,9 +173,10 @@ export class Guard {
     const line = lineShell(command);
     const scope = this.scopeOf(events, context, line, inherited);
     const programs = new Programs(line, [this.home, homedir()], events, context.cwd, scope);
-    // The directories the commands may run in: a `cd` adds one (the shell may or may not be in it
-    // afterwards: a subshell's `cd` ends with the subshell), an unknown one adds "not known".
-    const cwds = new Set<string | undefined>([context.cwd !== undefined && isAbsolute(context.cwd) ? context.cwd : undefined]);
+    // The directories each command may run in, as grounding says the shell gets there, worked out
+    // before any is checked: a trap's command runs wherever the shell is when it fires.
+    const directories = new WorkingDirectories(context.cwd !== undefined && isAbsolute(context.cwd) ? context.cwd : undefined, scope.words);
+    const placed = events.map((event, index) => ((index === 0 && shellToolNames.includes(event.action)) || event.action === "unknown_command" ? [] : directories.of(event, index)));
     let find: FindScope | undefined;
     let opaque = false;
     events.forEach((event, index) => {
@@ -197,25 +200,21 @@ export class Guard {
         return;
       }
       const program = programOf(event);
-      if (program === "cd" || program === "pushd" || program === "popd") {
-        const after = directoriesAfter(event, [...cwds], scope.words, line);
-        // Without a subshell, the shell is where the `cd` took it; with one, it may be either.
-        if (!line.subshells) cwds.clear();
-        for (const cwd of after) cwds.add(cwd);
-        return;
-      }
+      const cwds = placed[index]!;
+      // A `cd` changes no file; where it leads, grounding says of the commands after it.
+      if (program === "cd" || program === "pushd" || program === "popd") return;
       // Per command: `git -C DIR`, `tar -C DIR`, `make -C DIR`, `env -C DIR` run in another directory.
       const own = strings(event.args["directory"] ?? event.args["env_directory"])[0];
-      const here = own !== undefined ? [...new Set([...cwds].map((cwd) => exactOrUnknown(pathWord(own, cwd, scope.words))))] : [...cwds];
+      const here = own !== undefined ? [...new Set(cwds.map((cwd) => exactOrUnknown(pathWord(own, cwd, scope.words))))] : cwds;
       const effects = effectsOf(event, find);
       // A program the agent's user may have put in place of the one its name says (`./cat`, a `cat`
       // of its own early on PATH) keeps the model of that one, and is also one the guard cannot follow.
       if (!effects.some((effect) => effect.opaque === true) && !programs.trusted(event, here)) effects.push(opaqueUse(event));
       if (effects.some((effect) => effect.opaque === true) && event.args["program"] !== undefined) opaque = true;
-      for (const finding of this.checkEvent(event, effects, here, scope, depth, context.env)) found(finding);
+      for (const finding of this.checkEvent(event, effects, here, directories.from(index), scope, depth, context.env)) found(finding);
       if (program === "find") find = findScope(event);
     });
-    findings.push(...this.checkLine(command, events, [...cwds], scope, opaque));
+    findings.push(...this.checkLine(command, events, directories.all, scope, opaque));
     // One finding per protected path and rule is enough to say why.
     const unique = new Map<string, GuardFinding>();
     for (const finding of findings) unique.set(`${finding.guard}\u0000${finding.path ?? finding.message}`, unique.get(`${finding.guard}\u0000${finding.path ?? finding.message}`) ?? finding);
@@ -250,8 +249,19 @@ export class Guard {
     return { entries, words: { ...words, linked: (path) => places.some((place) => mayName(place.word, path) || (place.tree && mayHold(place.word, path))) }, opened, gitUnsettled };
   }
 
-  /** The findings against one command of the call, given its effects and the directories it may run in. */
-  private checkEvent(event: CallEvent, effects: readonly PathEffect[], here: readonly (string | undefined)[], scope: Scope, depth: number, env: GuardContext["env"]): Omit<GuardFinding, "event">[] {
+  /**
+   * The findings against one command of the call, given its effects, the directories it may run in
+   * (`here`), and those the shell may be in from it on (`later`).
+   */
+  private checkEvent(
+    event: CallEvent,
+    effects: readonly PathEffect[],
+    here: readonly (string | undefined)[],
+    later: readonly (string | undefined)[],
+    scope: Scope,
+    depth: number,
+    env: GuardContext["env"],
+  ): Omit<GuardFinding, "event">[] {
     const findings: Omit<GuardFinding, "event">[] = [];
     const program = programOf(event);
     const itself = vigilInvocation(event) ?? vigilReinstall(event);
@@ -267,20 +277,25 @@ export class Guard {
     // A program the guard cannot follow, run inside a protected directory, may change anything there.
     const inside = opaque ? here.flatMap((cwd) => (cwd === undefined ? [] : scope.entries.filter((entry) => entry.tree === true && (cwd === entry.path || cwd.startsWith(`${entry.path}/`)))))[0] : undefined;
     if (inside !== undefined) findings.push({ guard: "protected_path", response: "block", path: inside.path, what: inside.what, effect: "use", message: `\`${program}\` runs inside \`${inside.path}\`, ${inside.what}, and the guard cannot follow what it does there` });
-    // A command an option runs (`git -c core.fsmonitor=CMD`, `tar --to-command=CMD`) is checked as a command line.
-    const runsIn = here.find((cwd) => cwd !== undefined);
+    // A command an option runs (`git -c core.fsmonitor=CMD`, `tar --to-command=CMD`) is checked as
+    // a command line, in each directory the command may run in.
     for (const script of optionCommands(event)) {
-      const refused = this.checkCommandText(script, runsIn, depth);
+      const refused = this.checkCommandText(script, here, depth);
       if (refused !== undefined) findings.push({ ...refused, message: `\`${program}\` runs \`${script.slice(0, 120)}\`: ${refused.message}` });
     }
-    // `trap 'CMD' EXIT`: the shell runs CMD later, itself, with the line's variables.
+    // `trap 'CMD' EXIT`: the shell runs CMD later, itself, with the line's variables, wherever it
+    // is then: where a command from the trap on may run, or a `cd` from it on may lead.
     const trapped = trapCommand(event);
     if (trapped !== undefined) {
-      const refused = this.checkCommandText(trapped, runsIn, depth, false, { variables: scope.words.variable ?? (() => undefined), ...(env !== undefined ? { env } : {}) });
+      const refused = this.checkCommandText(trapped, [...new Set([...here, ...later])], depth, false, { variables: scope.words.variable ?? (() => undefined), ...(env !== undefined ? { env } : {}) });
       if (refused !== undefined) findings.push({ ...refused, message: `\`trap\` runs \`${trapped.slice(0, 120)}\`: ${refused.message}` });
     }
     // A sed script may run a command (`1e CMD`), and the strings in the code of a program the
-    // guard cannot follow may be paths (`glob('.v*')`) or commands (`system("rm -rf .v*")`).
+    // guard cannot follow may be paths (`glob('.v*')`) or commands (`system("rm -rf .v*")`). A
+    // sed script is checked in each directory sed may run in; the strings of a program's code, up
+    // to a few dozen, in the first known one (the line's text, which holds them, is checked for a
+    // protected path in every directory: see `checkLine`).
+    const runsIn = [here.find((cwd) => cwd !== undefined)];
     const code = [...(event.action === "sed" ? strings(event.args["script"]) : []), ...(opaque ? stringLiterals(effects.flatMap((effect) => effect.texts ?? [])) : [])];
     for (const text of code.slice(0, MAXIMUM_CODE_STRINGS)) {
       // In code, `$x` and `${x}` are the language's own (`"$1\n"` in Perl): such a string is no path pattern.
@@ -290,7 +305,7 @@ export class Guard {
         findings.push({ guard: "protected_path", response: "block", path: named.path, what: named.what, effect: "use", message: `\`${program}\` is given code naming \`${named.path}\`, ${named.what} (\`${text.slice(0, 80)}\`)` });
         continue;
       }
-      const refused = this.checkCommandText(text, runsIn, depth, true);
+      const refused = this.checkCommandText(text, event.action === "sed" ? here : runsIn, depth, true);
       if (refused !== undefined) findings.push({ ...refused, message: `\`${program}\` may run \`${text.slice(0, 120)}\`: ${refused.message}` });
     }
     return findings;
@@ -348,13 +363,14 @@ export class Guard {
   }
 
   /**
-   * The first finding against a command line an option runs, if any. `lenient`: the text may not be
-   * a command at all (a string in a program's code, a sed script), so what cannot be known of it
-   * is not held against it; only what it would do to a protected path or to Vigil is.
+   * The first finding against a command line an option runs, if any, run in any of `cwds`.
+   * `lenient`: the text may not be a command at all (a string in a program's code, a sed script),
+   * so what cannot be known of it is not held against it; only what it would do to a protected
+   * path or to Vigil is.
    */
   private checkCommandText(
     script: string,
-    cwd: string | undefined,
+    cwds: readonly (string | undefined)[],
     depth: number,
     lenient = false,
     shell?: { readonly variables: Variables; readonly env?: GuardContext["env"] },
@@ -372,9 +388,11 @@ export class Guard {
       }
       // A value that is not a command line (a name with a quote in it) runs nothing the shell would run.
       if (read.notes.some((note) => note.code === "T0011")) continue;
-      const context: GuardContext = { ...(cwd !== undefined ? { cwd } : {}), notes: read.notes, ...(shell?.env !== undefined ? { env: shell.env } : {}) };
-      const refused = this.checkAt(read.events, context, depth + 1, shell?.variables).filter((finding) => !lenient || finding.guard !== "unknown_command");
-      if (refused[0] !== undefined) return refused[0];
+      for (const cwd of new Set(cwds)) {
+        const context: GuardContext = { ...(cwd !== undefined ? { cwd } : {}), notes: read.notes, ...(shell?.env !== undefined ? { env: shell.env } : {}) };
+        const refused = this.checkAt(read.events, context, depth + 1, shell?.variables).filter((finding) => !lenient || finding.guard !== "unknown_command");
+        if (refused[0] !== undefined) return refused[0];
+      }
     }
     return undefined;
   }

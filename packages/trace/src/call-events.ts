@@ -1,6 +1,8 @@
 import { isEventTime, type Diagnostic } from "@vigil/diagnostics";
 import type { TraceEvent } from "./event.js";
 import { CallPairing, contentText } from "./formats/calls.js";
+import { lineStart } from "./grounding/absolute-paths.js";
+import { groundedDirectory, type GroundedDirectory } from "./grounding/grounded-command.js";
 import { groundTrace } from "./grounding/ground-trace.js";
 import type { JsonValue } from "./value.js";
 
@@ -36,6 +38,13 @@ export interface LiveResult {
 export interface LiveCallEvents {
   /** The call's own event, then the events grounded from it; empty when the call was refused. */
   readonly events: readonly TraceEvent[];
+  /**
+   * Where each event's command runs, by its index in `events` (see `GroundedDirectory`), from the
+   * directory the call runs in: beside the events, not among their arguments, which are what
+   * policies match. The call's own event runs where the call does; an event grounding places
+   * nowhere (an `unknown_command` for a line too complex to parse, text the line evaluates) has none.
+   */
+  readonly directories: readonly (GroundedDirectory | undefined)[];
   /** Why the call makes no event (its arguments were refused), in words; empty when it makes some. */
   readonly errors: readonly string[];
   /** What reading the call noted without refusing it: a command line that does not parse (T0011), an argument cut. */
@@ -47,7 +56,7 @@ const NOWHERE = { start: 0, end: 0, line: 0, column: 0, endLine: 0, endColumn: 0
 
 export function liveCallEvents(call: LiveCall): LiveCallEvents {
   if (call.time !== undefined && !isEventTime(call.time)) {
-    return { events: [], errors: [`the time of the \`${call.action}\` call (${String(call.time)}) is not a whole number of epoch milliseconds within the years 0000–9999`], notes: [] };
+    return { events: [], directories: [], errors: [`the time of the \`${call.action}\` call (${String(call.time)}) is not a whole number of epoch milliseconds within the years 0000–9999`], notes: [] };
   }
   const diagnostics: Diagnostic[] = [];
   const pairing = new CallPairing({ diagnostics });
@@ -57,7 +66,7 @@ export function liveCallEvents(call: LiveCall): LiveCallEvents {
   try {
     source = JSON.stringify(call.args) ?? "undefined";
   } catch (error) {
-    return { events: [], errors: [`the arguments of the \`${call.action}\` call cannot be read (${(error as Error).message})`], notes: [] };
+    return { events: [], directories: [], errors: [`the arguments of the \`${call.action}\` call cannot be read (${(error as Error).message})`], notes: [] };
   }
   pairing.call({
     id,
@@ -76,11 +85,16 @@ export function liveCallEvents(call: LiveCall): LiveCallEvents {
   }
   const recorded = pairing.finish();
   const errors = diagnostics.filter((d) => d.severity === "error").map((d) => d.message);
-  if (recorded.length === 0) return { events: [], errors: errors.length > 0 ? errors : [`the \`${call.action}\` call makes no event`], notes: diagnostics };
+  if (recorded.length === 0) return { events: [], directories: [], errors: errors.length > 0 ? errors : [`the \`${call.action}\` call makes no event`], notes: diagnostics };
   // `cd NAME` may search CDPATH when this process's environment (the agent's shell's, in a hook) sets it.
   // The call's arguments are the agent's: only the host's own `cwd` places its paths.
   const grounded = groundTrace(recorded, { cdpath: (process.env["CDPATH"] ?? "") !== "", directoryArguments: false });
-  return { events: grounded.events.map((event) => liveEvent(event, recorded[0]!)), errors, notes: [...diagnostics.filter((d) => d.severity !== "error"), ...grounded.diagnostics] };
+  return {
+    events: grounded.events.map((event) => liveEvent(event, recorded[0]!)),
+    directories: grounded.events.map((event) => (event.source?.groundedFrom === undefined ? { at: lineStart } : groundedDirectory(event.args))),
+    errors,
+    notes: [...diagnostics.filter((d) => d.severity !== "error"), ...grounded.diagnostics],
+  };
 }
 
 /**

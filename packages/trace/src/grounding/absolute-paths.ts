@@ -1,5 +1,5 @@
 import type { JsonValue } from "../value.js";
-import type { DirectoryStep, SimpleCommand } from "./parsed-line.js";
+import type { CommandDirectories, DirectoryStep, SimpleCommand } from "./parsed-line.js";
 
 /**
  * The paths of grounded events made absolute against the working directory, where it is known:
@@ -13,6 +13,75 @@ export function commandDirectory(start: string | undefined, command: SimpleComma
   let directory = start;
   for (const step of command.cd ?? []) directory = changeDirectory(directory, step);
   return directory;
+}
+
+/** Where a line starts: one way, with no `cd` on it. */
+export const lineStart: CommandDirectories = { ways: [[]], elsewhere: false };
+
+/** Nothing is known of where a command runs. */
+export const nowhereKnown: CommandDirectories = { ways: [], elsewhere: true };
+
+/**
+ * How many ways to a command's directory are kept (see {@link CommandDirectories}): past them, the
+ * command may be elsewhere. A chain of `cd x; cd y; …` doubles them at each `cd`; the first ways
+ * kept are those through the `cd`s that succeeded.
+ */
+export const maximumWays = 16;
+
+/** Every directory a command of a line may run in, as ways from the line's start. */
+export function commandDirectories(command: SimpleCommand): CommandDirectories {
+  if (command.directoryUnknown !== true) return { ways: [command.cd ?? []], elsewhere: false };
+  return command.directories ?? nowhereKnown;
+}
+
+/**
+ * The directories of a command of a line that starts where `start` says (a script a command runs
+ * starts where that command runs): each of its ways after each of the start's. Undefined `start`:
+ * the line is the outermost one.
+ */
+export function directoriesFrom(start: CommandDirectories | undefined, directories: CommandDirectories): CommandDirectories {
+  if (start === undefined) return directories;
+  const ways = start.ways.flatMap((before) => directories.ways.map((way) => [...before, ...way]));
+  // From a directory not known, a way that starts over (`cd /x`) still leads where it says.
+  const unknownStart = start.elsewhere && directories.ways.some((way) => !way.some(startsOver));
+  return someDirectories(ways, directories.elsewhere || unknownStart);
+}
+
+/** The directories after one more step from each way (a directory option: `env -C DIR`). */
+export function directoriesThrough(directories: CommandDirectories, step: DirectoryStep): CommandDirectories {
+  return someDirectories(
+    directories.ways.map((way) => [...way, step]),
+    directories.elsewhere && !startsOver(step),
+  );
+}
+
+/**
+ * Ways as kept: each from its last step that starts over (what came before it does not matter),
+ * each once, at most {@link maximumWays} of them (past them, `elsewhere`).
+ */
+export function someDirectories(ways: readonly (readonly DirectoryStep[])[], elsewhere: boolean): CommandDirectories {
+  const kept = new Map<string, readonly DirectoryStep[]>();
+  let more = elsewhere;
+  for (const way of ways) {
+    let from = 0;
+    way.forEach((step, index) => {
+      if (startsOver(step)) from = index;
+    });
+    const trimmed = from === 0 ? way : way.slice(from);
+    const key = JSON.stringify(trimmed);
+    if (kept.has(key)) continue;
+    if (kept.size === maximumWays) {
+      more = true;
+      break;
+    }
+    kept.set(key, trimmed);
+  }
+  return { ways: [...kept.values()], elsewhere: more };
+}
+
+/** A step to an absolute path (`/x`, or `~` when the shell expands it), whatever directory it starts from. */
+function startsOver(step: DirectoryStep): boolean {
+  return step.path.startsWith("/") || (step.unresolved === true && (step.path === "~" || step.path.startsWith("~/")));
 }
 
 /** Where `cd` goes: the path joined to the directory it starts from, `..` climbed as written unless physical. */

@@ -1,11 +1,11 @@
 import type { JsonValue } from "../value.js";
-import { commandDirectory, pathArgument, pathDirectory, pathValue } from "./absolute-paths.js";
+import { commandDirectories, commandDirectory, directoriesFrom, directoriesThrough, pathArgument, pathDirectory, pathValue, someDirectories } from "./absolute-paths.js";
 import { toolCatalog, type ToolSpec } from "./catalog.js";
 import { emitLine, noRun } from "./command-status.js";
 import type { EvaluatedText } from "./evaluated.js";
-import { unknownCommand, unknownCommandAction, type CommandPieces, type GroundedCommand, type LinePieces } from "./grounded-command.js";
+import { placedCommand, unknownCommand, unknownCommandAction, type CommandPieces, type GroundedCommand, type GroundedDirectory, type LinePieces } from "./grounded-command.js";
 import { parseCommandLine } from "./parse-command-line.js";
-import type { LineNode, Redirection, SimpleCommand } from "./parsed-line.js";
+import type { CommandDirectories, LineNode, Redirection, SimpleCommand } from "./parsed-line.js";
 import { basename, copyArguments, groundCall, type GroundedCall, type Words } from "./words-to-arguments.js";
 
 /**
@@ -22,6 +22,12 @@ export interface GroundingContext {
   readonly cwd?: string;
   /** `cd NAME` may search CDPATH (the shell's environment has it set). */
   readonly cdpath?: boolean;
+  /**
+   * Where the line starts, as ways from the start of the line it is nested in (a script a command
+   * runs starts where that command runs); absent, the line is the outermost one. Each grounded
+   * command is noted as running where its line's walk says, from here (see `groundedDirectory`).
+   */
+  readonly from?: CommandDirectories;
 }
 
 /**
@@ -56,7 +62,11 @@ export function groundLine(
     const producerIndex = command.pipedFrom;
     const producer = producerIndex !== undefined ? { call: own[producerIndex], command: line.commands[producerIndex]! } : undefined;
     const cwd = commandDirectory(context.cwd, command);
-    const grounded = groundOne(command, catalog, depth, producer, { ...context, ...(cwd !== undefined ? { cwd } : { cwd: undefined }) });
+    const directory: GroundedDirectory = {
+      at: directoriesFrom(context.from, commandDirectories(command)),
+      ...(command.leadsTo !== undefined ? { to: directoriesFrom(context.from, command.leadsTo) } : {}),
+    };
+    const grounded = groundOne(command, catalog, depth, producer, { ...context, ...(cwd !== undefined ? { cwd } : { cwd: undefined }) }, directory);
     own.push(grounded.call);
     commands.push(grounded.pieces);
   }
@@ -91,19 +101,20 @@ function evaluatedTextEvent(text: EvaluatedText, depth: number): GroundedCommand
   };
 }
 
-/** The pieces of one parsed simple command (and its redirections), in execution order. */
+/** The pieces of one parsed simple command (and its redirections), in execution order; each noted as running where `directory` says. */
 function groundOne(
   command: SimpleCommand,
   catalog: Readonly<Record<string, ToolSpec>>,
   depth: number,
   producer: { readonly call: GroundedCall | undefined; readonly command: SimpleCommand } | undefined,
   context: GroundingContext,
+  directory: GroundedDirectory,
 ): { readonly call?: GroundedCall; readonly pieces: CommandPieces } {
   let call: GroundedCall | undefined;
   let pieces: CommandPieces = { reads: [], writes: [], unknown: [], runs: [], redirections: [] };
   if (command.words.length > 0) {
     const words = { texts: command.words, expanded: command.expanded ?? [] };
-    const grounded = groundCallEvents(words, command.assignments, catalog, depth, [], { command, producer }, context);
+    const grounded = groundCallEvents(words, command.assignments, catalog, depth, [], { command, producer }, context, directory);
     call = grounded.call;
     pieces = grounded.pieces;
   }
@@ -114,7 +125,7 @@ function groundOne(
     if (event === undefined) continue;
     // `cat <<EOF > f`: what cat writes is what it reads, when that is known.
     const writesInput = call !== undefined && event.action === "write" && call.command.action === "cat" && call.command.args["path"] === undefined && input !== undefined;
-    redirections.push(writesInput ? { action: event.action, args: { ...event.args, content: input.content } } : event);
+    redirections.push(placedCommand(writesInput ? { action: event.action, args: { ...event.args, content: input.content } } : event, { at: directory.at }));
   }
   return { ...(call !== undefined ? { call } : {}), pieces: { ...pieces, redirections } };
 }
@@ -122,7 +133,8 @@ function groundOne(
 /**
  * The pieces of one command given as words: the files it reads through its arguments, its own
  * event, what cannot be known of the script it runs, that script, and the commands it runs (`find
- * -exec`). `input` is where its standard input comes from, when it is a command of a parsed line.
+ * -exec`). `input` is where its standard input comes from, when it is a command of a parsed line;
+ * `directory`, where it runs (its events are noted so).
  */
 function groundCallEvents(
   words: Words,
@@ -132,6 +144,7 @@ function groundCallEvents(
   via: readonly string[],
   input: { readonly command: SimpleCommand; readonly producer: { readonly call: GroundedCall | undefined; readonly command: SimpleCommand } | undefined } | undefined,
   context: GroundingContext,
+  directory: GroundedDirectory,
 ): { readonly call: GroundedCall; readonly pieces: CommandPieces } {
   let call = groundCall(words, assignments, catalog, via);
   const producer = input?.producer?.call;
@@ -184,16 +197,25 @@ function groundCallEvents(
   }
   // Where the program works: the line's directory, or the one a wrapper or an option names.
   let cwd = context.cwd;
+  // Where what it runs starts: where it runs, or where its options take it (kept both ways: an
+  // option is read as the catalog says, and the command's own directory stays among the ways).
+  let optioned = directory.at;
   const keyDirectory = new Map<string, string | undefined>();
-  for (const directory of call.directories) {
-    if (directory === "unknown") {
+  for (const option of call.directories) {
+    if (option === "unknown") {
       cwd = undefined;
+      optioned = { ways: optioned.ways, elsewhere: true };
       continue;
     }
-    keyDirectory.set(directory.key, cwd);
-    const named = call.command.args[directory.key];
+    keyDirectory.set(option.key, cwd);
+    const named = call.command.args[option.key];
     cwd = typeof named === "string" ? pathDirectory(named, cwd) : undefined;
+    optioned =
+      typeof named === "string" && named !== ""
+        ? directoriesThrough(optioned, { path: named, physical: true, ...(call.expandedRoles.has(option.key) ? { unresolved: true as const } : {}) })
+        : { ways: optioned.ways, elsewhere: true };
   }
+  const inner = optioned === directory.at ? optioned : someDirectories([...directory.at.ways, ...optioned.ways], directory.at.elsewhere || optioned.elsewhere);
   const args: Record<string, JsonValue> = {};
   copyArguments(args, call.command.args);
   for (const key of call.pathKeys) {
@@ -203,34 +225,43 @@ function groundCallEvents(
     if (call.command.action === "cd" && context.cdpath === true && typeof value === "string" && !/^\.{0,2}\//.test(value) && value !== "." && value !== "..") continue;
     copyArguments(args, { [key]: pathValue(value, keyDirectory.has(key) ? keyDirectory.get(key) : cwd, call.searchedKeys.includes(key)) });
   }
-  call = { ...call, command: { action: call.command.action, args } };
+  call = { ...call, command: placedCommand({ action: call.command.action, args }, directory) };
+  const at = { at: directory.at };
   const reads = fileReads(call.command, spec, scriptRole !== undefined ? script?.fromFile : undefined).map((read) => {
     const path = read.args["path"] as string;
     const searched = call.searchedKeys.includes(read.args["argument"] as string);
-    return { action: read.action, args: { ...read.args, path: pathValue(path, cwd, searched) } };
+    return placedCommand({ action: read.action, args: { ...read.args, path: pathValue(path, cwd, searched) } }, at);
   });
   const writes: GroundedCommand[] = [];
   if (call.command.action === "tee" && known !== undefined) {
     // `tee f <<EOF`: each file gets what tee reads.
     const paths = call.command.args["path"];
     for (const path of Array.isArray(paths) ? paths : paths !== undefined ? [paths] : []) {
-      if (typeof path === "string") writes.push({ action: "write", args: { path, append: call.command.args["append"] === true, content: known.content, by: "tee", argument: "path" } });
+      if (typeof path === "string") writes.push(placedCommand({ action: "write", args: { path, append: call.command.args["append"] === true, content: known.content, by: "tee", argument: "path" } }, at));
     }
   }
   let scriptPieces: CommandPieces["script"];
   if (typeof scriptText === "string") {
-    const nested = scriptLine(call.command, scriptText, catalog, depth, { ...context, ...(cwd !== undefined ? { cwd } : { cwd: undefined }) });
+    const nested = scriptLine(call.command, scriptText, catalog, depth, { ...context, ...(cwd !== undefined ? { cwd } : { cwd: undefined }), from: inner });
     // A shell's (or eval's) exit status is its script's; `watch` runs it again and again.
     scriptPieces = { ...nested, passesStatus: spec?.script?.words !== true || call.command.action === "eval" };
   }
-  const runs = call.runs.map(
-    (run) =>
-      // `-execdir` and `-okdir` run the command in the directory of what find finds.
-      groundCallEvents(run.words, [], catalog, depth, [call.command.action], undefined, { ...context, cwd: run.option.endsWith("dir") ? undefined : cwd }).pieces,
-  );
+  const runs = call.runs.map((run) => {
+    // `-execdir` and `-okdir` run the command in the directory of what find finds.
+    const inFound = run.option.endsWith("dir");
+    return groundCallEvents(run.words, [], catalog, depth, [call.command.action], undefined, { ...context, cwd: inFound ? undefined : cwd }, { at: inFound ? { ways: inner.ways, elsewhere: true } : inner }).pieces;
+  });
   return {
     call,
-    pieces: { reads, own: call.command, writes, unknown, ...(scriptPieces !== undefined ? { script: scriptPieces } : {}), runs, redirections: [] },
+    pieces: {
+      reads,
+      own: call.command,
+      writes,
+      unknown: unknown.map((event) => placedCommand(event, at)),
+      ...(scriptPieces !== undefined ? { script: { ...scriptPieces, events: scriptPieces.events.map((event) => placedCommand(event, { at: inner })) } } : {}),
+      runs,
+      redirections: [],
+    },
   };
 }
 

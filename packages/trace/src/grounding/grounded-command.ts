@@ -1,6 +1,6 @@
 import type { EventStatus } from "../event.js";
 import type { JsonValue } from "../value.js";
-import type { LineNode } from "./parsed-line.js";
+import type { CommandDirectories, LineNode } from "./parsed-line.js";
 
 /**
  * What grounding makes of a command line: an event per command ({@link GroundedCommand}), and,
@@ -17,6 +17,36 @@ export interface GroundedCommand {
   readonly status?: EventStatus;
   /** The command whose output the call's output is: the line's last command. */
   readonly receivesOutput?: true;
+}
+
+/**
+ * Where a grounded command runs, from where the call's line starts (see {@link CommandDirectories}):
+ * `at`, the directories it may run in; `to`, for a `cd` or `pushd`, where it takes the shell when
+ * it succeeds. A script a command runs (`bash -c '…'`) starts where that command runs, or where
+ * its directory option (`env -C DIR`) takes it.
+ */
+export interface GroundedDirectory {
+  readonly at: CommandDirectories;
+  readonly to?: CommandDirectories;
+}
+
+/**
+ * The directory of each grounded command, by its arguments' object. It is kept beside the
+ * arguments, not among them: arguments are what policies match, and this is no argument. The
+ * events grounded from a line carry their command's arguments' object, so a reader of those events
+ * finds it there (see `liveCallEvents`); a weak map, so it goes when the arguments go.
+ */
+const directories = new WeakMap<object, GroundedDirectory>();
+
+/** The command, noted as running where `directory` says. */
+export function placedCommand(command: GroundedCommand, directory: GroundedDirectory): GroundedCommand {
+  directories.set(command.args, directory);
+  return command;
+}
+
+/** Where grounding placed the command with these arguments; undefined when it placed none there. */
+export function groundedDirectory(args: GroundedCommand["args"]): GroundedDirectory | undefined {
+  return directories.get(args);
 }
 
 /**

@@ -29,12 +29,38 @@ export interface SimpleCommand {
   readonly cd?: readonly DirectoryStep[];
   /** The command's working directory is not known from the line (a `cd -`, a `cd` that may have failed, `eval`, …). */
   readonly directoryUnknown?: true;
+  /**
+   * With `directoryUnknown`, what the line still shows of where the command may run (see
+   * {@link CommandDirectories}); absent, nothing. Without it, the one directory `cd` says.
+   */
+  readonly directories?: CommandDirectories;
+  /** For a `cd` or `pushd`: where it takes the shell when it succeeds, from the line's start. */
+  readonly leadsTo?: CommandDirectories;
 }
 
 /** A `cd` to `path`: logical (`..` climbs the path as written, as `cd` does by default) or physical (`cd -P`). */
 export interface DirectoryStep {
   readonly path: string;
   readonly physical: boolean;
+  /**
+   * Which directory `path` is, the line's text alone does not say: the shell expands it (`cd "$D"`,
+   * `cd ~/p`; `cd` alone goes to `~`), or the step is a directory stack's (`pushd DIR`), which
+   * grounding does not follow. Grounding takes a command after it as in a directory not known; a
+   * reader that knows the shell's variables and home directory (the runtime's guard) may resolve it.
+   */
+  readonly unresolved?: true;
+}
+
+/**
+ * Every directory a command may run in, as far as the line shows: each way of `cd`s from the
+ * line's start the shell may have taken to it (after `cd x; …`, the way through `x` and, had the
+ * `cd` failed, the way without it), and whether it may also be in a directory the line does not
+ * show (`elsewhere`: after `cd -`, `eval`, a loop that changes directory, CDPATH, …). A command
+ * whose directory is known has one way and is nowhere else.
+ */
+export interface CommandDirectories {
+  readonly ways: readonly (readonly DirectoryStep[])[];
+  readonly elsewhere: boolean;
 }
 
 /**
