@@ -60,6 +60,11 @@ const scopeOfTokenType: Readonly<Record<string, string>> = {
   Comma: "punctuation.separator.comma.vigil",
   Colon: "punctuation.separator.colon.vigil",
   Equals: "keyword.operator.equals.vigil",
+  LessEquals: "keyword.operator.comparison.vigil",
+  GreaterEquals: "keyword.operator.comparison.vigil",
+  NotEquals: "keyword.operator.comparison.vigil",
+  LessThan: "keyword.operator.comparison.vigil",
+  GreaterThan: "keyword.operator.comparison.vigil",
   Tilde: "keyword.operator.match.vigil",
   Dot: "punctuation.accessor.dot.vigil",
   Variable: "variable.other.binding.vigil",
@@ -94,6 +99,9 @@ const boundWordScope = "keyword.other.bound.vigil";
 const contextualWords = ["block", "warn", "ask", "limit", "of", "per"];
 /** The scope of a rule's scope words (`after`, `before`, `between`: names everywhere else). */
 const scopeWordScope = "keyword.control.scope.vigil";
+/** The scopes of `every` and `some`, and of `count`, words only before `(KEY)` (names everywhere else). */
+const quantifierScope = "keyword.operator.quantifier.vigil";
+const countScope = "keyword.operator.count.vigil";
 
 interface GrammarToken {
   readonly start: number;
@@ -208,13 +216,15 @@ function keywordSpellings(): string[] {
 
 /**
  * The spans of the response words, of the scopes' words, of each `limit` form and each bound's `of`
- * and `per`, and of each declaration's name with the scope it should get, from the parser. (The tree
- * keeps a bound's key path and window; its `of` and `per` are the lexer's tokens right before them.)
+ * and `per`, of each condition's `every`, `some` and `count` (with the scope each should get), and of
+ * each declaration's name with the scope it should get, from the parser. (The tree keeps a bound's
+ * key path and window; its `of` and `per` are the lexer's tokens right before them.)
  */
 function namesFromTree(
   file: SourceFile,
   tokens: readonly IToken[] = [],
-): { responses: Set<number>; scopeWords: Set<number>; limits: Set<number>; boundWords: Set<number>; declarations: Map<number, string> } {
+): { responses: Set<number>; scopeWords: Set<number>; limits: Set<number>; boundWords: Set<number>; conditionWords: Map<number, string>; declarations: Map<number, string> } {
+  const conditionWords = new Map<number, string>();
   const responses = new Set<number>();
   const scopeWords = new Set<number>();
   const limits = new Set<number>();
@@ -240,10 +250,12 @@ function namesFromTree(
       }
       walkExpressions(declarationExpressions(item), (expr) => {
         if (expr.kind === "Once" || expr.kind === "Eventually") addBound(expr.window);
+        if (expr.kind === "KeyCount") conditionWords.set(expr.countSpan.start, countScope);
+        else if ("quantifier" in expr && expr.quantifier !== undefined) conditionWords.set(expr.quantifier.span.start, quantifierScope);
       });
     }
   }
-  return { responses, scopeWords, limits, boundWords, declarations };
+  return { responses, scopeWords, limits, boundWords, conditionWords, declarations };
 }
 
 /**
@@ -253,7 +265,7 @@ function namesFromTree(
 function disagreements(text: string): string[] {
   const parsed = parse(text);
   const lexed = tokenize(text);
-  const { responses, scopeWords, limits, boundWords, declarations } = namesFromTree(parsed.file, lexed.tokens);
+  const { responses, scopeWords, limits, boundWords, conditionWords, declarations } = namesFromTree(parsed.file, lexed.tokens);
   const grammarTokens = highlight(text);
   const problems: string[] = [];
   const lexerTokens: IToken[] = [...lexed.tokens, ...(lexed.groups["comments"] ?? [])];
@@ -283,7 +295,7 @@ function disagreements(text: string): string[] {
               ? boundWordScope
               : operatorWords.has(start)
                 ? operatorWordScope
-                : declarations.get(start);
+                : (conditionWords.get(start) ?? declarations.get(start));
       if (expected !== undefined) {
         if (!scopes.every((list) => list.some((scope) => scope.startsWith(expected)))) problems.push(`${where}: expected ${expected}, got ${JSON.stringify(scopes)}`);
       } else if (scopes.some((list) => list.some((scope) => keywordLike.test(scope)))) {
@@ -423,6 +435,44 @@ describe("the TextMate grammar against the language", () => {
     for (const text of texts) {
       expect(parse(text).diagnostics.filter((d) => d.severity === "error").map((d) => d.message)).toEqual([]);
       expect({ text, problems: disagreements(text) }).toEqual({ text, problems: [] });
+    }
+  });
+
+  it("highlights `every`, `some` and `count` only where the parser reads them, and the comparisons after a key", () => {
+    // The words of the parser's conditions must be keywords and every other `every`, `some` or
+    // `count` a name (checked by `disagreements`, from the tree); a response or a scope may follow a
+    // comparison's number.
+    const texts = [
+      'policy p {\n  rule r: abs(every(to) ~ "*@acme.com" and some(tags) in {"x"})\n}',
+      "policy p {\n  rule r: abs(count(passengers) <= 5 and amount > 100 and fee < -1.5 and fee >= 2e3 and n != 0) warn\n}",
+      "policy p {\n  rule r: always every(amount) != 0 and count(items.0.tags) > 1 ask \"Check it.\"\n}",
+      "policy p {\n  rule r: abs(every in {1} and some ~ \"x\" and count > 2 and count(count) = 1 and every(every) < 3)\n}",
+      "policy p {\n  pattern count = some(output.items.0) matches /a/ and every(\"content-type\") contains $v\n  rule every: abs(count and v = $v)\n}",
+      "policy p {\n  rule r: abs(action in {a}) after count(x) >= 1 until some.y > 2\n}",
+      "policy p {\n  rule r: always x and amount > 100\n    before count (x) < 2\n}",
+      "policy p {\n  rule r: abs(every ( to ) ~ \"a\" and some(\n    tags) in {1})\n}",
+    ];
+    for (const text of texts) {
+      expect(parse(text).diagnostics.filter((d) => d.severity === "error").map((d) => d.message)).toEqual([]);
+      expect({ text, problems: disagreements(text) }).toEqual({ text, problems: [] });
+    }
+  });
+
+  it("marks the key inside `every(…)` as a key, and each comparison as one operator", () => {
+    const text = 'every(items.0.price) >= 1 and count("a b") != 2 and some(output.x) < 3 and y <= 4 and z > 5';
+    const tokens = grammar.tokenizeLine(text, textmate.INITIAL).tokens;
+    const scoped = (scope: string) => tokens.filter((token) => token.scopes.includes(scope)).map((token) => text.slice(token.startIndex, token.endIndex));
+    expect(scoped("keyword.operator.comparison.vigil")).toEqual([">=", "!=", "<", "<=", ">"]);
+    expect(scoped("variable.other.property.key.vigil")).toEqual(["items", "price", "x", "y", "z"]);
+    expect(scoped("keyword.operator.quantifier.vigil")).toEqual(["every", "some"]);
+    expect(scoped("keyword.operator.count.vigil")).toEqual(["count"]);
+    expect(scoped("constant.numeric.index.vigil")).toEqual(["0"]);
+    expect(scoped("keyword.other.atom.vigil")).toEqual(["output"]);
+    expect(scoped("string.quoted.double.vigil")).toEqual(['"', "a b", '"']);
+    // Where a statement starts, no condition does: the word stays a name, as `scanTokens` leaves it.
+    for (const line of ["rule r: every(x) > 1", "rule r:count(x) > 1"]) {
+      const word = grammar.tokenizeLine(line, textmate.INITIAL).tokens.find((token) => /every|count/.test(line.slice(token.startIndex, token.endIndex)));
+      expect(word?.scopes.filter((scope) => keywordLike.test(scope))).toEqual([]);
     }
   });
 

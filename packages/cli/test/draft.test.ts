@@ -56,7 +56,7 @@ describe("vigilc draft", () => {
     expect(tests).toContain(`test "run.jsonl" {\n  trace "${relative(scratch, join(skill, "run.jsonl"))}"\n  expect all hold\n}`);
     const tested = await runCli(["test", join(scratch, "release.vigiltest")], { cwd: skill });
     expect(tested.code, tested.stdout + tested.stderr).toBe(0);
-    expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-1\) from SKILL.md, in the vocabulary of run.jsonl\./);
+    expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-2\) from SKILL.md, in the vocabulary of run.jsonl\./);
     expect(policy).toContain("/// source: SKILL.md:10");
     // The policy is a policy: vigilc checks the run with it (every rule holds on it).
     const checked = await runCli(["check", output, "--trace", "run.jsonl"], { cwd: skill });
@@ -119,7 +119,7 @@ describe("vigilc draft", () => {
     const answered = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "answer.md")], { cwd: skill, env });
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stderr).toContain("answer 1: passes every check");
-    expect(answered.stdout).toMatch(/^\/\/ Drafted by `vigilc draft` \(the answer in \/.*answer\.md, prompt vigil-draft-1\) from SKILL.md/);
+    expect(answered.stdout).toMatch(/^\/\/ Drafted by `vigilc draft` \(the answer in \/.*answer\.md, prompt vigil-draft-2\) from SKILL.md/);
     expect(answered.stdout).toContain("rule bump_before_publish");
     // A broken answer: its problems are not sent anywhere; the rules that fail are taken out, and said.
     writeFileSync(join(scratch, "broken.md"), brokenDraft);

@@ -5,7 +5,7 @@
  */
 export type { CompileOptions, CompiledPolicy } from "./compile.js";
 export { checkAgainstSignature, compile, CompileCache } from "./compile.js";
-export type { TermAt } from "./positions.js";
+export type { KeyCondition, TermAt } from "./positions.js";
 export { resolveSymbols, termAt } from "./positions.js";
 export type { PolicySymbol, PolicySymbolKind, SymbolOccurrence, SymbolTable } from "@vigil/checker";
 export { resolveFile, ruleId } from "@vigil/checker";
@@ -44,6 +44,7 @@ export { canonicalEvent, noDifferenceFound, policyDiffMarkdown, policyDiffText, 
 export type { AnalyzeOptions } from "./analyze-policy.js";
 export { analyzePolicy, defaultAnalysisDepth } from "./analyze-policy.js";
 export { describeRule } from "./describe-rule.js";
+export { comparisonOperators, comparisonSummary, comparisonWords, conditionWordDescriptions, describeCondition } from "./condition-descriptions.js";
 export { durationInWords, suggestedDurations } from "./durations.js";
 export type { FormDescription, ScopeDescription } from "./forms.js";
 export { formDescriptions, forms, isForm, keywordDescriptions, responseDescriptions, scopeDescriptions, scopeKinds } from "./forms.js";
@@ -63,6 +64,8 @@ export {
   splitRunFile,
   traceFormats,
   OUTPUT_OBSERVATION_CAP,
+  numberOf,
+  compareDecimal,
 } from "@vigil/trace";
 export type { TestRunOptions } from "./test-run.js";
 export { runTestFile, runTestSource, TEST_FILE_EXTENSION } from "./test-run.js";
@@ -72,5 +75,5 @@ export type { DecisionEngine, EngineChoice, EngineOptions, EngineRun, EngineRunO
 export { createEngine, engineNames, startMonitorRun } from "./engines.js";
 export type { Expectation, TestCase, TestFile } from "@vigil/syntax";
 export { parseTestFile } from "@vigil/syntax";
-export type { EventRow, ValueRow } from "@vigil/trace";
+export type { Decimal, EventRow, ValueRow } from "@vigil/trace";
 export { eventColumns, eventRow, eventValueRows, runName, valueColumns } from "@vigil/trace";

@@ -1,4 +1,5 @@
 import { compile, TraceRun, type CheckedStatement, type JsonValue, type TraceEvent } from "@vigil/compiler";
+import { thresholdCandidates } from "./thresholds.js";
 
 /**
  * Rules mined from runs known to be good (no model): Declare-style templates instantiated over the
@@ -11,6 +12,11 @@ import { compile, TraceRun, type CheckedStatement, type JsonValue, type TraceEve
  *   in some earlier call's output;
  * - allowed values, `abs(action in {a} and k ~ "*" and not k in {v, w})`: a always passed one of
  *   a few values as `k` (at most three, each seen at least twice as often as there are of them);
+ * - threshold, `abs(action in {a} and k > max)`: a never passed a number under `k` above the
+ *   largest the good runs show (every value a number, or a string spelling one, in at least three
+ *   events; `k` may be a path into objects and lists of objects, `payment_methods.amount`);
+ * - count, `abs(action in {a} and count(k) > n)`: a never passed a list under `k` longer than the
+ *   longest the good runs show (in at least as many events);
  * - absence, `abs(action in {a})` and `abs(action in {a} and k in {v})`: only with bad runs to
  *   name them (an action, or an argument value, that bad runs show and good runs never do).
  *
@@ -34,7 +40,7 @@ export interface MinedRule {
   readonly name: string;
   /** What it says, in words (its `///` line). */
   readonly says: string;
-  readonly template: "precedence" | "response" | "flow" | "values" | "absence";
+  readonly template: "precedence" | "response" | "flow" | "values" | "threshold" | "count" | "absence";
   /** The statement, in the language. */
   readonly statement: string;
   /** Events of the good runs that triggered it, and in how many runs. */
@@ -128,7 +134,7 @@ function policyText(rules: readonly MinedRule[], name: string, goodRuns: number,
   return `${lines.join("\n")}\n`;
 }
 
-/** The candidates over the runs' vocabulary: action pairs, flows into string arguments, and the bad runs' absences. */
+/** The candidates over the runs' vocabulary: action pairs, flows into string arguments, allowed values, thresholds, and the bad runs' absences. */
 function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (readonly TraceEvent[])[]): Candidate[] {
   const actions = new Set<string>();
   /** The string-valued arguments of each action in the good runs. */
@@ -199,6 +205,8 @@ function candidatesOf(good: readonly (readonly TraceEvent[])[], bad: readonly (r
       support: (e) => e.action === action && e.args[key] !== undefined,
     });
   }
+  // Thresholds: no number above the largest seen, no list longer than the longest.
+  for (const threshold of thresholdCandidates(good, act)) candidates.push({ ...threshold, name: nameOf(threshold.name) });
   // Absences: what bad runs did and good runs never did.
   const badActions = new Set<string>();
   const badValues = new Map<string, { action: string; key: string; value: JsonValue }>();

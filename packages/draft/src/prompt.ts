@@ -10,7 +10,7 @@ import { numberedText, type SpecSource } from "./spec.js";
  * citation, the signature's vocabulary, and, after a draft that failed a check, the problems.
  * `promptVersion` changes whenever these words do, so that cached drafts of other words are not reused.
  */
-export const promptVersion = "vigil-draft-1";
+export const promptVersion = "vigil-draft-2";
 
 /** The language reference given to the model: docs/language.md up to its list of diagnostics. */
 export function languageReference(): string {
@@ -31,7 +31,7 @@ export function systemPrompt(reference: string, withSignature: boolean): string 
   return `You turn the behavioural requirements of an AI agent's skill into a Vigil policy: rules over the trace of the agent's tool calls, which a deterministic checker then enforces. You only draft; you never decide whether a run is safe.
 
 How to answer:
-1. Find each requirement in the specification about the agent's tool calls: an order (do X before Y), a prohibition (never X; no X after Y), an obligation (after X, do Y), a limit (at most N X, or a total per time).
+1. Find each requirement in the specification about the agent's tool calls: an order (do X before Y), a prohibition (never X; no X after Y), an obligation (after X, do Y), a limit (at most N X, or a total per time), a bound on an argument (no refund above 250: a comparison; at most 5 passengers: a count).
 2. Write one rule per requirement. ${withSignature ? "Use only the actions, argument keys and values of the signature given: it is the closed world of the runs, and any other name matches no event." : "No signature is given: use the tool and argument names the specification itself uses."}
 3. Directly above each rule, write \`///\` lines: first the requirement in the specification's own words, then a last line \`/// source: NAME:LINE\` (or \`NAME:FIRST-LAST\`) citing where it is, as the specification's lines are numbered below.
 4. A requirement that cannot be written over the ${withSignature ? "signature" : "tool calls"} (it needs an action or argument the calls do not show, or a judgement no trace records) gets no rule: list it in the unsupported block as \`- NAME:LINE: the requirement — why it cannot be checked\`.
@@ -57,7 +57,7 @@ export function guardrailSystemPrompt(reference: string): string {
 
 How to answer:
 1. Write one policy \`guardrails\` holding one rule. Above it, \`///\` lines saying what harm it prevents and why the call is refused.
-2. Use only the actions, argument keys and values of the signature given. Prefer a condition on what the call does (its action and arguments, and what came before it) over this run's particular values, so that the rule generalises.
+2. Use only the actions, argument keys and values of the signature given. Prefer a condition on what the call does (its action and arguments, and what came before it) over this run's particular values, so that the rule generalises: a bound (\`amount > 500\`) rather than the one amount seen.
 3. The rule must let ordinary runs through: it is checked against benign runs, and a rule that refuses any of their calls is rejected.
 4. Answer with exactly one \`\`\`vigil block. Nothing outside it is read.
 

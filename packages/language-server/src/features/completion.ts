@@ -2,15 +2,30 @@ import { nameText } from "@vigil/syntax";
 import { keyPathId, keyPathNames, valueKey, type JsonValue, type KeyInfo, type PathSegment, type Signature } from "@vigil/trace";
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Range } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
-import { durationInWords, formDescriptions, forms, keywordDescriptions, responseDescriptions, scopeDescriptions, scopeKinds, suggestedDurations } from "@vigil/compiler";
+import {
+  comparisonOperators,
+  comparisonSummary,
+  conditionWordDescriptions,
+  durationInWords,
+  formDescriptions,
+  forms,
+  keywordDescriptions,
+  responseDescriptions,
+  scopeDescriptions,
+  scopeKinds,
+  suggestedDurations,
+} from "@vigil/compiler";
 import type { TextPositions } from "../positions.js";
+import { conditionWordAt, conditionWords, keyPathBefore, quantifiedKeyBefore, segmentName, subjectKeyBefore, type ConditionWord } from "./completion-keys.js";
 import { isComment, isKeywordToken, isPunctuation, lastTokenBefore, type Token } from "../tokens.js";
 import type { SampleSet } from "../workspace/samples.js";
 
 /**
  * Completion from the tokens before the cursor, so that it works on half-typed text the parser
  * cannot make sense of yet: keywords, forms and scopes as snippets, the policy's pattern names, and the
- * sample signature's actions, keys and values where each can stand.
+ * sample signature's actions, keys and values where each can stand. A condition may start with
+ * `every(KEY)`, `some(KEY)` or `count(KEY)` (snippets; the keys inside the parentheses), and a key is
+ * followed by its operators, the comparisons among them.
  */
 
 export interface CompletionInput {
@@ -41,6 +56,10 @@ type Context =
       readonly ends: "rule" | "pattern" | undefined;
       readonly scope?: { readonly next?: "until" | "and" };
     }
+  /** Inside `every(`, `some(` or `count(`: the key. */
+  | { readonly kind: "condition-key"; readonly word: ConditionWord }
+  /** After `every(KEY)`, `some(KEY)` or `count(KEY)`: the condition's operator (for `count`, a comparison). */
+  | { readonly kind: "quantified"; readonly word: ConditionWord; readonly key: readonly PathSegment[] }
   | { readonly kind: "actions"; readonly present: ReadonlySet<string> }
   | { readonly kind: "values"; readonly key: readonly PathSegment[]; readonly present: ReadonlySet<string> }
   /** After `KEY.`: the names under the key, and the indexes of the lists it holds. */
@@ -217,7 +236,7 @@ function setContext(tokens: readonly Token[], open: number, end: number): Contex
   // `action in {` or `KEY in {`.
   const inIndex = open - 1;
   if (isKeywordToken(tokens[inIndex - 1], "action")) return { kind: "actions", present };
-  const key = keyPathBefore(tokens, inIndex);
+  const key = subjectKeyBefore(tokens, inIndex);
   return key !== undefined ? { kind: "values", key, present } : { kind: "none" };
 }
 
@@ -230,7 +249,10 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
   if (previous === undefined) return { kind: "operand", temporal };
   if (previous.kind === "punctuation") {
     switch (previous.text) {
-      case "(":
+      case "(": {
+        const word = conditionWordAt(tokens, tokens.length - 2);
+        return word !== undefined ? { kind: "condition-key", word } : { kind: "operand", temporal };
+      }
       case ",":
         return { kind: "operand", temporal };
       case "=": {
@@ -238,14 +260,17 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
         return { kind: "variable" };
       }
       case "~": {
-        const key = keyPathBefore(tokens, tokens.length - 1);
+        const key = subjectKeyBefore(tokens, tokens.length - 1);
         return key !== undefined ? { kind: "wildcard", key } : { kind: "wildcard" };
       }
       case ".": {
         const prefix = keyPathBefore(tokens, tokens.length - 1);
         return prefix !== undefined ? { kind: "nested-key", prefix } : { kind: "none" };
       }
-      case ")":
+      case ")": {
+        const quantified = quantifiedKeyBefore(tokens, tokens.length);
+        return quantified !== undefined ? { kind: "quantified", ...quantified } : { kind: "after-operand", temporal, ends };
+      }
       case "}":
         return { kind: "after-operand", temporal, ends };
       case "]":
@@ -280,6 +305,8 @@ function expressionContext(tokens: readonly Token[], temporal: boolean, ends: "r
     const key = keyPathBefore(tokens, tokens.length);
     if (key !== undefined) {
       const beforeKey = tokens.length - (2 * key.length - 1) - 1;
+      // In `every(KEY`, the parenthesis closes next.
+      if (isPunctuation(tokens[beforeKey], "(") && conditionWordAt(tokens, beforeKey - 1) !== undefined) return { kind: "none" };
       if (beforeKey < 0 || isOperandStart(tokens[beforeKey]!) || closesTemporalWindow(tokens, beforeKey)) return { kind: "after-operand", key, temporal, ends };
     }
     return { kind: "after-operand", temporal, ends };
@@ -300,43 +327,6 @@ function closesTemporalWindow(tokens: readonly Token[], index: number): boolean 
   let open = index - 1;
   while (open >= 0 && !isPunctuation(tokens[open], "[")) open--;
   return isKeywordToken(tokens[open - 1], "once") || isKeywordToken(tokens[open - 1], "eventually");
-}
-
-/**
- * The key path whose last segment ends just before `end` (`a.b` in `a.b in`, `argv.0` in `argv.0
- * in`), if the tokens form one: names, and list indexes after a `.` (never first).
- */
-function keyPathBefore(tokens: readonly Token[], end: number): PathSegment[] | undefined {
-  const segments: PathSegment[] = [];
-  let index = end - 1;
-  for (;;) {
-    const dotted = isPunctuation(tokens[index - 1], ".");
-    const segment = segmentName(tokens[index]) ?? (dotted ? listIndex(tokens[index]) : undefined);
-    if (segment === undefined) return segments.length > 0 && typeof segments[segments.length - 1] === "string" ? segments.reverse() : undefined;
-    segments.push(segment);
-    if (!dotted) return typeof segment === "string" ? segments.reverse() : undefined;
-    index -= 2;
-  }
-}
-
-/** A list index of a key path (`0` in `argv.0`): a number token of digits without leading zeros. */
-function listIndex(token: Token | undefined): number | undefined {
-  if (token === undefined || token.kind !== "number" || !/^(?:0|[1-9][0-9]{0,8})$/.test(token.text)) return undefined;
-  return Number(token.text);
-}
-
-/** A key segment or a name in a set: an identifier, or a string's decoded text. */
-function segmentName(token: Token | undefined): string | undefined {
-  if (token === undefined) return undefined;
-  if (token.kind === "identifier") return token.text;
-  if (token.kind === "string") {
-    try {
-      return JSON.parse(token.text) as string;
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
 }
 
 function formKeywordBefore(tokens: readonly Token[], open: number): boolean {
@@ -409,6 +399,7 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
         items.snippet("=", "= \\$${1:x}", "binds the argument's value to a variable", CompletionItemKind.Operator, "= $x");
         items.snippet("matches", "matches /${1}/${2:i}", "the argument's text contains a match of the regular expression", CompletionItemKind.Operator, "matches /…/");
         items.snippet("contains", "contains \\$${1:x}", "the argument's text contains the value bound to the variable", CompletionItemKind.Operator, "contains $x");
+        comparisonItems(items, "some");
       }
       if (context.scope?.next === "until") items.plain("until", "ends the first pattern: each stretch closes at the next event matching ψ'", CompletionItemKind.Keyword);
       // In `between ψ and ψ'`, the first `and` ends ψ.
@@ -422,6 +413,12 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
         items.snippet("rule", "rule ${1:name}: ${0}", "the next rule", CompletionItemKind.Keyword);
         items.snippet("pattern", "pattern ${1:name} = ${0}", "a named condition on one event", CompletionItemKind.Keyword);
       }
+      break;
+    case "condition-key":
+      conditionKeyItems(items, options, signature, context.word);
+      break;
+    case "quantified":
+      quantifiedItems(items, context.word);
       break;
     case "actions":
       if (signature !== undefined) {
@@ -538,6 +535,7 @@ function operandItems(items: ItemList, options: ItemOptions, signature: Signatur
   items.snippet("output ~", 'output ~ "${1:*}"', "the call's output matches the wildcard", CompletionItemKind.Keyword, 'output ~ "…"');
   items.snippet("output matches", "output matches /${1}/${2:i}", "the call's output contains a match of the regular expression", CompletionItemKind.Keyword, "output matches /…/");
   items.plain("not", keywordDescriptions["not"]!, CompletionItemKind.Keyword);
+  for (const word of conditionWords) items.snippet(word, `${word}(\${1:key}) \${2}`, conditionWordDescriptions[word], CompletionItemKind.Keyword, `${word}(…)`);
   if (temporal) {
     items.plain("once", keywordDescriptions["once"]!, CompletionItemKind.Keyword);
     items.plain("eventually", keywordDescriptions["eventually"]!, CompletionItemKind.Keyword);
@@ -547,6 +545,37 @@ function operandItems(items: ItemList, options: ItemOptions, signature: Signatur
     for (const info of signature.keys.values()) {
       items.value(info.segments.map(nameText).join("."), "argument", eventsDetail(keyEvents(options.samples, info.segments)), CompletionItemKind.Property);
     }
+  }
+}
+
+/** The comparisons after a key, `every(KEY)`, `some(KEY)` or `count(KEY)`: `> N` and the others. */
+function comparisonItems(items: ItemList, subject: "some" | "every" | "count"): void {
+  for (const operator of comparisonOperators) items.snippet(operator, `${operator} \${1:0}`, comparisonSummary(operator, subject), CompletionItemKind.Operator, `${operator} N`);
+}
+
+/** After `every(KEY)` or `some(KEY)`, a condition's operators but `= $x`; after `count(KEY)`, the comparisons. */
+function quantifiedItems(items: ItemList, word: ConditionWord): void {
+  if (word !== "count") {
+    const each = word === "every" ? "every value" : "some value";
+    items.snippet("in", "in {${1}}", `${each} of the argument is one of the set`, CompletionItemKind.Operator, "in {…}");
+    items.snippet("~", '~ "${1:*}"', `${each} of the argument matches the wildcard`, CompletionItemKind.Operator, '~ "…"');
+    items.snippet("matches", "matches /${1}/${2:i}", `${each} of the argument contains a match of the regular expression`, CompletionItemKind.Operator, "matches /…/");
+    items.snippet("contains", "contains \\$${1:x}", `${each} of the argument contains the value bound to the variable`, CompletionItemKind.Operator, "contains $x");
+  }
+  comparisonItems(items, word);
+}
+
+/**
+ * Inside `every(`, `some(` or `count(`: the samples' keys, as for a plain key, those that hold lists
+ * first (what the words are for).
+ */
+function conditionKeyItems(items: ItemList, options: ItemOptions, signature: Signature | undefined, word: ConditionWord): void {
+  if (signature === undefined) return;
+  const list = (info: KeyInfo) => info.listLength !== undefined;
+  const keys = [...signature.keys.values()].sort((a, b) => Number(list(b)) - Number(list(a)));
+  for (const info of keys) {
+    const events = eventsDetail(keyEvents(options.samples, info.segments));
+    items.value(info.segments.map(nameText).join("."), list(info) ? `argument holding lists (${word})` : "argument", events, CompletionItemKind.Property);
   }
 }
 

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { describeRule, durationInWords, formDescriptions, keywordDescriptions, responseDescriptions, scopeDescriptions, termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
+import { comparisonOperators, comparisonSummary, conditionWordDescriptions, describeCondition, describeRule, durationInWords, formDescriptions, keywordDescriptions, responseDescriptions, scopeDescriptions, termAt, type PolicySymbol, type TermAt } from "@vigil/compiler";
 import { declarationExpressions, keyPathSegments, keyPathText, nameText, printExpr, walkExpressions, type Item, type KeyPath, type PolicyDecl, type RuleDecl, type ScopeKind } from "@vigil/syntax";
 import { keyPathId, keyPathNames, valueKey, type JsonValue, type PathSegment } from "@vigil/trace";
 import type { Hover } from "vscode-languageserver";
@@ -11,7 +11,7 @@ import type { SampleSet } from "../workspace/samples.js";
  * Hovers: on a rule, its `///` text, its form in words and its Figure 5 requirement; on a pattern,
  * its doc and body; on a variable, where it is bound and used; on an action, key or value, how many
  * events of the sample traces carry it; on a keyword, what it means (on a scope's word, where the
- * rule is judged).
+ * rule is judged); on `every`, `some`, `count` or a comparison's operator, the condition in words.
  */
 export function hover(analysis: Analysis, offset: number, options: { readonly markdown: boolean }): Hover | null {
   const term = termAt(analysis.compiled, offset);
@@ -43,6 +43,8 @@ function describeTerm(analysis: Analysis, term: TermAt): Described | undefined {
       return at(describeKey(samples, term.path));
     case "value":
       return at(describeValue(samples, term.key, term.value));
+    case "condition":
+      return at(describeCondition(term.condition));
   }
 }
 
@@ -118,6 +120,13 @@ function describeKeyword(analysis: Analysis, offset: number): Described | undefi
     const text = `**${description.label}**: ${description.judged("ψ", "ψ'")}.${token.keyword === "and" || token.keyword === "until" ? "" : `\n\n\`${token.keyword}\` is not reserved: it starts a scope only right after a statement.`}`;
     return { text, start: token.start, end: token.end };
   }
+  if (token.kind === "keyword" && isConditionWord(token.keyword)) {
+    // A word the tree has no condition for (the line is still being written): what it means.
+    return { text: conditionWordDescriptions[token.keyword], start: token.start, end: token.end };
+  }
+  if (token.kind === "punctuation" && isComparisonOperator(token.text)) {
+    return { text: `\`KEY ${token.text} N\`: ${comparisonSummary(token.text)}, compared exactly; any other value, and a missing key, never is.`, start: token.start, end: token.end };
+  }
   if (token.kind === "keyword" && token.keyword !== undefined) {
     const form = formDescriptions[token.keyword as keyof typeof formDescriptions];
     // `limit` is a contextual word (a form only at the start of a statement), as `of` and `per` are in its brackets.
@@ -135,6 +144,16 @@ function describeKeyword(analysis: Analysis, offset: number): Described | undefi
     return { text: `**${response}**: a violation ${responseDescriptions[response]}.`, start: item.response.span.start, end: item.response.span.end };
   }
   return undefined;
+}
+
+/** `every`, `some` and `count`: keyword tokens only right before `(` (see `scanTokens`). */
+function isConditionWord(word: string | undefined): word is keyof typeof conditionWordDescriptions {
+  return word === "every" || word === "some" || word === "count";
+}
+
+/** `<`, `<=`, `>`, `>=` and `!=`; not `=`, which as often binds a variable (`= $x`) or tests a status. */
+function isComparisonOperator(text: string): text is Exclude<(typeof comparisonOperators)[number], "="> {
+  return text !== "=" && (comparisonOperators as readonly string[]).includes(text);
 }
 
 /**

@@ -5,7 +5,8 @@ import type { Analysis } from "../analysis.js";
 /**
  * Semantic highlighting: the tokens say what is a keyword, a string, a number or a comment; the
  * tree says what each name is (a policy, a pattern, a rule, an action, an argument key, a
- * variable), which no grammar of regular expressions can know.
+ * variable), which no grammar of regular expressions can know. `every`, `some` and `count` are
+ * keywords where the parser reads them (before `(KEY)`: their tokens say so), names elsewhere.
  */
 
 export const semanticTokenTypes = ["namespace", "type", "function", "variable", "property", "enumMember", "string", "number", "keyword", "operator", "comment", "regexp"] as const;
@@ -15,6 +16,9 @@ type TokenType = (typeof semanticTokenTypes)[number];
 type TokenModifier = (typeof semanticTokenModifiers)[number];
 
 export const semanticTokensLegend: SemanticTokensLegend = { tokenTypes: [...semanticTokenTypes], tokenModifiers: [...semanticTokenModifiers] };
+
+/** The punctuation that is an operator: `~`, `=` and the comparisons. */
+const operators = new Set(["~", "=", "<", "<=", ">", ">=", "!="]);
 
 interface Classification {
   readonly type: TokenType;
@@ -52,7 +56,7 @@ export function semanticTokens(analysis: Analysis): SemanticTokens {
         classification = { type: "regexp" };
         break;
       case "punctuation":
-        classification = token.text === "~" || token.text === "=" ? { type: "operator" } : undefined;
+        classification = operators.has(token.text) ? { type: "operator" } : undefined;
         break;
       default:
         break;
@@ -102,6 +106,8 @@ function classifyNames(analysis: Analysis): Map<number, Classification> {
           case "KeyBind":
           case "KeyRegex":
           case "KeyContains":
+          case "KeyCompare":
+          case "KeyCount":
             // A list index (`argv.0`) stays a number.
             for (const segment of expr.key.segments) if (!("index" in segment)) names.set(segment.span.start, { type: "property" });
             if (expr.kind === "KeyBind" || expr.kind === "KeyContains") {
