@@ -35,7 +35,7 @@ const policies = readdirSync(root, { withFileTypes: true })
   .sort();
 
 it("ships the example policies the documentation describes, each with its tests", () => {
-  expect(policies.map((p) => p.split("/")[0])).toEqual(["agentdojo", "agentdojo", "agentdojo", "agentdojo", "ari-kernel", "ari-kernel", "coding-agent", "dashcam", "databricks", "payments", "tau-airline", "trailofbits-asan"]);
+  expect(policies.map((p) => p.split("/")[0])).toEqual(["agentdojo", "agentdojo", "agentdojo", "agentdojo", "ari-kernel", "ari-kernel", "coding-agent", "dashcam", "databricks", "payments", "support-desk", "tau-airline", "trailofbits-asan"]);
 });
 
 describe.each(policies)("%s", (policy) => {

@@ -187,7 +187,7 @@ describe("the warehouse path: vigilc export --values, then the SQL of vigilc sql
         );
         session.query(`INSERT INTO events SELECT * FROM file('${join(scratch, "events.parquet")}')`);
         session.query(
-          "CREATE TABLE event_values (run String, seq Int32, subject String, names String, chain String, vkey String, utext Nullable(String), amount Nullable(String)) ENGINE = MergeTree ORDER BY (run, seq)",
+          "CREATE TABLE event_values (run String, seq Int32, subject String, names String, chain String, vkey String, utext Nullable(String), amount Nullable(String), nkey Nullable(String)) ENGINE = MergeTree ORDER BY (run, seq)",
         );
         session.query(`INSERT INTO event_values SELECT * FROM file('${join(scratch, "values.parquet")}')`);
         const rows = session

@@ -66,6 +66,12 @@ export class DuckDbBackend implements SqlBackend {
       let values: DuckDBAppender | undefined;
       if (source.values !== undefined) {
         await connection.run(`CREATE VIEW event_values AS SELECT ${list(valueColumns)} FROM ${await from(source.values, source.valuesTable ?? "event_values", valueColumns)}`);
+        // A JSON Lines file without a column reads it as NULL: a number without its order key
+        // would satisfy no comparison, silently. Such a table is refused instead.
+        const stale = await connection.runAndReadAll(`SELECT 1 FROM event_values WHERE nkey IS NULL AND substr(vkey, 1, 2) = 'n:' LIMIT 1`);
+        if (stale.currentRowCount > 0) {
+          throw new Error(`the values table ${source.values} has numbers without their order key (\`nkey\`): it was exported before that column was; export it again (\`vigilc export --values\`)`);
+        }
       } else {
         await connection.run(createTableSql("event_values", valueColumns, (type) => (type === "JSON" ? "VARCHAR" : type)));
         values = await connection.createAppender("event_values");
@@ -158,6 +164,9 @@ export interface EventsSource {
 
 const quote = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
+/** A values table row's cells, in the order of its columns (`valueColumns`). */
+const valueCells = (row: ValueRow): unknown[] => valueColumns.map((column) => row[column.name]);
+
 
 /** The part of `better-sqlite3`'s database this backend uses. */
 export interface SqliteDatabase {
@@ -213,7 +222,7 @@ export class SqliteBackend implements SqlBackend {
     this.db.transaction(() => {
       for (const { event, values } of pending) {
         this.insertEvent.run(event.run, event.seq, event.kind, event.action, event.status, JSON.stringify(event.args), event.output, event.time, event.file, event.line);
-        for (const v of values) this.insertValue.run(v.run, v.seq, v.subject, v.names, v.chain, v.vkey, v.utext, v.amount);
+        for (const v of values) this.insertValue.run(...valueCells(v));
       }
     })();
   }
@@ -265,7 +274,7 @@ export class PostgresBackend implements SqlBackend {
     const pending = this.pending;
     this.pending = [];
     const events = pending.map(({ event }) => [event.run, event.seq, event.kind, event.action, event.status, JSON.stringify(event.args), event.output, event.time, event.file, event.line]);
-    const values = pending.flatMap(({ values }) => values.map((v) => [v.run, v.seq, v.subject, v.names, v.chain, v.vkey, v.utext, v.amount]));
+    const values = pending.flatMap(({ values }) => values.map(valueCells));
     await this.insert("events", eventColumns.length, events);
     await this.insert("event_values", valueColumns.length, values);
     // Temporary tables get no statistics by themselves; the planner needs them to join well.

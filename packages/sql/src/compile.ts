@@ -1,8 +1,10 @@
 import type { CheckedPattern, CheckedProgram, CheckedScope, CheckedStatement, Formula, Subject } from "@vigil/checker";
 import { isTemporal, needsTime, ruleId, usesContains, usesVariables } from "@vigil/checker";
-import { diagnostic, type Diagnostic, type Span } from "@vigil/diagnostics";
-import { compileRegex, compileWildcard, decimalOf, formatDecimal, isRegexProblem, keyPathPlace, type PathSegment } from "@vigil/trace";
+import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
+import { decimalOf, formatDecimal, type PathSegment } from "@vigil/trace";
 import { dialects, type Dialect, type DialectName } from "./dialect.js";
+import { Inexpressible } from "./inexpressible.js";
+import { ValueAtoms } from "./value-atoms.js";
 
 /**
  * A policy as SQL over the canonical events table and its values table (`events-table.ts` in the
@@ -26,7 +28,7 @@ import { dialects, type Dialect, type DialectName } from "./dialect.js";
  * PRECEDING` over the times), and a scope cuts each run into stretches with a running count of the
  * events that open and close them. Atoms on values are `EXISTS` over the values table, where each
  * key path's values are rows (`keyPathPlace`), so the SQL reads no JSON and every engine reads the
- * same values the other decision procedures do.
+ * same values the other decision procedures do (`value-atoms.ts`).
  */
 
 export interface SqlTables {
@@ -132,17 +134,6 @@ function indent(text: string): string {
     .join("\n");
 }
 
-/** A construct the dialect cannot express exactly. */
-class Inexpressible extends Error {
-  constructor(
-    message: string,
-    readonly span: Span,
-    readonly help: string,
-  ) {
-    super(message);
-  }
-}
-
 /**
  * A set of events with the values a pattern binds: a query whose rows are `run, part, seq, time`
  * and one column per statement variable (`x0`, `x1`, …, in the statement's order), distinct.
@@ -159,13 +150,16 @@ class RuleBuilder {
   private counter = 0;
   /** A limit's counted events, once its form is written. */
   private counted: Rows | undefined;
+  private readonly atoms: ValueAtoms;
 
   constructor(
     private readonly dialect: Dialect,
     private readonly tables: SqlTables,
     private readonly ruleIndex: number,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.atoms = new ValueAtoms({ dialect, values: tables.values, add: (name, sql) => this.add(name, sql) });
+  }
 
   private add(name: string, sql: string): string {
     const full = `${this.prefix}${name}`;
@@ -565,75 +559,13 @@ class RuleBuilder {
       case "eventually":
         throw new Error(`internal error: \`${formula.kind}\` is not a one-event predicate`);
       default:
-        return this.valueExists(formula, e, binding);
+        return this.atoms.atom(formula, e, binding);
     }
-  }
-
-  /** An atom on values: some value at its key path passes its test. */
-  private valueExists(atom: Extract<Formula, { kind: "keyIn" | "keyMatch" | "keyBind" | "keyRegex" | "keyContains" | "keyCompare" | "keyCount" }>, e: string, binding: ReadonlyMap<string, string> | undefined): string {
-    const lit = this.dialect.literal;
-    if (atom.kind === "keyCompare" || atom.kind === "keyCount" || (atom.kind !== "keyBind" && atom.every === true)) {
-      throw new Inexpressible("comparisons, counts and `every` are not compiled to SQL yet", atom.span, "check this rule with `vigilc check`");
-    }
-    const text = this.dialect.substringFrom("v.vkey", 3);
-    const searchable = `substr(v.vkey, 1, 2) IN ('s:', 'n:', 'b:')`;
-    let test: string;
-    switch (atom.kind) {
-      case "keyIn":
-        test = atom.values.length === 0 ? "(1 = 0)" : `v.vkey IN (${atom.values.map((value) => lit(value.key)).join(", ")})`;
-        break;
-      case "keyMatch": {
-        const wildcard = compileWildcard(atom.pattern);
-        if (!wildcard.ok) return "(1 = 0)";
-        test = `${searchable} AND ${this.re2(text, wildcard.re2, atom.span)}`;
-        break;
-      }
-      case "keyRegex": {
-        const regex = compileRegex(atom.source, atom.flags);
-        if (isRegexProblem(regex)) return "(1 = 0)";
-        test = `${searchable} AND ${this.re2(`coalesce(v.utext, ${text})`, regex.re2, atom.span)}`;
-        break;
-      }
-      case "keyBind": {
-        const value = binding?.get(atom.variable);
-        test = value === undefined ? "(1 = 1)" : `v.vkey = ${value}`;
-        break;
-      }
-      case "keyContains": {
-        const value = binding?.get(atom.variable);
-        if (value === undefined) test = searchable;
-        else {
-          // The text of a bound value: a string itself, anything else its JSON text (`null` for null).
-          const needle = `CASE WHEN ${value} = 'null' THEN 'null' ELSE ${this.dialect.substringFrom(value, 3)} END`;
-          test = `${searchable} AND ${this.dialect.position(text, needle)} > 0`;
-        }
-        break;
-      }
-    }
-    return `EXISTS (SELECT 1 FROM ${this.tables.values} v WHERE v.run = ${e}.run AND v.seq = ${e}.seq AND ${this.place("v", atom.subject, atom.key)} AND ${test})`;
-  }
-
-  private re2(text: string, pattern: string, span: Span): string {
-    const search = this.dialect.re2Search;
-    if (search === undefined) {
-      throw new Inexpressible(
-        `${this.dialect.name}'s regular expressions are not RE2, so this pattern's meaning cannot be kept exactly`,
-        span,
-        "run this rule on DuckDB, PostgreSQL, SQLite (with Vigil's functions), ClickHouse or BigQuery, or with `vigilc check`",
-      );
-    }
-    const written = search(text, pattern);
-    if (typeof written !== "string") {
-      throw new Inexpressible(`${written.unsupported}, so this pattern's meaning cannot be kept exactly`, span, "write the pattern without it, or check this rule with `vigilc check`");
-    }
-    return written;
   }
 
   /** Where a key path's values are in the values table, for the row alias `v`. */
   private place(v: string, subject: Subject, key: readonly PathSegment[]): string {
-    const at = keyPathPlace(key);
-    const where = "names" in at ? `${v}.names = ${this.dialect.literal(at.names)}` : this.dialect.chainMatch(`${v}.chain`, at.chainPattern);
-    return `${v}.subject = ${this.dialect.literal(subject)} AND ${where}`;
+    return this.atoms.place(v, subject, key);
   }
 }
 

@@ -9,8 +9,11 @@
  * RE2 (`re2`) is given that pattern; the text it searches is the value's text with one code point
  * per UTF-16 unit (the values table's `utext`, where that differs). An engine whose regular
  * expressions are another language can run only the patterns of the values table's key paths
- * (`^`, `$`, `(…)*`, `[0-9]+`, `\.`, `#` and plain characters); a rule that needs more is refused
- * for it with a located diagnostic (S0001), never approximated. SQLite has no regular
+ * (`^`, `$`, `(…)*`, `[0-9]+`, `\.`, `#` and plain characters), and a wildcard without a
+ * character class as a `LIKE` pattern where its `LIKE` keeps the wildcard's meaning (`like`:
+ * Trino, Snowflake); a rule that needs more is refused for it with a located diagnostic (S0001),
+ * never approximated. Numbers are compared as their order keys, texts of digits (the values
+ * table's `nkey`), which every engine compares exactly. SQLite has no regular
  * expressions of its own: the function `vigil_regexp(pattern, text)` is registered by whoever opens
  * the database (`registerSqliteFunctions`), and runs RE2 as the other engines do.
  */
@@ -30,6 +33,17 @@ export interface Dialect {
    * pattern cannot be written for the engine.
    */
   re2Search?(text: string, pattern: string): string | { readonly unsupported: string };
+  /**
+   * Whether the whole of `text` matches a `LIKE` pattern whose escape character is `\`, `_`
+   * matching one code point and `%` any run of them, newlines included, case-sensitively: how a
+   * wildcard is matched where the engine has no RE2 (`likePattern`). Absent where RE2 is used.
+   */
+  like?(text: string, pattern: string): string;
+  /**
+   * `text` compared byte by byte (the order keys of numbers are compared as text); absent where
+   * a text's own comparison already is.
+   */
+  bytewise?(text: string): string;
   /** Whether `text` matches a key-path pattern of the values table (its own syntax is enough for those). */
   chainMatch(text: string, pattern: string): string;
   /** The position of `needle` in `haystack` from 1, or 0. */
@@ -86,6 +100,8 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
       return typeof written === "string" ? `(${text} ~ ${standardLiteral(written)})` : written;
     },
     chainMatch: (text, pattern) => `(${text} ~ ${standardLiteral(pattern)})`,
+    // A database's default collation may be a language's: the "C" collation compares bytes.
+    bytewise: (text) => `(${text} COLLATE "C")`,
     decimal: (text) => `CAST(${text} AS NUMERIC)`,
     nullOf: typedNull({ string: "TEXT", integer: "INTEGER", bigint: "BIGINT" }),
   },
@@ -116,8 +132,10 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
   trino: {
     ...standard,
     name: "trino",
-    // Trino runs Java's or Joni's regular expressions, not RE2: only the key-path patterns.
+    // Trino runs Java's or Joni's regular expressions, not RE2: only the key-path patterns. Its
+    // LIKE matches code points (`_` is one), `%` across newlines.
     chainMatch: (text, pattern) => `regexp_like(${text}, ${standardLiteral(pattern)})`,
+    like: (text, pattern) => `(${text} LIKE ${standardLiteral(pattern)} ESCAPE ${standardLiteral("\\")})`,
   },
   spark: {
     ...standard,
@@ -143,8 +161,10 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = {
     ...standard,
     name: "snowflake",
     literal: backslashLiteral,
-    // Snowflake's regular expressions are POSIX ERE: only the key-path patterns.
+    // Snowflake's regular expressions are POSIX ERE: only the key-path patterns. Its LIKE is
+    // case-sensitive, `_` one character.
     chainMatch: (text, pattern) => `REGEXP_LIKE(${text}, ${backslashLiteral(pattern)})`,
+    like: (text, pattern) => `(${text} LIKE ${backslashLiteral(pattern)} ESCAPE ${backslashLiteral("\\")})`,
     position: (haystack, needle) => `POSITION(${needle}, ${haystack})`,
     substringFrom: (text, start) => `SUBSTR(${text}, ${start})`,
   },

@@ -33,6 +33,7 @@ export function appendValueRow(appender: DuckDBAppender, row: ValueRow): void {
   appender.appendVarchar(row.vkey);
   orNull(appender, row.utext, (text) => appender.appendVarchar(text));
   orNull(appender, row.amount, (amount) => appender.appendVarchar(amount));
+  orNull(appender, row.nkey, (key) => appender.appendVarchar(key));
   appender.endRow();
 }
 

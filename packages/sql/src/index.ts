@@ -7,3 +7,4 @@ export { ClickHouseBackend, DuckDbBackend, PostgresBackend, registerSqliteFuncti
 export type { RunVerdicts } from "./judge.js";
 export { SqlJudge } from "./judge.js";
 export { ParquetEventsWriter, sqlString } from "./parquet.js";
+export { likePattern } from "./value-atoms.js";

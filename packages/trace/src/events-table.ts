@@ -1,4 +1,4 @@
-import { decimalOf, formatDecimal } from "./decimal.js";
+import { decimalOf, formatDecimal, numberOf, type Decimal } from "./decimal.js";
 import type { TraceEvent } from "./event.js";
 import { unitsAsCodePoints } from "./regex.js";
 import { outputObject, searchableText } from "./subject.js";
@@ -105,6 +105,10 @@ export function runName(file: string, run: string | undefined): string {
  *   Basic Multilingual Plane).
  * - `amount` is a number at least zero as an exact decimal without exponent (what a `limit[X of
  *   KEY]` sums); null for anything else.
+ * - `nkey` is the number a value stands for where numbers are compared (`numberOf`: a number, or a
+ *   string spelling a JSON number, negative ones included) as its order key ({@link numberOrderKey}):
+ *   digits whose order as text is the numbers' order, so that `amount > 100` is a comparison of two
+ *   texts, exact at any number of digits on every engine; null for anything else.
  */
 export interface ValueRow {
   readonly run: string;
@@ -115,6 +119,7 @@ export interface ValueRow {
   readonly vkey: string;
   readonly utext: string | null;
   readonly amount: string | null;
+  readonly nkey: string | null;
 }
 
 /** The columns of the values table, in order, with their SQL types. */
@@ -127,6 +132,7 @@ export const valueColumns: readonly { readonly name: keyof ValueRow; readonly ty
   { name: "vkey", type: "VARCHAR", nullable: false },
   { name: "utext", type: "VARCHAR", nullable: true },
   { name: "amount", type: "VARCHAR", nullable: true },
+  { name: "nkey", type: "VARCHAR", nullable: true },
 ];
 
 /** The rows of the values table for one event. */
@@ -147,7 +153,9 @@ export function eventValueRows(run: string, event: TraceEvent): ValueRow[] {
         if (decimal !== undefined && decimal.units >= 0n) amount = formatDecimal(decimal);
       }
     }
-    rows.push({ run, seq, subject, names, chain, vkey, utext: utext === text ? null : utext, amount });
+    const number = typeof value === "number" || typeof value === "string" ? numberOf(value) : undefined;
+    const nkey = number === undefined ? null : (numberOrderKey(number) ?? null);
+    rows.push({ run, seq, subject, names, chain, vkey, utext: utext === text ? null : utext, amount, nkey });
   };
   const walk = (subject: "args" | "output", value: JsonValue, names: string, chain: string): void => {
     if (Array.isArray(value)) {
@@ -168,6 +176,43 @@ export function eventValueRows(run: string, event: TraceEvent): ValueRow[] {
     if (object !== undefined) for (const name of Object.keys(object)) members("output", object, name, "", "");
   }
   return rows;
+}
+
+/** The digits of an order key's exponent field, and the offset that makes each exponent a number of that many digits. */
+const EXPONENT_DIGITS = 7;
+const EXPONENT_OFFSET = 5_000_000;
+
+/**
+ * A decimal as its order key: a text of ASCII digits whose order, compared character by character
+ * (a text before every longer text it starts), is the order of the numbers, and equal exactly when
+ * the numbers are equal (`1.0`, `1` and `"1e0"` have one key). The number is read as a sign, a
+ * position of its point p and its significant digits d₁…dₙ (the value is 0.d₁…dₙ × 10^p, d₁ and
+ * dₙ not zero):
+ *
+ * - zero is `2`;
+ * - a positive number is `3`, p + 5,000,000 in 7 digits, then d₁…dₙ: a larger p is a larger
+ *   number, and at the same p the digits compare as text (a shorter run of digits that starts a
+ *   longer one is the smaller number, the longer one going on with digits that are not all zero);
+ * - a negative number is `1`, 5,000,000 − p in 7 digits, each digit d as the two digits `0` and
+ *   9 − d, then `1`: every comparison of the positive case reversed, the final `1` placing a
+ *   number after (above) the longer ones its digits start (−0.1 above −0.101).
+ *
+ * Undefined when p is outside the field (a number of more than some five million digits: never a
+ * value, whose text is at most 400 characters, nor a number a policy writes in practice).
+ */
+export function numberOrderKey(value: Decimal): string | undefined {
+  if (value.units === 0n) return "2";
+  const negative = value.units < 0n;
+  const all = (negative ? -value.units : value.units).toString();
+  const digits = all.replace(/0+$/, "");
+  const point = all.length + value.exponent;
+  const field = negative ? EXPONENT_OFFSET - point : EXPONENT_OFFSET + point;
+  if (field < 0 || field >= 10 ** EXPONENT_DIGITS) return undefined;
+  const position = String(field).padStart(EXPONENT_DIGITS, "0");
+  if (!negative) return `3${position}${digits}`;
+  let reversed = "";
+  for (const digit of digits) reversed += `0${9 - Number(digit)}`;
+  return `1${position}${reversed}1`;
 }
 
 /** A name as a step of `names` and `chain`: ASCII letters, digits and `_` as they are, every other character as `%` and its UTF-8 bytes in hex. */

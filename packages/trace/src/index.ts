@@ -37,6 +37,6 @@ export { compileRe2, compileRegex, isRegexProblem, MAX_GROUP_DEPTH, MAX_PROGRAM_
 export type { LiveCall, LiveCallEvents, LiveResult } from "./call-events.js";
 export { liveCallEvents } from "./call-events.js";
 export type { EventRow, ValueRow } from "./events-table.js";
-export { encodePathName, eventColumns, eventOfRow, eventRow, eventValueRows, keyPathPlace, runName, valueColumns } from "./events-table.js";
+export { encodePathName, eventColumns, eventOfRow, eventRow, eventValueRows, keyPathPlace, numberOrderKey, runName, valueColumns } from "./events-table.js";
 export type { Decimal } from "./decimal.js";
 export { addDecimal, compareDecimal, decimalOf, formatDecimal, numberOf, subtractDecimal, ZERO } from "./decimal.js";
