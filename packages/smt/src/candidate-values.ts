@@ -14,6 +14,8 @@ import {
   type TraceEvent,
 } from "@vigil/trace";
 import type { Gap, Place, Root, Universe } from "./symbolic.js";
+import { listCandidates } from "./list-candidates.js";
+import { NUMBER_TEXT, nonNumberLookalike, numberExamples, numberTextsAlike, valueThresholds } from "./number-classes.js";
 import { eventOf } from "./symbolic-events.js";
 import { textClasses, type TextCondition } from "./text-classes.js";
 
@@ -182,9 +184,26 @@ export function universeOf(statements: readonly CheckedStatement[], options: Uni
     // Enough distinct values of each class for every value a run can hold in the group's roots.
     const perClass = binds ? runLength * members.length : 1;
     const list = [...conditions.values()];
+    // Comparisons: every class of numbers their thresholds tell apart (`number-classes.ts`); with
+    // text patterns on the same keys, whether numbers' texts all look alike to them.
+    const thresholds = valueThresholds(atoms);
+    const textPatterns = list.some((condition) => condition.kind !== "equals");
+    if (thresholds.length > 0 && textPatterns) list.push(NUMBER_TEXT);
     const classes = textClasses(list, perClass);
     if (classes.incomplete !== undefined) {
       for (const rk of members) gap(rk, `some texts at ${shownRootKey(rootInfo.get(rk)!)} (its patterns' classes were not all found: ${classes.incomplete})`);
+    }
+    const constants = new Set(atoms.flatMap((atom) => (atom.kind === "keyIn" ? atom.values.map((v) => v.key) : [])));
+    if (thresholds.length > 0) {
+      const numbers = numberExamples(thresholds, constants, perClass);
+      numbers.values.forEach((value) => addTo(values, value));
+      // The output's text holds no JSON number: the same classes as strings.
+      if (members.some((rk) => rootInfo.get(rk)!.subject === "output")) numbers.texts.forEach((text) => addTo(values, text));
+      for (const rk of members) for (const missing of numbers.missing) gap(rk, `numbers at ${shownRootKey(rootInfo.get(rk)!)} ${missing} (none can be written)`);
+      if (textPatterns) {
+        if (numberTextsAlike(list, classes.classes)) addTo(values, nonNumberLookalike(constants));
+        else for (const rk of members) gap(rk, `numbers at ${shownRootKey(rootInfo.get(rk)!)} in some combinations of its comparisons and text patterns (the patterns match the texts of some numbers and not others)`);
+      }
     }
     let withNoPattern = 0;
     for (const c of classes.classes) {
@@ -195,7 +214,6 @@ export function universeOf(statements: readonly CheckedStatement[], options: Uni
     groupExamples.set(leader, classes.classes.length > 1 ? classes.classes.map((c) => c.texts.find((t) => t !== "") ?? c.texts[0]!) : []);
     // Values with no text (`null`, objects) match no text pattern: when no text is in that class, or too few, they stand for it.
     // (A constant is a class of its own: it does not count, and is not added as one of them.)
-    const constants = new Set(atoms.flatMap((atom) => (atom.kind === "keyIn" ? atom.values.map((v) => v.key) : [])));
     for (let k = 0; withNoPattern < perClass; k++) {
       const value: JsonValue = k === 0 ? null : { v: k };
       if (constants.has(valueKey(value))) continue;
@@ -271,6 +289,45 @@ export function universeOf(statements: readonly CheckedStatement[], options: Uni
     return { subject, ...(name !== undefined ? { name } : {}), candidates: [...candidates.values()] };
   });
 
+  // Lists, at the roots whose atoms a list can meet otherwise than one value does (`every`,
+  // counts, comparisons): each combination of their atoms some list meets, at each length their
+  // counts tell apart (`list-candidates.ts`).
+  const listed = new Set<string>();
+  rootKeys.forEach((rk, r) => {
+    const info = rootInfo.get(rk)!;
+    const atoms = info.places.flatMap((id) => places.get(id)!.atoms);
+    if (!atoms.some(listSensitive)) return;
+    listed.add(rk);
+    const root = roots[r]!;
+    let longestKnown: number | undefined;
+    if (signature !== undefined && info.subject === "args") {
+      // Under Σ, lists only where it shows some, and none longer.
+      const lengths = [...signature.keys.values()].flatMap((key) => (key.segments[0] === info.name && key.listLength !== undefined ? [key.listLength] : []));
+      if (lengths.length === 0) return;
+      longestKnown = Math.max(...lengths);
+    }
+    const shape = listShape(info, info.subject);
+    if (shape === "text") return;
+    const shown = shownRootKey(info);
+    if (shape === undefined) {
+      gap(rk, `lists at ${shown} (it is read at several paths${info.subject === "args" ? ", some through list indexes" : " inside it"})`);
+      return;
+    }
+    const event = (value: JsonValue) => eventOf({ actions: eventActions, roots: [{ ...root, candidates: [value] }] }, { action: 0, status: 0, roots: [1] }, 1);
+    let elements: readonly JsonValue[];
+    if (shape.elements === "candidates") {
+      // At one path, each element holds one value there (the list's length is the count).
+      const only = info.paths.size === 1 ? [...info.paths.values()][0]! : undefined;
+      elements = only === undefined ? root.candidates : root.candidates.filter((e) => valuesAtSubject(event(shape.make([e])), "args", [info.name!, ...only]).length === 1);
+    } else {
+      elements = [...groupValues.get(find(rk))!.values()];
+    }
+    const lists = listCandidates({ elements, shape: shape.make, event, atoms, ...(longestKnown !== undefined ? { longestKnown } : {}) });
+    const known = new Set(root.candidates.map(valueKey));
+    roots[r] = { ...root, candidates: [...root.candidates, ...lists.values.filter((value) => !known.has(valueKey(value)))] };
+    if (lists.reason !== undefined) gap(rk, `lists at ${shown} (${lists.reason})`);
+  });
+
   // What each place reaches on each candidate of its root, read by the engine.
   // Each value a place reaches, by value key, with its index (from 1).
   const bound = new Map<string, { value: JsonValue; index: number }>();
@@ -299,6 +356,13 @@ export function universeOf(statements: readonly CheckedStatement[], options: Uni
       const known = signature.keys.get(keyPathId([info.name!]));
       if (known !== undefined && known.listLength === undefined && info.paths.size === 1 && info.paths.has("")) return;
     }
+    const binds = info.places.some((id) => places.get(id)!.atoms.some((atom) => atom.kind === "keyBind"));
+    const shown = shownRootKey(info);
+    if (listed.has(rk)) {
+      // Its lists were searched above: they matter only to what variables bind.
+      if (binds && groupBinds.get(find(rk)) === true) gap(rk, `lists at ${shown} (several values bound at once)`, false);
+      return;
+    }
     const atoms = info.places.flatMap((id) => places.get(id)!.atoms).filter((atom) => atom.kind !== "keyBind" && atom.kind !== "keyContains");
     const seen = new Set<string>();
     for (let c = 1; c <= roots[r]!.candidates.length; c++) {
@@ -308,8 +372,6 @@ export function universeOf(statements: readonly CheckedStatement[], options: Uni
     const vectors = [...seen];
     const union = (a: string, b: string) => Array.from(a, (bit, k) => (bit === "1" || b[k] === "1" ? "1" : "0")).join("");
     const closed = vectors.every((a) => vectors.every((b) => seen.has(union(a, b))));
-    const binds = info.places.some((id) => places.get(id)!.atoms.some((atom) => atom.kind === "keyBind"));
-    const shown = shownRootKey(info);
     if (!closed) gap(rk, `lists at ${shown} (their values meet patterns no one value meets together)`);
     else if (binds && groupBinds.get(find(rk)) === true) gap(rk, `lists at ${shown} (several values bound at once)`, false);
   });
@@ -319,6 +381,32 @@ export function universeOf(statements: readonly CheckedStatement[], options: Uni
     for (const { text, oneEvent } of gapsByRoot.get(rk) ?? []) gaps.push({ root, text, oneEvent });
   });
   return { actions: eventActions, named: eventActions.filter((action) => actions.has(action)), roots, places: placeList, bound: [...bound.values()].map((entry) => entry.value), timed, runLength, gaps };
+}
+
+/** Whether a list can meet the atom otherwise than one of its values does: `every`, a count, a comparison (`amount > 5 and amount < 3` by two values). */
+function listSensitive(atom: Atom): boolean {
+  return atom.kind === "keyCompare" || atom.kind === "keyCount" || ("every" in atom && atom.every === true);
+}
+
+/**
+ * How a root holds a list: as itself, its elements being the root's candidates (an argument read at
+ * its name, or at paths that begin with a name: `passengers.age` reads every passenger's age), or
+ * with the list at its one key path (`argv.0`; in the output, the one path into its JSON object,
+ * the output's own text being one value), its elements being the group's values; `text` for an
+ * output read as a text only; undefined when neither serves (several paths, one of them through a
+ * list index, or several into the output).
+ */
+function listShape(
+  root: { readonly name?: string; readonly paths: ReadonlyMap<string, readonly PathSegment[]> },
+  subject: Subject,
+): { elements: "candidates" | "group"; make: (list: JsonValue[]) => JsonValue } | "text" | undefined {
+  const paths = [...root.paths.values()];
+  if (subject === "args" && paths.every((path) => path.length === 0 || typeof path[0] === "string")) return { elements: "candidates", make: (list) => list };
+  const inside = subject === "output" ? paths.filter((path) => path.length > 0) : paths;
+  if (subject === "output" && inside.length === 0) return "text";
+  if (inside.length !== 1) return undefined;
+  const path = inside[0]!;
+  return { elements: "group", make: (list) => (subject === "output" ? JSON.stringify(structureOf([path], () => list)) : structureOf([path], () => list)) };
 }
 
 function shownRootKey(root: { readonly subject: Subject; readonly name?: string }): string {

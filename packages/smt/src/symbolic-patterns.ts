@@ -37,14 +37,17 @@ export class SymbolicPatterns extends SymbolicEvents {
     return this.universe.roots[root]!.candidates.map((_, c) => c + 1);
   }
 
-  /** The candidates of the atom's root on which the engine's predicate for the atom holds (once per universe). */
+  /**
+   * The candidates of the atom's root on which the engine's predicate for the atom holds (once per
+   * universe), 0 (no value) among them when it holds there too (`count(k) < 1`).
+   */
   private holding(atom: Exclude<Atom, { kind: "action" | "status" }>): readonly number[] {
     const truths = cacheOf(this.universe).truths;
     let known = truths.get(atom);
     if (known === undefined) {
       const predicate = compileAtom(atom);
       const root = this.placeAt(atom.subject, atom.key).root;
-      known = this.candidatesOf(root).filter((candidate) => predicate(this.single(root, candidate)));
+      known = [0, ...this.candidatesOf(root)].filter((candidate) => predicate(this.single(root, candidate)));
       truths.set(atom, known);
     }
     return known;

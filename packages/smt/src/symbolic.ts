@@ -17,15 +17,20 @@ import type { JsonValue, PathSegment } from "@vigil/trace";
  * values a variable ties together (`k = $x` and `m = $x` in one statement) form a group; a group's
  * values are found from all its atoms together: the rules' constants, and for the texts, every
  * class of the wildcards, regular expressions and text constants on its keys (`textClasses`: the
- * texts that match several of them at once, or some and not others), and values with no text
- * (`null`, objects) when no text stands for them. Two values of one class are alike to every atom,
- * so a run over any values becomes a run over candidates, event by event, by a one-to-one renaming
- * within each class; a group whose keys bind variables has as many distinct values of each class
- * as a run of `runLength` events can hold, so the renaming never has to merge two values. What
- * this does not reach is said, per key (`Universe.gaps`): `contains` (texts related to each other,
- * not only to patterns), objects read at several paths, amounts of sums, several values at once
- * under one key (a list), a class search that stopped short. Under a signature, a key whose values
- * it knows all of holds exactly those.
+ * texts that match several of them at once, or some and not others), for the numbers, every class
+ * its comparisons' thresholds tell apart (`number-classes.ts`: each threshold, between, below,
+ * above), and values with no text (`null`, objects) when no text stands for them. A key with a
+ * comparison, a count or an `every(…)` also holds lists: each combination of its atoms a list
+ * meets, at each length its counts tell apart (`list-candidates.ts`). Two values of one class are
+ * alike to every atom, so a run over any values becomes a run over candidates, event by event, by a
+ * one-to-one renaming within each class; a group whose keys bind variables has as many distinct
+ * values of each class as a run of `runLength` events can hold, so the renaming never has to merge
+ * two values. What this does not reach is said, per key (`Universe.gaps`): `contains` (texts
+ * related to each other, not only to patterns), objects read at several paths, amounts of sums,
+ * several values at once under a key whose lists are not searched (one with none of the atoms
+ * above) when they meet its patterns together, numbers whose texts its patterns tell apart, lists
+ * past their bound, a class search that stopped short. Under a signature, a key whose values it
+ * knows all of holds exactly those.
  */
 export interface Universe {
   /**
