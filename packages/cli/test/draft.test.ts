@@ -4,6 +4,7 @@ import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelServer } from "../../../test/support/model-server.js";
 import { brokenDraft, repairedDraft } from "../../draft/test/fixtures/answers.js";
+import { conversationDraft, unseenNamedDraft } from "../../draft/test/fixtures/support-answers.js";
 import { runCli } from "./support/run-cli.js";
 
 /**
@@ -56,7 +57,7 @@ describe("vigilc draft", () => {
     expect(tests).toContain(`test "run.jsonl" {\n  trace "${relative(scratch, join(skill, "run.jsonl"))}"\n  expect all hold\n}`);
     const tested = await runCli(["test", join(scratch, "release.vigiltest")], { cwd: skill });
     expect(tested.code, tested.stdout + tested.stderr).toBe(0);
-    expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-2\) from SKILL.md, in the vocabulary of run.jsonl\./);
+    expect(policy).toMatch(/^\/\/ Drafted by `vigilc draft` \(anthropic test-model, prompt vigil-draft-3\) from SKILL.md, in the vocabulary of run.jsonl\./);
     expect(policy).toContain("/// source: SKILL.md:10");
     // The policy is a policy: vigilc checks the run with it (every rule holds on it).
     const checked = await runCli(["check", output, "--trace", "run.jsonl"], { cwd: skill });
@@ -83,7 +84,10 @@ describe("vigilc draft", () => {
     expect(server.requests).toHaveLength(1);
     expect(explained.stderr).toContain("  release.bump_before_publish (checklist.md:3)\n    the specification says:\n      - The version must be bumped (`bump_version`) before `publish`.\n    the rule:\n      rule bump_before_publish: prec(action in {publish}, action in {bump_version})\n    what it means:\n      `prec` holds when every event matching ψ has an earlier event matching ψ' (precedence).");
     expect(explained.stderr).toContain("response `block` (the default)");
-    expect(explained.stderr).toMatch(/analysis \(runs of up to 5 events, under the signature\): (nothing found|\d+ findings?)/);
+    // The sample runs never push with force: the prohibition is expected not to fire on them, which is a note, not a finding.
+    expect(explained.stderr).toMatch(/analysis \(runs of up to 5 events, under the signature\): 1 note\n/);
+    expect(explained.stderr).toContain("rule `release.no_force_push_main` prohibits what no sample run does (as a prohibition should)");
+    expect(explained.stderr).not.toContain("never fires");
     // --no-cache asks again; another vocabulary is another draft.
     server.answer({ text: repairedDraft }, { text: repairedDraft });
     expect((await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--model", "test-model", "--no-cache"], { cwd: skill, env })).code).toBe(0);
@@ -112,14 +116,15 @@ describe("vigilc draft", () => {
     expect(shown.stdout).toContain("The Vigil language reference:");
     expect(shown.stdout).toContain("\n=== user ===\n\nThe specification, each line prefixed with its citation");
     expect(shown.stdout).toContain("checklist.md:3| ");
-    expect(shown.stdout).toContain('"bump_version"');
+    // The vocabulary, per action: each action's events, and its keys with their types and values.
+    expect(shown.stdout).toContain('bump_version: 1 event; no output\n  - part: string; "minor"\ngit_push: 1 event; no output\n  - branch: string; "main"\n  - force: boolean; false\n');
     expect(shown.stdout).toContain("Draft the policy `release_skill`.");
     // The answer a chat gave to that request, saved: checked like any answer, with no repair round.
     writeFileSync(join(scratch, "answer.md"), repairedDraft);
     const answered = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--answer", join(scratch, "answer.md")], { cwd: skill, env });
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stderr).toContain("answer 1: passes every check");
-    expect(answered.stdout).toMatch(/^\/\/ Drafted by `vigilc draft` \(the answer in \/.*answer\.md, prompt vigil-draft-2\) from SKILL.md/);
+    expect(answered.stdout).toMatch(/^\/\/ Drafted by `vigilc draft` \(the answer in \/.*answer\.md, prompt vigil-draft-3\) from SKILL.md/);
     expect(answered.stdout).toContain("rule bump_before_publish");
     // A broken answer: its problems are not sent anywhere; the rules that fail are taken out, and said.
     writeFileSync(join(scratch, "broken.md"), brokenDraft);
@@ -141,6 +146,61 @@ describe("vigilc draft", () => {
     const missing = await runCli(["draft", "SKILL.md", "--answer", "no-such-answer.md"], { cwd: skill, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("no-such-answer.md");
+  });
+
+  it("drafts in the vocabulary of the runs' conversations (--messages, the default when they carry them), and marks names kept for review", async () => {
+    const support = resolve(import.meta.dirname, "../../draft/test/fixtures/support-skill");
+    const env = { ...noKeys, VIGIL_CACHE_DIR: join(scratch, "conversations") };
+    // The runs carry their conversations: the messages are in the vocabulary, and the command says so.
+    const shown = await runCli(["draft", "SKILL.md", "--trace", "runs.json", "--show-request"], { cwd: support, env });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stderr).toContain("note: the runs carry their conversations: `agent_message` and `user_message` are in the vocabulary, and a policy naming them is checked with --messages (--no-messages leaves them out)");
+    expect(shown.stdout).toContain("\nuser_message: 4 events, what the user said (a message of the conversation: no status, no output)\n");
+    expect(shown.stdout).toContain("`user_message` (what the user said) and `agent_message` (what the agent said)");
+    const asked = await runCli(["draft", "SKILL.md", "--trace", "runs.json", "--messages", "--show-request"], { cwd: support, env });
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toBe(shown.stdout);
+    expect(asked.stderr).not.toContain("note:");
+    const without = await runCli(["draft", "SKILL.md", "--trace", "runs.json", "--no-messages", "--show-request"], { cwd: support, env });
+    expect(without.code, without.stderr).toBe(0);
+    expect(without.stdout).not.toContain("user_message");
+    expect(without.stdout).toContain("\nrefund: 2 events; 2 outputs, all JSON objects\n");
+    // Runs without messages, and --messages without runs.
+    const canonical = await runCli(["draft", "SKILL.md", "--trace", "run.jsonl", "--messages", "--show-request"], { cwd: skill, env });
+    expect(canonical.code, canonical.stderr).toBe(0);
+    expect(canonical.stderr).toContain("note: --messages: the runs carry no message of a conversation");
+    const alone = await runCli(["draft", "SKILL.md", "--messages", "--show-request"], { cwd: skill, env });
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("error: --messages goes with --trace");
+
+    // A policy about the conversation: said in its header, and judged with the messages in its test file.
+    writeFileSync(join(scratch, "conversation.md"), conversationDraft);
+    const output = join(scratch, "support.vigil");
+    const drafted = await runCli(["draft", "SKILL.md", "--trace", "runs.json", "--answer", join(scratch, "conversation.md"), "-o", output], { cwd: support, env });
+    expect(drafted.code, drafted.stderr).toBe(0);
+    const policy = readFileSync(output, "utf8");
+    expect(policy).toContain("// It names the conversation's messages (`user_message`): check runs with it using --messages.\n");
+    expect(policy).toContain("action in {user_message} and text contains $o");
+    const tests = readFileSync(join(scratch, "support.vigiltest"), "utf8");
+    expect(tests).toContain(`test "runs.json#task 1 trial 0" {\n  trace "${relative(scratch, join(support, "runs.json"))}" run "task 1 trial 0" messages\n  expect all hold\n}`);
+    const tested = await runCli(["test", join(scratch, "support.vigiltest")], { cwd: support });
+    expect(tested.code, tested.stdout + tested.stderr).toBe(0);
+    for (const run of ["task 1 trial 0", "task 2 trial 0"]) {
+      const checked = await runCli(["check", output, "--trace", "runs.json", "--run", run, "--messages"], { cwd: support });
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    }
+
+    // A prohibition of an action no run shows, which its line names: kept, with a review line and a line of the report.
+    writeFileSync(join(scratch, "unseen.md"), unseenNamedDraft);
+    const report = join(scratch, "unseen.json");
+    const reviewed = await runCli(["draft", "SKILL.md", "--trace", "runs.json", "--answer", join(scratch, "unseen.md"), "--report", report], { cwd: support, env });
+    expect(reviewed.code, reviewed.stderr).toBe(0);
+    expect(reviewed.stderr).toContain("2 rules drafted in 1 answer; 1 requirement the model could not write; 1 name no run shows kept for review\n");
+    expect(reviewed.stderr).toContain("  ? support.no_closing (SKILL.md:12) kept for review: no run shows the action `close_account`; kept because SKILL.md:12 names it");
+    expect(reviewed.stdout).toContain("// 1 name no run shows is kept where the specification names it: see the `/// review:` lines.\n");
+    expect(reviewed.stdout).toContain("  /// source: SKILL.md:12\n  /// review: no run shows the action `close_account`;");
+    expect(reviewed.stdout).not.toContain("--messages");
+    expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ messages: true, reviews: [{ name: "support.no_closing", source: "SKILL.md:12" }] });
   });
 
   it("says what is wrong with its input", async () => {

@@ -3,6 +3,7 @@ import { diagnostic, type Diagnostic } from "@vigil/diagnostics";
 import { evaluateStatement, TraceRun } from "@vigil/engine";
 import { analyzeStatements, SymbolicSearch, universeOf, type Finding } from "@vigil/smt";
 import type { Signature, TraceEvent } from "@vigil/trace";
+import { deadProhibitionHelp, isProhibition, quietProhibitions, quietProhibitionsNote, spanKey, type QuietProhibitions } from "./quiet-prohibitions.js";
 
 export interface AnalyzeOptions {
   /** The longest run searched (default 5 events). */
@@ -15,6 +16,16 @@ export interface AnalyzeOptions {
   readonly rlimit?: number;
   /** Runs under this signature only (a trace's, or tool schemas'): the closed world. */
   readonly signature?: Signature;
+  /**
+   * The signature is that of sample runs the policy is meant to accept (a draft's runs, read by
+   * `vigilc draft --explain`). A prohibition (`abs`, `always not`) that no run under it breaks only
+   * because it forbids what the runs never show (a value, a longer list, an action, an argument) is
+   * then what a prohibition should be: one note names every such rule (A0002, info), instead of
+   * "never fires" (and "no event can match") at each. One that no run breaks even in a world opened
+   * around it, the shape of the runs' arguments kept, stays a finding (quiet-prohibitions.ts).
+   * Without a signature, nothing changes.
+   */
+  readonly samples?: boolean;
 }
 
 export const defaultAnalysisDepth = 5;
@@ -34,6 +45,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
   });
   let findings: Finding[];
   const conflicts = new Map<Finding, ConflictExample>();
+  let samples: QuietProhibitions = { quiet: new Set(), deadPatterns: new Set() };
   try {
     findings = await analyzeStatements(search, statements, depth, options.signature);
     for (const finding of findings) {
@@ -41,6 +53,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       const example = await conflictExample(search, statements, finding.statement, finding.trigger, depth, options.signature);
       if (example !== undefined) conflicts.set(finding, example);
     }
+    if (options.samples === true && options.signature !== undefined) samples = await quietProhibitions(search, findings, depth, options.signature);
   } finally {
     await search.dispose();
   }
@@ -50,6 +63,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
   const impossible = new Set(findings.flatMap((f) => (f.kind === "impossibleAction" ? [f.action] : [])));
   const diagnostics: Diagnostic[] = [];
   for (const finding of findings) {
+    if (quietOnSamples(finding, samples)) continue;
     const made = diagnostics.length;
     switch (finding.kind) {
       case "unmatchable": {
@@ -71,7 +85,7 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
           diagnostic("A0002", `no run${under} of up to ${finding.depth} events breaks rule \`${ruleId(finding.statement)}\`: it never fires`, {
             span: finding.statement.span,
             ...file,
-            help: "a rule that cannot be broken enforces nothing; check its patterns and scope",
+            help: options.samples === true && options.signature !== undefined && isProhibition(finding.statement) ? deadProhibitionHelp : "a rule that cannot be broken enforces nothing; check its patterns and scope",
           }),
         );
         break;
@@ -145,7 +159,19 @@ export async function analyzePolicy(program: CheckedProgram, options: AnalyzeOpt
       }
     }
   }
+  const quiet = statements.filter((s) => samples.quiet.has(s));
+  if (quiet.length > 0) diagnostics.push(quietProhibitionsNote(quiet, file));
   return diagnostics;
+}
+
+/**
+ * Whether a finding is one the note on quiet prohibitions stands for: such a rule's "never fires",
+ * and "no event can match" at its patterns that an event with other values matches.
+ */
+function quietOnSamples(finding: Finding, samples: QuietProhibitions): boolean {
+  if (finding.kind === "vacuous") return samples.quiet.has(finding.statement);
+  if (finding.kind === "unmatchable") return samples.quiet.has(finding.statement) && !samples.deadPatterns.has(spanKey(finding.pattern.span));
+  return false;
 }
 
 /** A run on which a conflicting rule's trigger holds and the rule is kept, and the rules it breaks. */

@@ -1,6 +1,6 @@
 import type { Counterexample, Difference } from "@vigil/smt";
 import type { TraceEvent } from "@vigil/trace";
-import type { PolicyDiff } from "./diff-policies.js";
+import type { PolicyDiff, RuleDiff } from "./diff-policies.js";
 
 /**
  * A policy diff (`diffPolicies`) as people and programs read it: text for a terminal, markdown for
@@ -58,25 +58,54 @@ function counterexampleText(c: Counterexample, indent: string): string {
   return `${indent}a run ${who} (${plural(c.events.length, "event")}; breaks ${c.broken.join(", ") || "nothing"}${c.confirmed ? "" : "; NOT confirmed by the forward engine"}):\n${lines.join("\n")}\n`;
 }
 
+/** How the rules were paired, as a line under the heading (none when by name, as ever). */
+function pairingText(result: PolicyDiff): string | undefined {
+  if (result.pairedBy === "name") return undefined;
+  return `rules paired by the specification lines they cite (\`/// source:\`)${result.automatic ? ", as no rule name is in both versions" : ""}`;
+}
+
+/** What a rule paired by source is: the lines its couple cites in common, or why it is in none. */
+function pairedText(rule: RuleDiff): string {
+  const paired = rule.paired!;
+  const cites = paired.cites.join(", ");
+  if (paired.kind === "couple") return ` (${cites})`;
+  if (paired.kind === "together") return ` together (${cites})`;
+  if (paired.cites.length === 0) return " (it cites no specification line)";
+  return ` (no rule of the ${paired.old.length > 0 ? "new" : "old"} version cites ${cites})`;
+}
+
+/** A rule's line in the text: `rule NAME: change; relation`, or for rules paired by source, what was compared. */
+function ruleHeading(rule: RuleDiff): string {
+  if (rule.paired === undefined) {
+    if (rule.change === "unchanged") return `rule ${rule.rule}: unchanged`;
+    return `rule ${rule.rule}: ${rule.change === "changed" ? "" : `${rule.change}; `}${relationText(rule.difference)}`;
+  }
+  const kind = rule.paired.kind === "together" ? "rules" : "rule";
+  const change = rule.change === "added" || rule.change === "removed" ? `${rule.change}; ` : "";
+  return `${kind} ${rule.rule}${pairedText(rule)}: ${change}${relationText(rule.difference)}`;
+}
+
 /** The diff as text for a terminal: the whole policy, then each rule, each difference with its run. */
 export function policyDiffText(result: PolicyDiff, oldName: string, newName: string): string {
-  let out = `${oldName} → ${newName}\nwhole policy: ${relationText(result.whole)}\n`;
+  const pairing = pairingText(result);
+  let out = `${oldName} → ${newName}\n${pairing !== undefined ? `${pairing}\n` : ""}whole policy: ${relationText(result.whole)}\n`;
   for (const c of result.whole.counterexamples) out += counterexampleText(c, "  ");
   for (const rule of result.rules) {
-    if (rule.change === "unchanged") {
-      out += `rule ${rule.rule}: unchanged\n`;
-      continue;
-    }
-    out += `rule ${rule.rule}: ${rule.change === "changed" ? "" : `${rule.change}; `}${relationText(rule.difference)}\n`;
-    for (const c of rule.difference.counterexamples) out += counterexampleText(c, "  ");
+    out += `${ruleHeading(rule)}\n`;
+    if (rule.change !== "unchanged") for (const c of rule.difference.counterexamples) out += counterexampleText(c, "  ");
   }
   return out;
 }
 
 /** The diff as markdown: a table of the rules, then the runs on which the whole policies differ. */
 export function policyDiffMarkdown(result: PolicyDiff, oldName: string, newName: string): string {
-  const rows = result.rules.map((rule) => `| \`${rule.rule}\` | ${rule.change} | ${rule.change === "unchanged" ? "equivalent (proven)" : relationText(rule.difference)} |`);
-  let out = `### Policy change: \`${oldName}\` → \`${newName}\`\n\n**Whole policy:** ${relationText(result.whole)}\n\n| rule | change | relation |\n|---|---|---|\n${rows.join("\n")}\n`;
+  const relation = (rule: RuleDiff) => (rule.change === "unchanged" ? "equivalent (proven)" : relationText(rule.difference));
+  const pairing = pairingText(result);
+  const bySource = result.pairedBy === "source";
+  const named = (rule: RuleDiff) => (rule.paired === undefined ? `\`${rule.rule}\`` : `${rule.paired.old.map((r) => `\`${r}\``).join(" + ") || "—"} ↔ ${rule.paired.new.map((r) => `\`${r}\``).join(" + ") || "—"}`);
+  const rows = result.rules.map((rule) => `| ${named(rule)} |${bySource ? ` ${rule.paired?.cites.join(", ") ?? ""} |` : ""} ${rule.change} | ${relation(rule)} |`);
+  const head = bySource ? "| rules | lines cited | change | relation |\n|---|---|---|---|" : "| rule | change | relation |\n|---|---|---|";
+  let out = `### Policy change: \`${oldName}\` → \`${newName}\`\n\n${pairing !== undefined ? `${pairing[0]!.toUpperCase()}${pairing.slice(1)}.\n\n` : ""}**Whole policy:** ${relationText(result.whole)}\n\n${head}\n${rows.join("\n")}\n`;
   for (const c of result.whole.counterexamples) {
     const who = c.rejectedBy === "new" ? "Rejected by the new version, accepted by the old" : "Rejected by the old version, accepted by the new";
     out += `\n<details><summary>${who} (${plural(c.events.length, "event")}; breaks ${c.broken.map((b) => `\`${b}\``).join(", ")})</summary>\n\n\`\`\`jsonl\n${c.events.map((e) => JSON.stringify(canonicalEvent(e))).join("\n")}\n\`\`\`\n</details>\n`;
@@ -102,8 +131,9 @@ export function policyDiffToJson(result: PolicyDiff, oldName: string, newName: s
     old: oldName,
     new: newName,
     depth: result.depth,
+    pairedBy: result.pairedBy,
     whole: differenceToJson(result.whole),
-    rules: result.rules.map((rule) => ({ rule: rule.rule, change: rule.change, ...differenceToJson(rule.difference) })),
+    rules: result.rules.map((rule) => ({ rule: rule.rule, change: rule.change, ...(rule.paired !== undefined ? rule.paired : {}), ...differenceToJson(rule.difference) })),
   };
 }
 

@@ -32,12 +32,14 @@ export type {
 export { Monitor } from "@vigil/engine";
 
 export type { Diagnostic, DiagnosticCode, Fix, RelatedInformation, Severity, Span, TextEdit } from "@vigil/diagnostics";
-export { diagnosticCodes, formatDateTime, hasErrors, isEventTime, LineIndex, parseDateTime } from "@vigil/diagnostics";
+export { closestName, diagnosticCodes, formatDateTime, hasErrors, isEventTime, LineIndex, parseDateTime } from "@vigil/diagnostics";
 export type { CheckedPolicy, CheckedProgram, CheckedStatement, Formula, StatementOutcome } from "@vigil/checker";
 export type { Counterexample, Difference, Encoding, Relation, SmtDeciderOptions } from "@vigil/smt";
 export { renderSmtLib, SmtDecider } from "@vigil/smt";
 export type { DiffOptions, PolicyDiff, RuleDiff } from "./diff-policies.js";
 export { defaultDiffDepth, diffPolicies } from "./diff-policies.js";
+export type { Citation, RulePair, RulePairing } from "./diff-pairing.js";
+export { automaticPairing, citationsOf, citesSources, pairBySource } from "./diff-pairing.js";
 export type { FileAtRevision } from "./revision.js";
 export { readFileAtRevision } from "./revision.js";
 export { canonicalEvent, noDifferenceFound, policyDiffMarkdown, policyDiffText, policyDiffToJson, relationText, unconfirmedRuns } from "./diff-report.js";

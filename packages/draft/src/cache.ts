@@ -6,13 +6,15 @@ import { canonicalEvent, signatureToJson, type Signature, type TraceEvent } from
 import type { DraftResult } from "./draft.js";
 import type { GuardrailResult } from "./incident.js";
 import type { SpecSource } from "./spec.js";
+import type { Vocabulary } from "./vocabulary.js";
 
 /**
  * Drafts kept on disk, so that the same draft asked for again makes no request (the paper's
  * Compile is 92.5% of its end-to-end time). The key is everything the answer depends on: the
- * specification's text, the signature's vocabulary, the provider and model, the prompt's version
- * and the language reference, the policy's name and the repair rounds allowed. Guardrails are kept
- * the same way, keyed by the broken rule, the incident and the benign runs they were checked on.
+ * specification's text, the signature and the vocabulary per action, the provider and model, the
+ * prompt's version and the language reference, the policy's name and the repair rounds allowed.
+ * Guardrails are kept the same way, keyed by the broken rule, the incident and the benign runs
+ * they were checked on.
  */
 
 export interface DraftKeyParts {
@@ -24,6 +26,8 @@ export interface DraftKeyParts {
   readonly maxRepairs: number;
   readonly sources: readonly SpecSource[];
   readonly signature?: Signature;
+  /** The runs' vocabulary per action, as the model is shown it. */
+  readonly vocabulary?: Vocabulary;
 }
 
 export function draftKey(parts: DraftKeyParts): string {
@@ -36,6 +40,7 @@ export function draftKey(parts: DraftKeyParts): string {
     repairs: parts.maxRepairs,
     sources: parts.sources.map((source) => [source.name, source.lines.map((line) => `${line.number}:${line.text}`)]),
     signature: parts.signature === undefined ? null : signatureToJson(parts.signature),
+    vocabulary: parts.vocabulary === undefined ? null : sha256(JSON.stringify(parts.vocabulary)),
   };
   return sha256(JSON.stringify(material));
 }
@@ -114,6 +119,8 @@ export class DraftCache {
         const problems = (value["rejected"] as { problems?: unknown }[]).every((entry) => Array.isArray(entry?.problems) && entry.problems.every((problem) => typeof problem === "string"));
         const drafted = entries("rules", ["policy", "name", "requirement", "source", "cited"]) && entries("unsupported", ["source", "requirement", "why"]) && entries("rejected", ["name"]) && problems;
         if (!drafted || !(value["warnings"] as unknown[]).every((warning) => typeof warning === "string")) return undefined;
+        const reviews = value["reviews"];
+        if (reviews !== undefined && !(Array.isArray(reviews) && entries("reviews", ["name", "review"]))) return undefined;
       }
       return value as T;
     } catch {

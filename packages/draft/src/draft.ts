@@ -1,21 +1,31 @@
-import { checkAgainstSignature, compile, format, ruleId, type Diagnostic, type Signature } from "@vigil/compiler";
+import { compile, format, ruleId, type Diagnostic, type Signature } from "@vigil/compiler";
 import { readAnswer, type Unsupported } from "./answer.js";
+import { closedWorld, reviewedName, type Review } from "./closed-world.js";
 import { draftRequest, languageReference, repairRequest, systemPrompt } from "./prompt.js";
 import type { ModelProvider, ModelRequest, ProviderName } from "./providers.js";
 import { citedText, type SpecSource } from "./spec.js";
+import type { Vocabulary } from "./vocabulary.js";
 
 /**
  * The draft loop (the paper's Compile): the model drafts a policy from the specification and the
  * runs' vocabulary; the draft goes through the real parser and checker, the closed-world check
  * against the signature, and a check that every rule cites a line of the specification; the
  * problems go back to the model for a bounded number of repair rounds. What still fails after
- * them is taken out and reported, never kept: the model proposes, the checks decide.
+ * them is taken out and reported, never kept: the model proposes, the checks decide. A name no run
+ * shows, in a prohibition or a limit whose cited lines name it, is kept and marked for review
+ * (`closed-world.ts`).
  */
 
 export interface DraftOptions {
   readonly sources: readonly SpecSource[];
   /** The runs' signature: the vocabulary the model may use, and the closed world the draft is checked in. */
   readonly signature?: Signature;
+  /**
+   * The runs' vocabulary per action (`readRunsVocabulary`, from the same runs as the signature):
+   * what the model is shown, and what a key on the wrong action or an unseen output path is found
+   * with. Without it (tool schemas), the model is shown the signature.
+   */
+  readonly vocabulary?: Vocabulary;
   readonly provider: ModelProvider;
   /** The name of the policy block. */
   readonly policyName: string;
@@ -62,6 +72,20 @@ export interface DraftResult {
   readonly model: string;
   /** The checker's warnings and notes that remain (the closed world's notes on values the runs never show among them). */
   readonly warnings: readonly string[];
+  /**
+   * The names no run shows that were kept, in a prohibition or a limit whose cited lines name them:
+   * the declaration, its source, and the `/// review:` line written above it. (Absent in drafts
+   * kept before there were any.)
+   */
+  readonly reviews?: readonly KeptForReview[];
+}
+
+export interface KeptForReview {
+  /** `POLICY.NAME` of the rule or pattern. */
+  readonly name: string;
+  readonly source?: string;
+  /** What no run shows and why it was kept, as the `/// review:` line says. */
+  readonly review: string;
 }
 
 /** A draft that could not be made: no policy block after the last round, or errors outside any rule. */
@@ -76,10 +100,10 @@ export class DraftFailed extends Error {
 }
 
 /** The first request of a draft: what a model is sent, word for word (`vigilc draft --show-request`). */
-export function draftMessages(options: Pick<DraftOptions, "sources" | "signature" | "policyName" | "reference" | "maxTokens">): ModelRequest {
+export function draftMessages(options: Pick<DraftOptions, "sources" | "signature" | "vocabulary" | "policyName" | "reference" | "maxTokens">): ModelRequest {
   return {
-    system: systemPrompt(options.reference ?? languageReference(), options.signature !== undefined),
-    messages: [{ role: "user", content: draftRequest(options.sources, options.signature, options.policyName) }],
+    system: systemPrompt(options.reference ?? languageReference(), options.signature !== undefined || options.vocabulary !== undefined, options.vocabulary?.messages === true),
+    messages: [{ role: "user", content: draftRequest(options.sources, options.signature, options.policyName, options.vocabulary) }],
     maxTokens: options.maxTokens ?? 16_000,
   };
 }
@@ -116,11 +140,11 @@ export async function draftPolicy(options: DraftOptions): Promise<DraftResult> {
     const cited = citedText(options.sources, u.source);
     return { ...u, ...(cited !== undefined ? { cited } : {}) };
   });
-  return { policy: kept.policy, rules: kept.rules, unsupported: valid, rejected: kept.rejected, rounds, provider: options.provider.name, model, warnings: kept.warnings };
+  return { policy: kept.policy, rules: kept.rules, unsupported: valid, rejected: kept.rejected, rounds, provider: options.provider.name, model, warnings: kept.warnings, reviews: kept.reviews };
 }
 
-/** What a draft is checked against: the specification its rules cite, and the runs' vocabulary. */
-type Grounding = Pick<DraftOptions, "sources" | "signature">;
+/** What a draft is checked against: the specification its rules cite, and the runs' signature and vocabulary. */
+type Grounding = Pick<DraftOptions, "sources" | "signature" | "vocabulary">;
 
 /**
  * A draft made before (from the cache), put through the same checks again: the model's answer is
@@ -142,15 +166,17 @@ interface Checked {
   /** The problems by the item (rule or pattern) they are in; `null` for those in none. */
   readonly byItem: ReadonlyMap<string | null, readonly string[]>;
   readonly warnings: readonly string[];
+  /** The names kept for review (see `closed-world.ts`), by declaration. */
+  readonly reviews: readonly Review[];
 }
 
-/** The parser's and checker's errors, the closed world's warnings, and the rules' citations of a draft. */
+/** The parser's and checker's errors, the closed world's problems, and the rules' citations of a draft. */
 function checkDraft(text: string, options: Grounding): Checked {
   const compiled = compile(text);
-  // An action or key the runs never show matches nothing: the rule is not grounded. A value they
-  // never show (V1103, a note) is what a prohibition names, and stays.
-  const closedWorld = options.signature !== undefined && compiled.ok ? checkAgainstSignature(compiled, options.signature) : [];
-  const ungrounded = closedWorld.filter((d) => d.severity !== "info");
+  // An action, key or output path the runs never show matches nothing: the rule is sent back, or,
+  // in a prohibition whose lines name it, kept for review. A value they never show (V1103, a
+  // note) is what a prohibition names, and stays.
+  const world = options.signature !== undefined && compiled.ok ? closedWorld(compiled, text, { signature: options.signature, sources: options.sources, ...(options.vocabulary !== undefined ? { vocabulary: options.vocabulary } : {}) }) : { problems: [], reviews: [], notes: [] };
   const lines = text.split("\n");
   const where = (d: Diagnostic) => (d.span !== undefined ? `line ${d.span.line}:${d.span.column}: ` : "");
   const byItem = new Map<string | null, string[]>();
@@ -161,10 +187,14 @@ function checkDraft(text: string, options: Grounding): Checked {
     byItem.set(key, [...(byItem.get(key) ?? []), problem]);
   };
   const problems: string[] = [];
-  for (const d of [...compiled.diagnostics.filter((d) => d.severity === "error"), ...ungrounded]) {
+  for (const d of compiled.diagnostics.filter((d) => d.severity === "error")) {
     const problem = `${where(d)}${d.code}: ${d.message}${d.span !== undefined ? ` (in \`${lines[d.span.line - 1]?.trim() ?? ""}\`)` : ""}`;
     problems.push(problem);
     note(d.span?.start, problem);
+  }
+  for (const problem of world.problems) {
+    problems.push(problem.text);
+    note(problem.start, problem.text);
   }
   for (const { policy, item } of items) {
     if (item.kind !== "RuleDecl") continue;
@@ -180,20 +210,20 @@ function checkDraft(text: string, options: Grounding): Checked {
     }
   }
   // Said by the declaration they are in: the text's lines move when it is formatted.
-  const warnings = [...compiled.diagnostics.filter((d) => d.severity !== "error"), ...closedWorld.filter((d) => d.severity === "info")].map((d) => {
+  const warnings = [...compiled.diagnostics.filter((d) => d.severity !== "error"), ...world.notes].map((d) => {
     const owner = d.span === undefined ? undefined : items.find(({ item }) => item.span.start <= d.span!.start && d.span!.start <= item.span.end);
     const at = owner === undefined ? "" : ` (${owner.item.kind === "RuleDecl" ? "rule" : "pattern"} \`${ruleId({ policy: owner.policy, name: owner.item.name.text })}\`)`;
     return `${d.severity === "info" ? "note" : d.severity} ${d.code}${at}: ${d.message}`;
   });
-  return { text, problems, byItem, warnings };
+  return { text, problems, byItem, warnings, reviews: world.reviews };
 }
 
-/** A rule's `///` text split into its requirement and its `source:` line. */
+/** A rule's `///` text split into its requirement and its `source:` line (`review:` lines are neither). */
 export function docOf(doc: string | undefined): { requirement: string; source?: string } {
   const lines = (doc ?? "").split("\n");
   const index = lines.findLastIndex((line) => /^\s*source:\s*\S/i.test(line));
   const source = index >= 0 ? lines[index]!.replace(/^\s*source:\s*/i, "").trim() : undefined;
-  const requirement = lines.filter((_, i) => i !== index).join("\n").trim();
+  const requirement = lines.filter((line, i) => i !== index && !reviewLine.test(line)).join("\n").trim();
   return { requirement, ...(source !== undefined ? { source } : {}) };
 }
 
@@ -201,7 +231,7 @@ export function docOf(doc: string | undefined): { requirement: string; source?: 
  * The draft with every declaration that still fails a check taken out (a rule that uses a pattern
  * taken out fails in turn, and goes too), formatted; what was taken out, and why.
  */
-function pruned(first: Checked, options: Grounding): { policy: string; rules: DraftedRule[]; rejected: RejectedRule[]; warnings: string[] } {
+function pruned(first: Checked, options: Grounding): { policy: string; rules: DraftedRule[]; rejected: RejectedRule[]; warnings: string[]; reviews: KeptForReview[] } {
   let checked = first;
   const rejected: RejectedRule[] = [];
   for (let pass = 0; pass < 20; pass++) {
@@ -225,7 +255,8 @@ function pruned(first: Checked, options: Grounding): { policy: string; rules: Dr
     for (const { start, end } of removals.sort((a, b) => b.start - a.start)) text = text.slice(0, start) + text.slice(end);
     checked = checkDraft(text, options);
   }
-  const formatted = format(checked.text).text ?? checked.text;
+  const reviewed = withReviews(format(checked.text).text ?? checked.text, options);
+  const formatted = reviewed.text;
   const compiled = compile(formatted);
   const rules: DraftedRule[] = [];
   for (const policy of compiled.syntax.policies) {
@@ -235,5 +266,37 @@ function pruned(first: Checked, options: Grounding): { policy: string; rules: Dr
       rules.push({ policy: policy.name.text, name: item.name.text, requirement, source: source ?? "", cited: citedText(options.sources, source ?? "") ?? "" });
     }
   }
-  return { policy: rules.length > 0 ? formatted : "", rules, rejected, warnings: [...checked.warnings] };
+  return { policy: rules.length > 0 ? formatted : "", rules, rejected, warnings: [...checked.warnings], reviews: rules.length > 0 ? reviewed.reviews : [] };
+}
+
+/** A `/// review: …` line, as the draft writes it (the model's own are replaced). */
+const reviewLine = /^\s*review:/i;
+
+/**
+ * The formatted policy with a `/// review: …` line above each declaration for each name no run
+ * shows that it keeps (after its other `///` lines, so that the requirement and its source come
+ * first); any such line the answer wrote itself is dropped first. And the same, for the report.
+ */
+function withReviews(formatted: string, options: Grounding): { text: string; reviews: KeptForReview[] } {
+  const text = formatted.split("\n").filter((line) => !/^\s*\/\/\/\s*review:/i.test(line)).join("\n");
+  const checked = checkDraft(text, options);
+  if (checked.reviews.length === 0) return { text, reviews: [] };
+  const compiled = compile(text);
+  const inserts: { at: number; lines: string }[] = [];
+  const reviews: KeptForReview[] = [];
+  for (const policy of compiled.syntax.policies) {
+    for (const item of policy.items) {
+      const own = checked.reviews.filter((review) => review.policy === policy.name.text && review.item === item.name.text && review.kind === item.kind);
+      const unique = [...new Set(own.map((review) => review.line))];
+      if (unique.length === 0) continue;
+      const at = text.lastIndexOf("\n", item.span.start - 1) + 1;
+      const indent = /^[ \t]*/.exec(text.slice(at))![0];
+      inserts.push({ at, lines: unique.map((line) => `${indent}/// ${line}\n`).join("") });
+      const { source } = docOf(item.doc?.text);
+      for (const line of unique) reviews.push({ name: reviewedName(own[0]!), ...(source !== undefined ? { source } : {}), review: line.replace(reviewLine, "").trim() });
+    }
+  }
+  let result = text;
+  for (const { at, lines } of inserts.sort((a, b) => b.at - a.at)) result = result.slice(0, at) + lines + result.slice(at);
+  return { text: result, reviews };
 }

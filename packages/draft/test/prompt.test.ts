@@ -1,5 +1,6 @@
+import { compile } from "@vigil/compiler";
 import { describe, expect, it } from "vitest";
-import { draftMessages, guardrailSystemPrompt, languageReference } from "../src/index.js";
+import { draftMessages, guardrailSystemPrompt, languageReference, systemPrompt } from "../src/index.js";
 
 /**
  * What a model is taught of the language (`vigilc draft --show-request`): the reference it is sent
@@ -34,5 +35,19 @@ describe("the draft request's language reference", () => {
     expect(system).toContain(`The Vigil language reference:\n\n${reference}`);
     expect(system).toContain("a bound on an argument (no refund above 250: a comparison; at most 5 passengers: a count)");
     expect(guardrailSystemPrompt(reference)).toContain("a bound (`amount > 500`) rather than the one amount seen");
+  });
+});
+
+describe("the instructions on rules about the conversation", () => {
+  it("are given only when the runs' messages are in the vocabulary, and each example is a rule the checker accepts", () => {
+    expect(systemPrompt("REF", true, false)).not.toContain("user_message");
+    const system = systemPrompt("REF", true, true);
+    const examples = [...system.matchAll(/`((?:prec|until)\(.*?\))`/g)].map((match) => match[1]!);
+    expect(examples).toHaveLength(4);
+    expect(examples).toContain("prec(action in {refund} and order_id = $o, action in {user_message} and text contains $o)");
+    for (const example of examples) {
+      const compiled = compile(`policy p {\n  rule r: ${example}\n}\n`);
+      expect(compiled.diagnostics.filter((d) => d.severity === "error"), example).toEqual([]);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { ruleId, type CheckedProgram } from "@vigil/compiler";
+import { ruleId, type CheckedProgram, type CheckedStatement } from "@vigil/compiler";
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
 import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural } from "./shared.js";
@@ -11,6 +11,9 @@ import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plura
  * identical meanings and for one-event rules whose every class of values was searched; otherwise it
  * says no run of up to `--depth` events (widened for limits) differs, over every class of values the
  * rules tell apart, and names what the search left out. `--base REF` compares a file with its version at a git revision.
+ * Rules are paired by `POLICY.RULE`, or (`--pair-by source`, and on its own when no name is in both
+ * versions and both cite specification lines) by the lines their `/// source:` lines cite, so that
+ * a drafted policy can be compared with one written by hand from the same specification.
  * Exit: 0 no difference found, 1 a difference, 2 bad input (or a run the engine does not confirm).
  */
 export function registerDiff(program: Command, context: CommandContext): void {
@@ -23,13 +26,18 @@ export function registerDiff(program: Command, context: CommandContext): void {
     .option("--depth <events>", "the longest run searched for a difference (further when a rule needs it: a limit of N needs N + 1 events)", parsePositiveInteger)
     .option("--rlimit <units>", "the solver's resource limit per search (Z3 rlimit, deterministic)", parsePositiveInteger)
     .option("--base <ref>", "compare the file with its version at this git revision (a commit, a branch, HEAD)")
+    .addOption(
+      new Option("--pair-by <how>", "pair the rules of the two versions by name (POLICY.RULE) or by the specification lines their `/// source:` lines cite; auto: by source when no name is in both and both cite")
+        .choices(["auto", "name", "source"])
+        .default("auto"),
+    )
     .addOption(new Option("-f, --format <format>", "output format").choices(["human", "json", "markdown"]).default("human"))
     .action(async (first: string, second: string | undefined, options: DiffCommandOptions) => {
       context.exitCode = await diff(context, first, second, options);
     });
 }
 
-type DiffCommandOptions = { rule?: string; depth?: number; rlimit?: number; base?: string; format: "human" | "json" | "markdown" };
+type DiffCommandOptions = { rule?: string; depth?: number; rlimit?: number; base?: string; pairBy: "auto" | "name" | "source"; format: "human" | "json" | "markdown" };
 
 async function diff(context: CommandContext, first: string, second: string | undefined, options: DiffCommandOptions): Promise<number> {
   const { io } = context;
@@ -52,7 +60,13 @@ async function diff(context: CommandContext, first: string, second: string | und
       throw new InputError();
     }
   }
-  const result = await diffPolicies(old, next, { depth, ...(options.rule !== undefined ? { rule: options.rule } : {}), ...(options.rlimit !== undefined ? { rlimit: options.rlimit } : {}) });
+  await notePairing(context, options.pairBy, [oldName, old], [newFile, next]);
+  const result = await diffPolicies(old, next, {
+    depth,
+    pairBy: options.pairBy,
+    ...(options.rule !== undefined ? { rule: options.rule } : {}),
+    ...(options.rlimit !== undefined ? { rlimit: options.rlimit } : {}),
+  });
   const { noDifferenceFound, policyDiffMarkdown, policyDiffText, policyDiffToJson, unconfirmedRuns } = await loadCompiler();
   if (options.format === "json") io.stdout(`${JSON.stringify(policyDiffToJson(result, oldName, newFile), null, 2)}\n`);
   else io.stdout(options.format === "markdown" ? policyDiffMarkdown(result, oldName, newFile) : policyDiffText(result, oldName, newFile));
@@ -64,6 +78,36 @@ async function diff(context: CommandContext, first: string, second: string | und
   const unknown = [result.whole, ...result.rules.map((rule) => rule.difference)].find((d) => d.unknown !== undefined);
   if (unknown !== undefined) io.stderr(`warning: ${unknown.unknown}; the relation shown is what was found before\n`);
   return noDifferenceFound(result) ? 0 : 1;
+}
+
+/**
+ * What stands in the way of pairing by source, said before the comparison: with `--pair-by
+ * source`, a version none of whose rules cites a line (each of the other's rules is then `added`
+ * or `removed`); on `auto`, versions with no name in common that stay paired by name because one
+ * of them cites nothing.
+ */
+async function notePairing(context: CommandContext, pairBy: DiffCommandOptions["pairBy"], old: [string, CheckedProgram], next: [string, CheckedProgram]): Promise<void> {
+  if (pairBy === "name") return;
+  const { citesSources } = await loadCompiler();
+  const version = ([name, program]: [string, CheckedProgram]): Version => ({ name, statements: program.policies.flatMap((p) => p.statements) });
+  const [before, after] = [version(old), version(next)];
+  const silent = [before, after].filter((version) => version.statements.length > 0 && !citesSources(version.statements));
+  if (silent.length === 0) return;
+  const named = silent.map((version) => `\`${version.name}\``).join(" and ");
+  const cite = "(`/// source: NAME:LINE`, or `NAME:FIRST-LAST`)";
+  if (pairBy === "source") {
+    context.io.stderr(`warning: no rule of ${named} cites a specification line ${cite}: its rules cannot be paired, and are compared with no rule\n`);
+  } else if (before.statements.length > 0 && after.statements.length > 0 && !sharesAName(before.statements, after.statements)) {
+    context.io.stderr(`note: no rule name is in both versions, and no rule of ${named} cites a specification line ${cite}: the rules are paired by name, so each is added or removed\n`);
+  }
+}
+
+type Version = { readonly name: string; readonly statements: readonly CheckedStatement[] };
+
+/** Whether a rule of one version has the `POLICY.RULE` of a rule of the other. */
+function sharesAName(old: readonly CheckedStatement[], next: readonly CheckedStatement[]): boolean {
+  const names = new Set(old.map(ruleId));
+  return next.some((s) => names.has(ruleId(s)));
 }
 
 /** The text of a file at a git revision. */

@@ -1,8 +1,9 @@
 import { basename, dirname, relative, resolve } from "node:path";
-import { ruleId, type Diagnostic, type RecordingRun, type Signature } from "@vigil/compiler";
+import { ruleId, type RecordingRun, type Signature } from "@vigil/compiler";
 import type { DraftCache, DraftResult, ModelProvider, ModelRequest } from "@vigil/draft";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { CommandContext } from "./context.js";
+import { groundingOption, messageActionsOf } from "./draft-runs.js";
 import { readRuns, runArgumentFiles } from "./runs.js";
 import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plural, writeOutput } from "./shared.js";
 
@@ -12,7 +13,9 @@ import { EXIT_INPUT_ERROR, InputError, loadCompiler, parsePositiveInteger, plura
  * the specification it came from as `///`, and passed the parser, the checker and the closed-world
  * check (the model's drafts go back to it with the problems, at most `--max-repairs` times; what
  * still fails is taken out and reported). Requirements the model could not write are reported with
- * why. The same draft asked for again comes from the cache, with no request.
+ * why. The runs' conversations are part of the vocabulary (`user_message`, `agent_message`) unless
+ * `--no-messages`. A name no run shows, kept in a prohibition because the specification names it,
+ * is marked `/// review:`. The same draft asked for again comes from the cache, with no request.
  * With `-o` and `--trace`, a test file pins the draft's verdict on each run (one test per run, a
  * file of several runs included); a run it cannot be judged on writes no test file.
  * Exit: 0 a policy was drafted; 2 bad input, no key, the model failing, or no rule surviving; 2 too,
@@ -25,6 +28,8 @@ export function registerDraft(program: Command, context: CommandContext): void {
     .argument("<spec...>", "SKILL.md (with the files it references), README.md#Section, or any text file; with --from-incident, the policy the run broke")
     .option("-t, --trace <run...>", "runs (files, directories, globs) whose signature (actions, keys, values) is the vocabulary and the closed world")
     .option("--schema <file>", "tool schemas whose signature is the vocabulary (an MCP tools/list result or OpenAI function definitions)")
+    .option("--messages", "the runs' conversations are events too (user_message and agent_message, with their text), for rules about the conversation; the default when the runs carry messages")
+    .option("--no-messages", "leave the runs' conversations out of the vocabulary")
     .option("-o, --output <file>", "write the policy here (default: standard output)")
     .option("--report <file>", "write the report (rules, their sources, unsupported and rejected requirements) as JSON")
     .option("--name <policy>", "the policy's name (default: the specification's folder)")
@@ -47,6 +52,7 @@ export function registerDraft(program: Command, context: CommandContext): void {
 type DraftCommandOptions = {
   trace?: string[];
   schema?: string;
+  messages?: boolean;
   output?: string;
   report?: string;
   name?: string;
@@ -73,14 +79,14 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     for (const error of reading.errors) io.stderr(`error: ${error}\n`);
     throw new InputError();
   }
-  const signature = await signatureOption(context, options);
+  const { signature, vocabulary } = await groundingOption(context, options);
   const policyName = options.name ?? policyNameOf(resolve(io.cwd, specs[0]!.replace(/#.*$/, "")));
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(policyName)) {
     io.stderr(`error: \`${policyName}\` is not a policy name: give --name with letters, digits and _\n`);
     throw new InputError();
   }
   const reference = languageReference();
-  const grounding = { sources: reading.sources, ...(signature !== undefined ? { signature } : {}) };
+  const grounding = { sources: reading.sources, ...(signature !== undefined ? { signature } : {}), ...(vocabulary !== undefined ? { vocabulary } : {}) };
   const asking = await askingOf(context, options, () => draftMessages({ ...grounding, policyName, reference }));
   if (typeof asking === "number") return asking;
   const { provider, maxRepairs, cache } = asking;
@@ -115,12 +121,13 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
   }
   const drafted = result!;
   const sources = [...specs, ...(options.trace ?? []), ...(options.schema !== undefined ? [options.schema] : [])];
-  if (options.report !== undefined) await writeOutput(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...drafted }, null, 2)}\n`);
+  if (options.report !== undefined) await writeOutput(resolve(io.cwd, options.report), `${JSON.stringify({ key, cached, specifications: specs, traces: options.trace ?? [], ...(options.schema !== undefined ? { schema: options.schema } : {}), ...(vocabulary !== undefined ? { messages: vocabulary.messages } : {}), ...drafted }, null, 2)}\n`);
   io.stderr(reportText(drafted));
   // The analysis may fail (the solver, say): the policy is written all the same, and the failure said.
   let analysisFailed: string | undefined;
   if (options.explain === true && drafted.rules.length > 0) {
-    const explained = await explanation(drafted, signature);
+    // Runs given with --trace are samples of good behaviour: a prohibition they never break is expected.
+    const explained = await explanation(drafted, signature, options.trace !== undefined && options.trace.length > 0);
     io.stderr(explained.text);
     analysisFailed = explained.failed;
   }
@@ -128,7 +135,14 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     io.stderr("error: no rule of the draft passed the checks; nothing was written\n");
     return EXIT_INPUT_ERROR;
   }
-  const header = `// Drafted by \`vigilc draft\` (${modelName(drafted)}, prompt ${promptVersion}) from ${specs.join(", ")}${sources.length > specs.length ? `, in the vocabulary of ${sources.slice(specs.length).join(", ")}` : ""}.\n// Every rule passed the parser and the checker${signature !== undefined ? " against that signature" : ""}; review each before enforcing it.\n\n`;
+  // A policy naming the conversation's messages is judged with them, here and by whoever checks it.
+  const messageActions = await messageActionsOf(drafted.policy);
+  const reviews = drafted.reviews ?? [];
+  const header =
+    `// Drafted by \`vigilc draft\` (${modelName(drafted)}, prompt ${promptVersion}) from ${specs.join(", ")}${sources.length > specs.length ? `, in the vocabulary of ${sources.slice(specs.length).join(", ")}` : ""}.\n// Every rule passed the parser and the checker${signature !== undefined ? " against that signature" : ""}; review each before enforcing it.\n` +
+    (reviews.length > 0 ? `// ${plural(reviews.length, "name")} no run shows ${reviews.length === 1 ? "is" : "are"} kept where the specification names ${reviews.length === 1 ? "it" : "them"}: see the \`/// review:\` lines.\n` : "") +
+    (messageActions.length > 0 ? `// It names the conversation's messages (${messageActions.map((action) => `\`${action}\``).join(", ")}): check runs with it using --messages.\n` : "") +
+    "\n";
   const text = header + drafted.policy;
   if (options.output !== undefined) {
     const policyFile = resolve(io.cwd, options.output);
@@ -139,7 +153,7 @@ async function draft(context: CommandContext, specs: string[], options: DraftCom
     const traces = options.trace ?? [];
     if (traces.length > 0) {
       const testFile = policyFile.replace(/(\.vigil)?$/, ".vigiltest");
-      const tests = await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd));
+      const tests = await testFileOf(text, policyFile, testFile, await runArgumentFiles(context, traces, io.cwd), messageActions.length > 0);
       if ("failures" in tests) {
         // A verdict that could not be judged is not written down as an expectation: no test file at all.
         io.stderr(`error: the draft could not be judged on ${plural(tests.failures.length, "run")} of ${tests.runs}, so no test file was written (the policy was):\n`);
@@ -299,13 +313,15 @@ function requestText(request: ModelRequest): string {
  * file holding several runs (a τ-bench results file) giving one test per run of it
  * (`trace "FILE" run "NAME"`). Every run must be judged: a run that does not read, or on which a
  * rule is undecided, is a failure named in `failures`, and then no test file is made (an empty or
- * undecided verdict is never written down as an expectation).
+ * undecided verdict is never written down as an expectation). With `messages`, the runs are judged
+ * with their conversations as events (`trace "FILE" messages`), as the policy names them.
  */
 async function testFileOf(
   policyText: string,
   policyFile: string,
   testFile: string,
   traces: readonly string[],
+  messages: boolean,
 ): Promise<{ text: string; runs: number; broken: number } | { failures: string[]; runs: number }> {
   const { compile, judgeRun, readRunFile } = await loadCompiler();
   const compiled = compile(policyText, { file: policyFile });
@@ -331,10 +347,11 @@ async function testFileOf(
       runs++;
       let judged: Awaited<ReturnType<typeof judgeRun>>;
       try {
+        const withMessages = messages ? { messages: true } : {};
         judged =
           run === undefined
-            ? await judgeRun(compiled, { file: trace })
-            : await judgeRun(compiled, { file: trace, text: run.text, run: run.name, origin: run.origin }, { traceFormat: "tau-bench" });
+            ? await judgeRun(compiled, { file: trace }, withMessages)
+            : await judgeRun(compiled, { file: trace, text: run.text, run: run.name, origin: run.origin }, { traceFormat: "tau-bench", ...withMessages });
       } catch (error) {
         failures.push(`${name}: judging failed: ${error instanceof Error ? error.message : String(error)}`);
         continue;
@@ -359,7 +376,7 @@ async function testFileOf(
       lines.push(
         `/// The draft's verdicts on ${name}, as it judged them when it was drafted: check each (a good run should hold).`,
         `test ${JSON.stringify(testName)} {`,
-        `  trace ${JSON.stringify(from(trace))}${run !== undefined ? ` run ${JSON.stringify(run.name)}` : ""}`,
+        `  trace ${JSON.stringify(from(trace))}${run !== undefined ? ` run ${JSON.stringify(run.name)}` : ""}${messages ? " messages" : ""}`,
         ...(broken.length === 0
           ? ["  expect all hold"]
           : [...broken.map((s) => `  expect ${nameOf(s)} violated${s.form === "until" || s.witnesses.length === 0 ? "" : ` at ${s.witnesses.join(", ")}`}`), ...(broken.length < statements.length ? ["  expect others hold"] : [])]),
@@ -377,7 +394,7 @@ async function testFileOf(
  * fires or always breaks, an action made impossible, a conflict: the paper's main source of false
  * positives).
  */
-async function explanation(result: DraftResult, signature: Signature | undefined): Promise<{ text: string; failed?: string }> {
+async function explanation(result: DraftResult, signature: Signature | undefined, samples: boolean): Promise<{ text: string; failed?: string }> {
   const { analyzePolicy, compile, defaultAnalysisDepth, describeRule } = await loadCompiler();
   const compiled = compile(result.policy, { file: "draft" });
   const plain = (markdown: string) => markdown.replace(/\*\*/g, "");
@@ -397,13 +414,16 @@ async function explanation(result: DraftResult, signature: Signature | undefined
   let findings: Awaited<ReturnType<typeof analyzePolicy>>;
   try {
     if (!compiled.ok) throw new Error("the draft does not compile on its own");
-    findings = await analyzePolicy(compiled.program, { ...(signature !== undefined ? { signature } : {}) });
+    findings = await analyzePolicy(compiled.program, { ...(signature !== undefined ? { signature, samples } : {}) });
   } catch (error) {
     // Never "nothing found" for an analysis that did not finish.
     const failed = error instanceof Error ? error.message : String(error);
     return { text: `${out}${heading}: failed, nothing is known of it: ${failed}\n`, failed };
   }
-  out += `${heading}: ${findings.length === 0 ? "nothing found" : plural(findings.length, "finding")}\n`;
+  const warnings = findings.filter((finding) => finding.severity !== "info").length;
+  const notes = findings.length - warnings;
+  const counted = [...(warnings > 0 ? [plural(warnings, "finding")] : []), ...(notes > 0 ? [plural(notes, "note")] : [])].join(", ");
+  out += `${heading}: ${findings.length === 0 ? "nothing found" : counted}\n`;
   for (const finding of findings) {
     const owner = compiled.syntax.policies.flatMap((p) => p.items.map((item) => ({ p, item }))).find(({ item }) => finding.span !== undefined && item.span.start <= finding.span.start && finding.span.start <= item.span.end);
     out += `  ${finding.code} (${finding.severity})${owner !== undefined ? ` ${ruleId({ policy: owner.p.name.text, name: owner.item.name.text })}` : ""}: ${finding.message}${finding.help !== undefined ? `\n      help: ${finding.help}` : ""}\n`;
@@ -416,10 +436,13 @@ function reportText(result: DraftResult): string {
   let out = `${plural(result.rules.length, "rule")} drafted in ${plural(result.rounds, "answer")}`;
   out += result.unsupported.length > 0 ? `; ${plural(result.unsupported.length, "requirement")} the model could not write` : "";
   out += result.rejected.length > 0 ? `; ${plural(result.rejected.length, "declaration")} taken out after failing the checks` : "";
+  const reviews = result.reviews ?? [];
+  out += reviews.length > 0 ? `; ${plural(reviews.length, "name")} no run shows kept for review` : "";
   out += "\n";
   for (const rule of result.rules) out += `  ✓ ${ruleId(rule)} ← ${rule.source}: ${oneLine(rule.requirement)}\n`;
   for (const item of result.unsupported) out += `  ✗ ${item.source}: ${oneLine(item.requirement)} — not written: ${oneLine(item.why)}\n`;
   for (const item of result.rejected) out += `  ✗ ${item.name}${item.source !== undefined ? ` (${item.source})` : ""} taken out: ${item.problems.map(oneLine).join("; ")}\n`;
+  for (const item of reviews) out += `  ? ${item.name}${item.source !== undefined ? ` (${item.source})` : ""} kept for review: ${oneLine(item.review)}\n`;
   for (const warning of result.warnings) out += `  ${warning}\n`;
   return out;
 }
@@ -439,36 +462,4 @@ function policyNameOf(file: string): string {
 function parseCount(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) > 10) throw new InvalidArgumentError("must be a count from 0 to 10");
   return Number(text);
-}
-
-/** The vocabulary: the union of the runs' signatures, or the tool schemas'. */
-async function signatureOption(context: CommandContext, options: DraftCommandOptions): Promise<Signature | undefined> {
-  const traces = options.trace ?? [];
-  if (traces.length > 0 && options.schema !== undefined) {
-    context.io.stderr("error: give --trace or --schema, not both\n");
-    throw new InputError();
-  }
-  const { mergeSignatures, readRunSignature, signatureFromToolSchemas } = await loadCompiler();
-  if (options.schema !== undefined) {
-    const read = signatureFromToolSchemas(await context.readText(options.schema, "schema"), { file: options.schema });
-    stopOnErrors(context, read.diagnostics, options.schema);
-    return read.signature;
-  }
-  if (traces.length === 0) return undefined;
-  const signatures: Signature[] = [];
-  for (const file of await runArgumentFiles(context, traces, context.io.cwd)) {
-    const read = await readRunSignature({ file });
-    stopOnErrors(context, read.traceDiagnostics, relative(context.io.cwd, file) || file);
-    signatures.push(read.signature);
-  }
-  return mergeSignatures(signatures);
-}
-
-function stopOnErrors(context: CommandContext, diagnostics: readonly Diagnostic[], file: string): void {
-  const errors = diagnostics.filter((d) => d.severity === "error");
-  if (errors.length === 0) return;
-  context.printDiagnostics(errors);
-  context.reportUnrendered();
-  context.io.stderr(`error: \`${file}\` has ${plural(errors.length, "error")}; nothing was drafted\n`);
-  throw new InputError();
 }
