@@ -138,8 +138,10 @@ function slug(heading: string): string {
 }
 
 function displayName(cwd: string, file: string): string {
-  const inside = relative(cwd, file);
-  return (inside.startsWith("..") || isAbsolute(inside) ? file : inside).split(sep).join("/");
+  // Relative to the working directory even outside it (`../shared/spec.md`), so that a citation in a
+  // recorded answer names the same file on another machine run from the same place.
+  const path = relative(cwd, file);
+  return (isAbsolute(path) ? file : path).split(sep).join("/");
 }
 
 /** The specifications as the model reads them: each line prefixed with its citation, `NAME:LINE| `. */
