@@ -23,6 +23,7 @@ const heavyTier: Readonly<Record<string, string>> = {
   "packages/cli/test/hook-processes.test.ts": "dozens of hook processes at once on one database, and killed at random points",
   "packages/cli/test/hook-snapshot-fallback.test.ts": "some thirty hook processes, from a startup snapshot spoiled in three ways",
   "examples/tau-airline/tau-airline-smt.test.ts": "the 200 recorded τ-bench runs through Z3",
+  "examples/tau-airline/drafted/tau-airline-drafted.test.ts": "the 200 recorded τ-bench runs through two policies, and a diff of the drafted policy's 43 rules against the hand-written one's",
   "test/docs-commands.test.ts": "every command the documentation shows, run as written (some ninety vigilc processes, several over whole corpora)",
 };
 
