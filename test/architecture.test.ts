@@ -23,6 +23,7 @@ const allowed: Readonly<Record<string, readonly string[]>> = {
   "language-server": ["@vigil/compiler", "@vigil/diagnostics", "@vigil/syntax", "@vigil/trace", "vscode-languageserver", "vscode-languageserver-textdocument", "tinyglobby"],
   draft: ["@vigil/compiler", "@anthropic-ai/sdk", "openai"],
   runtime: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/engine", "@vigil/trace", "better-sqlite3", "@modelcontextprotocol/sdk", "@pondwader/socks5-server"],
+  adapters: ["@vigil/compiler", "@vigil/runtime"],
   cli: ["@vigil/compiler", "@vigil/diagnostics", "@vigil/draft", "@vigil/runtime", "@vigil/sql", "@vigil/syntax", "@vigil/trace", "commander", "picocolors", "@babel/code-frame", "piscina", "tinyglobby", "sarif", "@anthropic-ai/sandbox-runtime"],
 };
 
