@@ -102,6 +102,8 @@ export const PLACEHOLDERS: readonly Placeholder[] = [
   { shown: "CMD…", verb: "mcp-gateway", value: "node mcp-server.mjs", why: "a stdio MCP server: the project's mcp-server.mjs" },
   { shown: "SERVER COMMAND…", verb: "mcp-gateway", value: "node mcp-server.mjs", why: "a stdio MCP server: the project's mcp-server.mjs" },
   { shown: "npx some-mcp-server …", verb: "mcp-gateway", value: "node mcp-server.mjs", why: "a stdio MCP server: the project's mcp-server.mjs" },
+  { shown: "--server-command LINE", verb: "mcp-gateway", value: "--server-command ./mcp-server.sh", why: "the same server, as one command line (a word each value holds: the project's mcp-server.sh runs it)" },
+  { shown: "--server-config FILE", verb: "mcp-gateway", value: "--server-config mcp.json", why: "an MCP client's configuration naming the same server (the project's mcp.json)" },
 ];
 
 /** A Claude Code stream-json recording, as `claude -p "fix the failing test" --output-format stream-json --verbose` prints one. */

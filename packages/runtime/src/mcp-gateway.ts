@@ -1,11 +1,14 @@
+import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -24,6 +27,13 @@ import { printable } from "./reason.js";
  * an allowed call's result is recorded when the server answers (its status from `isError`, its
  * output the text of its content). A call that needs a person's approval (`ask`) is refused the
  * same way, saying so: MCP has no way to ask here.
+ *
+ * A call's identity is the gateway's own, never the client's JSON-RPC id: a client may use an id
+ * again once it has its answer (the MCP Inspector's CLI sends every call as id 1 or 2, in a new
+ * process each time), and several gateways may share a run (`--run`). Each call gets an id unique
+ * to this gateway (see `CallIds`), and each request of the client reaches the server under an id
+ * of the gateway's too (see `Routes`), so that even two requests in flight with the same JSON-RPC
+ * id are two calls, decided, recorded and answered apart.
  */
 
 export interface McpGatewayOptions {
@@ -51,6 +61,60 @@ interface ForwardedCall {
   readonly name: string;
 }
 
+/**
+ * The ids of this gateway's calls: `mcp-<a UUID drawn when the gateway starts>-<a count>`. The
+ * count keeps them in order and short to quote; the UUID keeps them apart from the calls of any
+ * other gateway in the same run.
+ */
+export class CallIds {
+  private readonly prefix = `mcp-${randomUUID()}`;
+  private count = 0;
+
+  next(): string {
+    this.count += 1;
+    return `${this.prefix}-${this.count}`;
+  }
+}
+
+/** A request of the client sent on to the server under the gateway's own id. */
+interface Route {
+  /** The client's id: its answer goes back under it. */
+  readonly clientId: RequestId;
+  /** The tool call it is, whose result is recorded when the answer comes. */
+  readonly call?: ForwardedCall;
+}
+
+/**
+ * The client's requests on their way to the server. Each is sent under an id of the gateway's (a
+ * count), and the server's answer goes back under the client's id; so the server never sees two
+ * requests in flight with one id, whatever ids the client uses. A cancellation names the client's
+ * id: it is sent on for each request in flight under it.
+ */
+export class Routes {
+  private readonly inFlight = new Map<number, Route>();
+  private count = 0;
+
+  /** The request as the server gets it, and remembers how to route its answer. */
+  out(request: JSONRPCRequest, call?: ForwardedCall): JSONRPCRequest {
+    this.count += 1;
+    this.inFlight.set(this.count, { clientId: request.id, ...(call !== undefined ? { call } : {}) });
+    return { ...request, id: this.count };
+  }
+
+  /** The route of an answer of the server, forgotten once taken (undefined: not a request of the client's). */
+  back(id: RequestId): Route | undefined {
+    if (typeof id !== "number") return undefined;
+    const route = this.inFlight.get(id);
+    this.inFlight.delete(id);
+    return route;
+  }
+
+  /** The gateway's ids of the requests in flight under the client's id. */
+  idsOf(clientId: RequestId): number[] {
+    return [...this.inFlight].filter(([, route]) => route.clientId === clientId).map(([id]) => id);
+  }
+}
+
 /** Runs the gateway until either side closes; then the run's verdicts are logged. */
 export async function runMcpGateway(options: McpGatewayOptions): Promise<void> {
   const { enforcer, runId } = options;
@@ -59,7 +123,8 @@ export async function runMcpGateway(options: McpGatewayOptions): Promise<void> {
   for (const [name, value] of Object.entries(options.env ?? process.env)) if (value !== undefined) env[name] = value;
   const upstream = new StdioServerTransport(options.input, options.output);
   const downstream = new StdioClientTransport({ command: options.command, args: [...options.args], env, stderr: "inherit", ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
-  const forwarded = new Map<RequestId, ForwardedCall>();
+  const routes = new Routes();
+  const callIds = new CallIds();
 
   let closing = false;
   let done!: () => void;
@@ -83,20 +148,26 @@ export async function runMcpGateway(options: McpGatewayOptions): Promise<void> {
 
   upstream.onmessage = (message: JSONRPCMessage) => {
     if (isJSONRPCRequest(message) && message.method === "tools/call") {
-      const answer = decideToolCall(enforcer, runId, message);
-      if (answer.forward) {
-        if (answer.call !== undefined) forwarded.set(message.id, answer.call);
-        send(downstream, message);
-      } else send(upstream, { jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: answer.reason }], isError: true } });
+      const answer = decideToolCall(enforcer, runId, message, callIds.next());
+      if (answer.forward) send(downstream, routes.out(message, answer.call));
+      else send(upstream, { jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: answer.reason }], isError: true } });
       return;
     }
-    send(downstream, message);
+    if (isJSONRPCRequest(message)) send(downstream, routes.out(message));
+    else if (isCancellation(message)) for (const id of routes.idsOf(message.params.requestId)) send(downstream, { ...message, params: { ...message.params, requestId: id } });
+    else send(downstream, message);
   };
 
   downstream.onmessage = (message: JSONRPCMessage) => {
-    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined && forwarded.has(message.id)) {
-      const call = forwarded.get(message.id)!;
-      forwarded.delete(message.id);
+    const answer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    const route = answer && message.id !== undefined ? routes.back(message.id) : undefined;
+    if (!answer || route === undefined) {
+      // The server's own requests and notifications, as they are.
+      send(upstream, message);
+      return;
+    }
+    const call = route.call;
+    if (call !== undefined) {
       try {
         if (isJSONRPCResultResponse(message)) {
           const result = message.result as { content?: unknown; isError?: unknown };
@@ -114,7 +185,7 @@ export async function runMcpGateway(options: McpGatewayOptions): Promise<void> {
         log(`vigil mcp-gateway: the result of the call ${call.callId} (${printable(call.name)}) could not be recorded: ${(error as Error).message}`);
       }
     }
-    send(upstream, message);
+    send(upstream, { ...message, id: route.clientId } as JSONRPCMessage);
   };
 
   upstream.onclose = () => void close();
@@ -138,11 +209,10 @@ export async function runMcpGateway(options: McpGatewayOptions): Promise<void> {
 /** Forward the call (and record its result, unless it names no tool), or answer it with the reason it is refused. */
 type ToolCallAnswer = { readonly forward: true; readonly call?: ForwardedCall } | { readonly forward: false; readonly reason: string };
 
-function decideToolCall(enforcer: Enforcer, runId: string, request: JSONRPCRequest): ToolCallAnswer {
+function decideToolCall(enforcer: Enforcer, runId: string, request: JSONRPCRequest, callId: string): ToolCallAnswer {
   const params = request.params;
   const name = isJsonObject(params) ? params["name"] : undefined;
   const args = isJsonObject(params) ? (params["arguments"] ?? {}) : {};
-  const callId = String(request.id);
   // Not a call the server could run either: it answers it with its own error.
   if (typeof name !== "string" || name === "") return { forward: true };
   try {
@@ -153,4 +223,11 @@ function decideToolCall(enforcer: Enforcer, runId: string, request: JSONRPCReque
   } catch (error) {
     return { forward: false, reason: `Vigil failed (${(error as Error).message}); the call is refused.` };
   }
+}
+
+/** A client's `notifications/cancelled`, which names the request it cancels by the client's id. */
+function isCancellation(message: JSONRPCMessage): message is JSONRPCNotification & { params: { requestId: RequestId } } {
+  if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return false;
+  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof requestId === "string" || typeof requestId === "number";
 }

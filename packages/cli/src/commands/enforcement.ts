@@ -75,7 +75,7 @@ export function registerServe(program: Command, context: CommandContext): void {
     });
 }
 
-/** `vigilc mcp-gateway --policy FILE… -- COMMAND…`: an MCP server in front of a real one. */
+/** `vigilc mcp-gateway --policy FILE… (-- COMMAND… | --server-command LINE | --server-config FILE)`: an MCP server in front of a real one. */
 export function registerMcpGateway(program: Command, context: CommandContext): void {
   program
     .command("mcp-gateway")
@@ -86,8 +86,11 @@ export function registerMcpGateway(program: Command, context: CommandContext): v
     .option("--protect <paths...>", "guard: protect more paths (a directory with everything in it)")
     .addOption(new Option("--unknown-commands <response>", "guard: what a call whose commands cannot be known gets (the gateway cannot ask: ask refuses too, saying so)").choices(["block", "ask"]).default("block"))
     .option("--no-guard", "turn the guard of Vigil's own state off (every decision's audit record says so)")
-    .argument("<command...>", "the MCP server to run, after --")
-    .action(async (command: string[], options: { policy: string[]; db?: string; run?: string } & GuardFlags) => {
+    .option("--server-command <line>", "the MCP server to run, as one command line split into words with no shell ('…' and \"…\" quote, \\ escapes), for clients that keep -- for themselves")
+    .option("--server-config <file>", "the MCP server to run, from a JSON file: {command, args, env, cwd}, or an MCP client's {mcpServers: {NAME: …}}")
+    .option("--server-name <name>", "the server of --server-config's mcpServers to run (default: its only one)")
+    .argument("[command...]", "the MCP server to run, after -- (or name it with --server-command or --server-config)")
+    .action(async (command: string[], options: { policy: string[]; db?: string; run?: string; serverCommand?: string; serverConfig?: string; serverName?: string } & GuardFlags) => {
       const { mcpGatewayCommand } = await import("../enforcement/mcp-gateway.js");
       context.exitCode = await mcpGatewayCommand(command, options, context.io);
     });
