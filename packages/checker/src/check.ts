@@ -15,6 +15,7 @@ import { checkAgainstSignature } from "./check-signature.js";
 import type { CheckedPattern, CheckedPolicy, CheckedProgram, CheckedScope, CheckedStatement, Formula, LimitMeasure, Window } from "./ir.js";
 import { variableAtoms } from "./ir.js";
 import { lowerExpr, place, resolvePatternDecl, type LowerContext } from "./lower-to-ir.js";
+import { checkReadOnly } from "./read-only.js";
 import { resolveFile, type PolicyScope, type SymbolTable } from "./resolve.js";
 
 export interface CheckOptions {
@@ -85,6 +86,7 @@ function checkPolicy(scope: PolicyScope, options: CheckOptions, diagnostics: Dia
   // Resolve every pattern declaration once, so that cycles and errors inside unused patterns are
   // reported too, each exactly once.
   for (const pattern of patterns.values()) resolvePatternDecl(pattern, context);
+  const readOnly = checkReadOnly(scope, context);
 
   for (const item of policy.items) if (item.kind === "RuleDecl") checkRemediation(item, diagnostics);
   for (const item of policy.items) if (item.kind === "RuleDecl" && item.statement.scope !== undefined && item.statement.recovered !== true) checkScopeChains(item.statement.scope, diagnostics);
@@ -95,7 +97,10 @@ function checkPolicy(scope: PolicyScope, options: CheckOptions, diagnostics: Dia
     const before = diagnostics.length;
     const statement = checkStatement(policy, item, context);
     const hasErrors = diagnostics.slice(before).some((d) => d.severity === "error");
-    if (statement !== undefined && !hasErrors && item.statement.recovered !== true) statements.push(statement);
+    if (statement === undefined || hasErrors || item.statement.recovered === true) continue;
+    // A `quarantine` rule carries the calls the run it quarantines may make; without them (V1018) it is left out.
+    if (statement.response !== "quarantine") statements.push(statement);
+    else if (readOnly !== undefined) statements.push({ ...statement, readOnly });
   }
 
   for (const pattern of patterns.values()) {
@@ -116,6 +121,7 @@ function checkPolicy(scope: PolicyScope, options: CheckOptions, diagnostics: Dia
     ...(policy.doc !== undefined ? { doc: policy.doc.text } : {}),
     span: policy.span,
     statements,
+    ...(readOnly !== undefined ? { readOnly } : {}),
   };
 }
 

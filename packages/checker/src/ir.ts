@@ -21,6 +21,11 @@ export interface CheckedPolicy {
   readonly doc?: string;
   readonly span: Span;
   readonly statements: readonly CheckedStatement[];
+  /**
+   * The policy's `read_only` pattern (a one-event formula with no variable): the calls a run
+   * quarantined by one of its rules may still make. Absent when the policy declares none.
+   */
+  readonly readOnly?: Formula;
 }
 
 /**
@@ -268,9 +273,16 @@ interface StatementCommon {
   readonly doc?: string;
   /**
    * What enforcement does with a violation: `block` the call (the default, when the rule names no
-   * response), `warn` (let it through and report it) or `ask` a person. It changes no verdict.
+   * response), `warn` (let it through and report it), `ask` a person, or contain the run: `halt`
+   * it or `quarantine` it (see `readOnly`). It changes no verdict.
    */
   readonly response: RuleResponse;
+  /**
+   * For a `quarantine` rule, its policy's `read_only` pattern: the calls a run it quarantined may
+   * still make. Carried by the rule itself, so that whatever runs the checked statements (the
+   * monitor, a hook reading them from the database) has it without the policy.
+   */
+  readonly readOnly?: Formula;
   /** What to tell the agent so that it complies, as the rule writes it; absent when none is (or it is empty). */
   readonly remediation?: string;
   /** The span of the whole `rule …` declaration. */

@@ -24,7 +24,8 @@ describe.each(goldenInputs(directory, ".vigil"))("%s", (input) => {
       policy.statements.map((s) => {
         const variables = s.variables.length > 0 ? ` ($${s.variables.join(", $")})` : "";
         const remediation = s.remediation !== undefined ? ` ${JSON.stringify(s.remediation)}` : "";
-        return `${s.policy}.${s.name}: ${s.form}${variables}${s.scope !== undefined ? ` (${s.scope.kind})` : ""} → ${s.response}${remediation}`;
+        const readOnly = s.readOnly !== undefined ? " (read_only checked)" : "";
+        return `${s.policy}.${s.name}: ${s.form}${variables}${s.scope !== undefined ? ` (${s.scope.kind})` : ""} → ${s.response}${remediation}${readOnly}`;
       }),
     );
     const output = [

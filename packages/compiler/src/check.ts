@@ -145,7 +145,7 @@ export function reportToJson(report: CheckReport): {
     holds: boolean;
     witnesses: number[];
     brokenBy?: number[];
-    response: "block" | "warn" | "ask";
+    response: "block" | "warn" | "ask" | "halt" | "quarantine";
     remediation?: string;
     undecided?: string;
     triggers?: { count: number; first: number[] };

@@ -1,4 +1,4 @@
-import type { Form, ScopeKind } from "@vigil/syntax";
+import type { Form, RuleResponse, ScopeKind } from "@vigil/syntax";
 
 /**
  * What each statement form means, in the words of docs/language.md ("holds when") and
@@ -153,10 +153,12 @@ export const keywordDescriptions: Readonly<Record<string, string>> = {
 };
 
 /** What a rule's response does with a violation (docs/language.md, Responses). */
-export const responseDescriptions: Readonly<Record<"block" | "warn" | "ask", string>> = {
+export const responseDescriptions: Readonly<Record<RuleResponse, string>> = {
   block: "stops the call (the default: a rule without a response blocks)",
   warn: "lets the call go ahead and reports the violation",
   ask: "holds the call until a person allows or refuses it",
+  halt: "stops the call and halts the run: every later call of the run is refused",
+  quarantine: "stops the call and quarantines the run: from then on only calls the policy's `read_only` pattern matches may run",
 };
 
 /**

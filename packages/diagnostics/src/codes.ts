@@ -22,7 +22,7 @@ export const diagnosticCodes = {
   V0007: { severity: "error", summary: "a value is written as a bare word; argument values are JSON values" },
   V0009: { severity: "error", summary: "a statement's scope is malformed: `after ψ`, `before ψ`, `between ψ and ψ'` or `after ψ until ψ'`" },
   V0010: { severity: "error", summary: "the word before `(KEY)` in a condition is not `every`, `some` or `count`, or does not go with the operator after it (`count` before a comparison; `every` and `some` not before `= $x`)" },
-  V0008: { severity: "error", summary: "a rule's response is not `block`, `warn` or `ask`, its remediation message is misplaced, or the word after a key is not `matches` before a regular expression or `contains` before a variable" },
+  V0008: { severity: "error", summary: "a rule's response is not `block`, `warn`, `ask`, `halt` or `quarantine`, its remediation message is misplaced, or the word after a key is not `matches` before a regular expression or `contains` before a variable" },
 
   // Checking (produced by @vigil/checker).
   V1001: { severity: "error", summary: "a name refers to no pattern of the policy" },
@@ -41,6 +41,7 @@ export const diagnosticCodes = {
   V1015: { severity: "error", summary: "a scope's pattern uses a variable; a scope bounds the whole statement and binds nothing" },
   V1016: { severity: "error", summary: "a `limit` is malformed: its maximum is not a whole number of events (or, with `of`, a number zero or more), or its window after `per` is not a positive duration" },
   V1017: { severity: "error", summary: "a comparison's number is beyond the exact decimals Vigil compares (an exponent over 400)" },
+  V1018: { severity: "error", summary: "a policy with a `quarantine` rule declares no `read_only` pattern, or its `read_only` pattern uses a variable" },
   V1012: { severity: "error", summary: "a variable of `until` is not bound by its trigger, or a pattern uses only some of them" },
   V1101: { severity: "warning", summary: "an action is not in the trace's signature, so it denotes the empty set" },
   V1102: { severity: "warning", summary: "an argument name is not in the trace's signature, so a condition on it is false" },

@@ -1,7 +1,8 @@
 import type { CheckedStatement } from "@vigil/checker";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
 import { ruleId } from "@vigil/checker/ir";
-import { Monitor, type Decision, type Violation } from "./monitor.js";
+import type { Containment } from "./containment.js";
+import { Monitor, type Decision, type MonitorDecision, type Violation } from "./monitor.js";
 
 /**
  * One tool call may be several events (a shell call and the commands grounded from it). The call
@@ -50,6 +51,10 @@ export interface CallDecision {
   readonly error?: string;
   /** The position the call's first event takes if it runs next. */
   readonly position: number;
+  /** The run's containment after the decision (this call's, or an earlier one's); absent when the run is not contained. */
+  readonly containment?: Containment;
+  /** Set when the call is refused because the run was already halted, or quarantined and one of the call's events is not read-only. */
+  readonly contained?: true;
 }
 
 /** The id of a probe: pending calls of a run's monitor are never kept, so no real call has it. */
@@ -75,7 +80,26 @@ export function decideCall(
   const violations = mergeViolations(decided.flatMap((d) => d.violations));
   const decision: Decision =
     errors.length > 0 || decided.some((d) => d.decision === "block") ? "block" : decided.some((d) => d.decision === "ask") ? "ask" : "allow";
-  return { decision, violations, ...(errors.length > 0 ? { error: errors.join("; ") } : {}), position };
+  adoptContainment(monitor, decided);
+  const contained = decided.some((d) => d.contained === true);
+  return {
+    decision,
+    violations,
+    ...(errors.length > 0 ? { error: errors.join("; ") } : {}),
+    position,
+    ...(monitor.containment !== undefined ? { containment: monitor.containment } : {}),
+    ...(contained ? { contained: true as const } : {}),
+  };
+}
+
+/**
+ * A call of several events, or one decided after the calls in flight, is decided on a copy of the
+ * run's monitor: a containment its refusal set there is the run's too. Only one set by refusing an
+ * event of this call counts: one the copy set on recording a call in flight (taken as having
+ * succeeded) is the run's only when that call's result says so.
+ */
+function adoptContainment(monitor: Monitor, decided: readonly MonitorDecision[]): void {
+  for (const d of decided) if (d.containment?.by === "decision" && d.containment.position >= monitor.length + 1) monitor.enterContainment(d.containment);
 }
 
 /**

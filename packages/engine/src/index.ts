@@ -24,6 +24,8 @@ export type {
   Violation,
 } from "./monitor.js";
 export { DECISION_BUDGET, Monitor, violationOf } from "./monitor.js";
+export type { Containment } from "./containment.js";
+export { containsRun } from "./containment.js";
 export type { PatternMatchCount, PatternRole } from "./pattern-matches.js";
 export { PatternMatches } from "./pattern-matches.js";
 export type { CallDecision, CallEvent, CallRecord, CallVerdict } from "./call-decision.js";

@@ -1,5 +1,6 @@
 import { needsTime, ruleId, type CheckedStatement } from "@vigil/checker/ir";
 import type { JsonValue, TraceEvent } from "@vigil/trace";
+import { containmentAfter, containsRun, passesContainment, strongerContainment, type Containment } from "./containment.js";
 import { Dispatch } from "./dispatch.js";
 import type { MachineState } from "./machine-state.js";
 import { createMachine } from "./machines.js";
@@ -19,6 +20,13 @@ import type { StatementMachine } from "./machines/statement-machine.js";
  * runs, and `output ~ p` never blocks). Every statement is judged again on the complete event when
  * the result is recorded; a violation found only then (a failure, an output) cannot be blocked, the
  * call already ran, and `record` returns it.
+ *
+ * The monitor also keeps the run's containment (containment.ts). A call that would break a `halt`
+ * or `quarantine` rule is refused, and refusing it already contains the run: the agent tried what
+ * the rule forbids, and the next call is judged on a halted (or quarantined) run, whether or not
+ * the refused call is ever heard of again. A break found only when an event is recorded (the call
+ * ran) contains the run from the next call on. The state is in the snapshot: a restored monitor
+ * refuses what the saved one would.
  */
 
 /** A call the agent is about to make. */
@@ -42,7 +50,7 @@ export interface CallResult {
   readonly time?: number;
 }
 
-export type Response = "block" | "warn" | "ask";
+export type Response = "block" | "warn" | "ask" | "halt" | "quarantine";
 export type Decision = "allow" | "block" | "ask";
 
 /** A statement the pending call (or a recorded result) breaks for good. */
@@ -68,6 +76,10 @@ export interface MonitorDecision {
   readonly position: number;
   /** Set when the monitor could not decide and blocked the call: why (fail closed). */
   readonly error?: string;
+  /** The run's containment after the decision (set by this call, or earlier); absent when the run is not contained. */
+  readonly containment?: Containment;
+  /** Set when the call is refused because the run was already halted, or quarantined and the call is not read-only. */
+  readonly contained?: true;
 }
 
 export interface RecordOutcome {
@@ -75,6 +87,8 @@ export interface RecordOutcome {
   readonly position: number;
   /** Violations found only on the complete event (they read its status or output). */
   readonly violations: readonly Violation[];
+  /** The run's containment after the event (set by it, or earlier); absent when the run is not contained. */
+  readonly containment?: Containment;
 }
 
 /** A statement's standing on the trace so far. */
@@ -108,6 +122,8 @@ export interface MonitorSnapshot {
   readonly pending: readonly PendingEntry[];
   /** The time of the latest event read (epoch milliseconds), the earliest the next one can have. */
   readonly time?: number;
+  /** The run's containment, when a `halt` or `quarantine` rule was broken (absent in a snapshot of before it was kept: none). */
+  readonly containment?: Containment;
 }
 
 interface PendingEntry {
@@ -172,6 +188,8 @@ export class Monitor {
   private readonly openObligationLimit: number;
   /** Set when a statement is past its memory budget: why every call is now blocked. */
   private exhausted: string | undefined;
+  /** The run's containment: set when a `halt` or `quarantine` rule is broken, never lifted. */
+  private contained: Containment | undefined;
 
   constructor(statements: readonly CheckedStatement[], options: MonitorOptions = {}) {
     this.decisionBudget = options.decisionBudget ?? DECISION_BUDGET;
@@ -189,9 +207,11 @@ export class Monitor {
   }
 
   /**
-   * Whether the call may run: `block` when it would break a `block` statement for good, `ask` when
-   * it would break an `ask` statement (a person decides), `allow` otherwise (broken `warn`
-   * statements are listed). Never throws: an internal error blocks the call and says why.
+   * Whether the call may run: `block` when it would break a `block`, `halt` or `quarantine`
+   * statement for good (the last two also contain the run), `ask` when it would break an `ask`
+   * statement (a person decides), `allow` otherwise (broken `warn` statements are listed). On a
+   * halted run every call is blocked, and on a quarantined one every call the `read_only` pattern
+   * does not match (`contained`). Never throws: an internal error blocks the call and says why.
    */
   decide(call: PendingCall): MonitorDecision {
     const position = this.events + 1;
@@ -199,6 +219,11 @@ export class Monitor {
     try {
       const time = this.timeOf(call.time);
       const event = eventOf(call, position, time);
+      if (this.contained?.state === "halted") {
+        // Nothing more can happen to a halted run: the rules need not be asked.
+        this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision: "block", time, reported: [] });
+        return { decision: "block", violations: [], position, containment: this.contained, contained: true };
+      }
       const violations: Violation[] = [];
       const reported: [number, number[]][] = [];
       const machines = this.dispatch.machinesFor(event.action);
@@ -214,9 +239,12 @@ export class Monitor {
         reported.push([index, witnesses]);
         violations.push(violationOf(entry.statement, witnesses));
       }
-      const decision = decisionOf(violations);
+      // A call a quarantined run may not make is still judged: one that would break a `halt` rule halts the run.
+      const confined = this.contained !== undefined && !passesContainment(this.contained, this.statements.map((entry) => entry.statement), event);
+      this.contain(reported.map(([index]) => this.statements[index]!.statement), position, "decision");
+      const decision = confined ? "block" : decisionOf(violations);
       this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, time, reported });
-      return { decision, violations, position };
+      return { decision, violations, position, ...(this.contained !== undefined ? { containment: this.contained } : {}), ...(confined ? { contained: true as const } : {}) };
     } catch (error) {
       return { decision: "block", violations: [], position, error: `the monitor could not decide the call: ${(error as Error).message}` };
     }
@@ -277,6 +305,7 @@ export class Monitor {
     this.time = time;
     const event: TraceEvent = { ...eventOf(call, position, time), ...result };
     const violations: Violation[] = [];
+    const broken: CheckedStatement[] = [];
     for (const statementIndex of this.dispatch.machinesFor(event.action)) {
       const statement = this.statements[statementIndex]!;
       const witnesses = statement.machine.step(event);
@@ -285,9 +314,29 @@ export class Monitor {
       const announced = announcedByStatement?.find(([i]) => i === statementIndex)?.[1] ?? [];
       const fresh = witnesses.filter((w) => !announced.includes(w));
       if (fresh.length > 0) violations.push(violationOf(statement.statement, fresh));
+      broken.push(statement.statement);
     }
     if (position % OBLIGATION_CHECK_INTERVAL === 0) this.checkMemoryBudget();
-    return { position, violations };
+    this.contain(broken, position, "record");
+    return { position, violations, ...(this.contained !== undefined ? { containment: this.contained } : {}) };
+  }
+
+  /** Contains the run when one of the broken statements is a `halt` or `quarantine` rule (containment.ts). */
+  private contain(broken: readonly CheckedStatement[], position: number, by: Containment["by"]): void {
+    if (broken.some((statement) => containsRun(statement.response))) this.contained = containmentAfter(this.contained, broken, position, by);
+  }
+
+  /** The run's containment: absent until a `halt` or `quarantine` rule is broken. */
+  get containment(): Containment | undefined {
+    return this.contained;
+  }
+
+  /**
+   * Puts the run in a containment found by deciding on a copy of this monitor (a call of several
+   * events is decided on a scratch monitor): the stronger of the two states is kept.
+   */
+  enterContainment(containment: Containment): void {
+    this.contained = strongerContainment(this.contained, containment);
   }
 
   private checkMemoryBudget(): void {
@@ -354,6 +403,7 @@ export class Monitor {
       witnesses: this.statements.map((entry) => [...entry.witnesses]),
       pending: this.pending.map((entry) => ({ ...entry })),
       ...(Number.isFinite(this.time) ? { time: this.time } : {}),
+      ...(this.contained !== undefined ? { containment: { ...this.contained } } : {}),
     };
   }
 
@@ -374,6 +424,7 @@ export class Monitor {
     // A snapshot from before times were kept has none: its pending calls are timed now.
     this.pending = snapshot.pending.map((entry) => ({ ...entry, time: entry.time ?? this.now() }));
     this.time = snapshot.time ?? -Infinity;
+    this.contained = snapshot.containment;
   }
 
   /** How many calls the trace holds. */
@@ -409,7 +460,7 @@ export function violationOf(statement: CheckedStatement, witnesses: readonly num
 }
 
 function decisionOf(violations: readonly Violation[]): Decision {
-  if (violations.some((v) => v.response === "block")) return "block";
+  if (violations.some((v) => v.response === "block" || containsRun(v.response))) return "block";
   if (violations.some((v) => v.response === "ask")) return "ask";
   return "allow";
 }

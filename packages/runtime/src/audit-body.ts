@@ -1,4 +1,5 @@
 import type { FinalVerdict, Violation } from "@vigil/compiler";
+import type { Containment } from "@vigil/engine";
 import type { JsonValue } from "@vigil/trace";
 import { timeField, type CallEvent } from "./call-events.js";
 import { findingsJson, type GuardFinding } from "./guard-findings.js";
@@ -6,8 +7,8 @@ import { findingsJson, type GuardFinding } from "./guard-findings.js";
 /**
  * What each audit record the enforcer writes holds (its `body`, which the record's hash covers and
  * `vigilc audit` and replay read back): a decision's call and events, a result's events with their
- * positions, the violations, the guard's findings, and for a call that made no events a prefix of
- * its arguments' text.
+ * positions, the violations, the guard's findings, the run's containment (a `halt` or `quarantine`
+ * rule broken), and for a call that made no events a prefix of its arguments' text.
  */
 
 /** An audit record's body. */
@@ -28,6 +29,10 @@ export interface DecisionLogged {
   readonly guardOff: boolean;
   /** Why the call could not be judged. */
   readonly error?: string;
+  /** The run's containment after the decision (this call's or an earlier one's). */
+  readonly containment?: Containment;
+  /** The call was refused because the run was already contained. */
+  readonly contained?: boolean;
 }
 
 /** The body of a `decision` record. */
@@ -42,6 +47,21 @@ export function decisionBody(decision: DecisionLogged): AuditBody {
     // A guard turned off is said on every decision it did not check.
     ...(decision.guardOff ? { guardOff: true } : {}),
     ...(decision.error !== undefined ? { error: decision.error } : {}),
+    ...(decision.containment !== undefined ? { containment: containmentJson(decision.containment) } : {}),
+    ...(decision.contained === true ? { contained: true } : {}),
+  };
+}
+
+/** A run's containment as logged: the state, the rule (with its text and remediation), where and how it was broken. */
+export function containmentJson(containment: Containment): AuditBody {
+  return {
+    state: containment.state,
+    policy: containment.policy,
+    name: containment.name,
+    ...(containment.text !== undefined ? { text: containment.text } : {}),
+    ...(containment.remediation !== undefined ? { remediation: containment.remediation } : {}),
+    position: containment.position,
+    by: containment.by,
   };
 }
 

@@ -1,12 +1,13 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
+import type { Containment } from "@vigil/engine";
 import { isJsonObject, readRecording, readRegularFile, shellToolNames, type JsonValue } from "@vigil/trace";
 import { toolResponseContent, toolResponseFailed } from "./call-events.js";
 import { Enforcer, logRefusal, type EnforcedDecision } from "./enforcer.js";
 import type { GuardOptions } from "./guard.js";
 import { loadPolicy, type EnforcedPolicy } from "./policy.js";
-import { printable } from "./reason.js";
+import { oneLine, printable } from "./reason.js";
 import { Store } from "./store.js";
 
 /**
@@ -18,7 +19,9 @@ import { Store } from "./store.js";
  *   runs), as `hookSpecificOutput.permissionDecision`: `deny` for a `block` rule, `ask` for an `ask`
  *   rule, and nothing when no rule objects (Claude Code's own permission rules then decide; `allow`
  *   only with `explicitAllow`), with a warning for a `warn` rule; the reason names the rule, its text,
- *   the events involved and the remediation.
+ *   the events involved and the remediation. On a halted run (a `halt` rule broken) the call is
+ *   denied and the answer also says `continue: false` with a `stopReason`: Claude Code stops the
+ *   agent, and the person reads why.
  * - `PostToolUse` / `PostToolUseFailure`: the call's result is recorded (status and output).
  * - `UserPromptSubmit`: the prompt is recorded as a `user_message` event with its `text`.
  * - `Stop` / `SubagentStop`: the agent may not stop while a rule waits for a call it can still make,
@@ -278,7 +281,7 @@ async function answer(event: string, payload: { readonly [key: string]: JsonValu
       // A rule that blocks is told to the agent at once; a warning goes along with the result.
       const blocking = recorded.violations.some((v) => v.response !== "warn");
       const output = blocking ? { decision: "block", reason } : { hookSpecificOutput: { hookEventName: event, additionalContext: reason } };
-      return { stdout: JSON.stringify(output) + "\n", stderr: "", exitCode: 0 };
+      return { stdout: JSON.stringify({ ...output, ...haltedRun(recorded.containment) }) + "\n", stderr: "", exitCode: 0 };
     }
     case "UserPromptSubmit": {
       const prompt = payload["prompt"];
@@ -364,8 +367,21 @@ function preToolUseAnswer(decided: EnforcedDecision, explicitAllow: boolean): Ho
   const output = {
     hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: decision, permissionDecisionReason: decided.reason },
     ...(decided.verdict === "warn" ? { systemMessage: decided.reason } : {}),
+    ...(decided.decision === "block" ? haltedRun(decided.containment) : {}),
   };
   return { stdout: JSON.stringify(output) + "\n", stderr: "", exitCode: 0 };
+}
+
+/**
+ * On a halted run, Claude Code's common fields that stop the agent: `continue: false`, and the
+ * `stopReason` the person reads (the agent reads the denial's reason). Nothing otherwise: a
+ * quarantined run goes on, with its calls refused one by one.
+ */
+function haltedRun(containment: Containment | undefined): { continue?: false; stopReason?: string } {
+  if (containment?.state !== "halted") return {};
+  const rule = `${printable(containment.policy)}.${printable(containment.name)}`;
+  const remediation = containment.remediation !== undefined ? ` ${printable(oneLine(containment.remediation))}` : "";
+  return { continue: false, stopReason: `Vigil halted this run: rule ${rule} was broken, and every later call of the run is refused.${remediation}` };
 }
 
 function callOf(payload: { readonly [key: string]: JsonValue }): { id?: string; action?: string; args?: JsonValue } {

@@ -2,15 +2,15 @@ import type { FinalVerdict, StatementStanding, Violation } from "@vigil/compiler
 import { Monitor, ruleId, violationOf } from "@vigil/engine";
 import { isEventTime } from "@vigil/diagnostics";
 import type { JsonValue } from "@vigil/trace";
-import { anomalyBody, cancelBody, decisionBody, finishBody, messageBody, refusalBody, resultBody, stopBody } from "./audit-body.js";
+import { anomalyBody, cancelBody, containmentJson, decisionBody, finishBody, messageBody, refusalBody, resultBody, stopBody } from "./audit-body.js";
 import { appendAudit, type AuditRecord } from "./audit-chain.js";
 import { callEvents, readCall, timeField, userMessageEvent, type CallEvent, type CallResultContent } from "./call-events.js";
-import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict } from "@vigil/engine";
+import { decideCall, mergeViolations, recordCall, verdictOf, type CallVerdict, type Containment } from "@vigil/engine";
 import { DecisionCauses, lookup } from "./decision-causes.js";
 import { databaseFiles, describeFindings, Guard, vigilCodePaths, type GuardFinding, type GuardOptions } from "./guard.js";
 import { LiveRuns, type LiveRun } from "./live-runs.js";
 import type { EnforcedPolicy } from "./policy.js";
-import { decisionReason, describeViolation, type InvolvedEvent } from "./reason.js";
+import { containedReason, containmentNote, decisionReason, describeViolation, printable, type InvolvedEvent } from "./reason.js";
 import { RunQueries } from "./run-queries.js";
 import type { Store } from "./store.js";
 
@@ -29,6 +29,11 @@ import type { Store } from "./store.js";
  * monitor in memory and reads it again only when another process changed the run (live-runs.ts).
  * The events a decision names come from decision-causes.ts, and what each audit record holds from
  * audit-body.ts.
+ *
+ * A run's containment (a broken `halt` or `quarantine` rule) is the monitor's: the enforcer only
+ * passes it on. A decision that contains the run writes the run's state (the refused call adds no
+ * event, and the next process must find the run contained), and every entry point reads the
+ * refusal and its reason from the decision (`containment`, `contained`).
  */
 
 export interface ToolCall {
@@ -78,6 +83,10 @@ export interface EnforcedDecision {
   readonly involved: readonly InvolvedEvent[];
   /** Why the call could not be judged (it is then blocked). */
   readonly error?: string;
+  /** The run's containment after the decision (set by this call, or earlier); absent when the run is not contained. */
+  readonly containment?: Containment;
+  /** Set when the call is refused because the run was already halted, or quarantined and the call is not read-only. */
+  readonly contained?: true;
   /** The rule, its text, the events involved and the remediation, in words. */
   readonly reason: string;
   readonly audit: AuditRecord;
@@ -95,6 +104,8 @@ export interface EnforcedRecord {
   readonly duplicate?: true;
   /** Why the result was not recorded: it is of no call this enforcer let run (logged as an anomaly). */
   readonly anomaly?: string;
+  /** The run's containment after the result; absent when the run is not contained. */
+  readonly containment?: Containment;
 }
 
 export interface StopDecision {
@@ -203,6 +214,7 @@ export class Enforcer {
       let guard: GuardFinding[] = [];
       let decided;
       const earlier = this.queries.call(runId, callId);
+      const containedBefore = run.monitor.containment;
       try {
         // An id names one call: deciding again a call that ran (or was said not to) would let its
         // result be recorded a second time.
@@ -215,13 +227,17 @@ export class Enforcer {
       } catch (error) {
         decided = { decision: "block" as const, violations: [], error: (error as Error).message, position: run.monitor.length + 1 };
       }
+      const containment = run.monitor.containment;
+      const contained = "contained" in decided && decided.contained === true;
+      // Refusing a call that breaks a `halt` or `quarantine` rule contains the run: that is state.
+      if (containment !== containedBefore) this.runs.saveState(run);
       // The guard's refusal stands whatever the policy says; its `ask` is at least an `ask`.
       if (guard.some((f) => f.response === "block")) decided = { ...decided, decision: "block" as const };
       else if (guard.length > 0 && decided.decision === "allow") decided = { ...decided, decision: "ask" as const };
       const verdict = verdictOf(decided.decision, decided.violations);
       const causes = this.causes.of(runId, decided.violations, decided.position);
       const involved = this.causes.involvedEvents(runId, decided.violations, events, decided.position, causes);
-      const reason = decisionReason(verdict, call.action, decided.violations, lookup(involved), decided.error, (v) => causes.get(ruleId(v)) ?? [], describeFindings(guard));
+      const reason = reasonOf(verdict, call.action, decided, lookup(involved), causes, describeFindings(guard), contained ? containment : undefined, containment !== containedBefore ? containment : undefined);
       if (earlier === undefined || earlier.state === "pending") {
         // The call as decided, with its arguments as given: its result is recorded against these.
         this.queries.upsertPendingCall(runId, callId, call.action, JSON.stringify(events), decided.decision, argumentsJson(call.args));
@@ -241,6 +257,8 @@ export class Enforcer {
           guard,
           guardOff: this.guard === undefined,
           ...(decided.error !== undefined ? { error: decided.error } : {}),
+          ...(containment !== undefined ? { containment } : {}),
+          ...(contained ? { contained } : {}),
         }),
       );
       if (earlier === undefined || earlier.state === "pending") this.queries.setCallAudit(runId, callId, audit.seq);
@@ -254,11 +272,14 @@ export class Enforcer {
         events,
         involved,
         ...(decided.error !== undefined ? { error: decided.error } : {}),
+        ...(containment !== undefined ? { containment } : {}),
+        ...(contained ? { contained: true as const } : {}),
         reason,
         audit,
       };
     });
   }
+
 
   /**
    * The events of the run's other calls in flight at `time`: let run, no result yet, and decided
@@ -325,7 +346,10 @@ export class Enforcer {
   ): EnforcedRecord {
     const runId = run.runId;
     const events = callEvents(action, args, callId, { status: result.status, ...(result.content !== undefined ? { content: result.content } : {}) } satisfies CallResultContent, time);
+    const containedBefore = run.monitor.containment;
     const recorded = recordCall(run.monitor, events);
+    const containment = run.monitor.containment;
+    const entered = containment !== containedBefore ? containment : undefined;
     events.forEach((event, index) =>
       this.queries.insertEvent(runId, recorded.positions[index]!, event.action, JSON.stringify(event.args), event.status ?? "ok", event.output ?? null, callId, event.time ?? null),
     );
@@ -333,10 +357,12 @@ export class Enforcer {
     const firstPosition = recorded.positions[0] ?? run.monitor.length + 1;
     const causes = this.causes.of(runId, recorded.violations, firstPosition);
     const involved = this.causes.involvedEvents(runId, recorded.violations, [], run.monitor.length + 1, causes);
-    const reason =
-      recorded.violations.length > 0 ? recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(ruleId(v)) ?? [])).join("\n") : undefined;
-    const audit = this.runs.append(run, "result", result.status, callId, { ...resultBody(callId, action, events, recorded.positions, recorded.violations), ...body });
-    return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), audit };
+    const described = recorded.violations.map((v) => describeViolation(v, lookup(involved), causes.get(ruleId(v)) ?? []));
+    const lines = entered !== undefined ? [...described, containmentNote(entered)] : described;
+    const reason = lines.length > 0 ? lines.join("\n") : undefined;
+    const logged: { readonly [key: string]: JsonValue } = entered !== undefined ? { containment: containmentJson(entered) } : {};
+    const audit = this.runs.append(run, "result", result.status, callId, { ...resultBody(callId, action, events, recorded.positions, recorded.violations), ...logged, ...body });
+    return { runId, callId, positions: recorded.positions, violations: recorded.violations, ...(reason !== undefined ? { reason } : {}), ...(containment !== undefined ? { containment } : {}), audit };
   }
 
   /**
@@ -376,7 +402,7 @@ export class Enforcer {
   /**
    * Whether the agent may stop: not while a rule waits for a call it can still make (a `resp`
    * without its response, say), unless it was already told so once (`active`, Claude Code's
-   * `stop_hook_active`), so that it cannot loop forever.
+   * `stop_hook_active`), so that it cannot loop forever, and never on a halted or quarantined run.
    */
   stop(runId: string, active: boolean): StopDecision {
     return this.runs.transaction(runId, (run) => {
@@ -389,7 +415,9 @@ export class Enforcer {
         if (fresh.length === 0) return;
         open.push(violationOf(this.policy.statements[index]!, fresh));
       });
-      const block = open.length > 0 && !active;
+      // A contained run is not held back: the calls the waiting rules need would be refused.
+      const containment = run.monitor.containment;
+      const block = open.length > 0 && !active && containment === undefined;
       const involved = this.causes.involvedEvents(runId, open, [], run.monitor.length + 1);
       const reason =
         open.length === 0
@@ -397,7 +425,9 @@ export class Enforcer {
           : [
               block
                 ? "Vigil: the run cannot end yet; these rules still wait for something to happen. Do it now, then finish:"
-                : "Vigil: the run ends with these rules still waiting (the agent was told once already):",
+                : containment !== undefined
+                  ? `Vigil: the run ends ${containment.state} by rule \`${printable(containment.policy)}.${printable(containment.name)}\`, with these rules still waiting:`
+                  : "Vigil: the run ends with these rules still waiting (the agent was told once already):",
               ...open.map((v) => describeViolation(v, lookup(involved))),
             ].join("\n");
       const audit = this.runs.append(run, "stop", block ? "block" : "allow", undefined, stopBody(active, open));
@@ -480,6 +510,26 @@ export function logRefusal(store: Store, runId: string, error: string, call?: Re
       body: refusalBody(error, call),
     }),
   );
+}
+
+/**
+ * A decision's reason: on a contained run (`refusedBy`), the rule that contained it; otherwise the
+ * rules the call breaks, and when it has just contained the run (`entered`), what that means for
+ * the calls after it.
+ */
+function reasonOf(
+  verdict: CallVerdict,
+  action: string,
+  decided: { readonly violations: readonly Violation[]; readonly error?: string },
+  involved: (position: number) => InvolvedEvent | undefined,
+  causes: ReadonlyMap<string, readonly number[]>,
+  guard: readonly string[],
+  refusedBy: Containment | undefined,
+  entered: Containment | undefined,
+): string {
+  if (refusedBy !== undefined && decided.error === undefined) return [containedReason(action, refusedBy), ...guard.map((line) => `  ${printable(line)}`)].join("\n");
+  const reason = decisionReason(verdict, action, decided.violations, involved, decided.error, (v) => causes.get(ruleId(v)) ?? [], guard);
+  return entered !== undefined ? `${reason}\n${containmentNote(entered)}` : reason;
 }
 
 /** A call's arguments as JSON text, as given (null when they cannot be written: the call is refused anyway). */

@@ -1,6 +1,6 @@
 import type { Violation } from "@vigil/compiler";
 import { stableStringify, type JsonValue } from "@vigil/trace";
-import type { CallVerdict } from "@vigil/engine";
+import type { CallVerdict, Containment } from "@vigil/engine";
 
 /**
  * The words an agent (and a person) reads when a call is refused, asked about or warned about:
@@ -75,15 +75,44 @@ export function decisionReason(
     warn: `Vigil allowed this ${printable(action)} call with a warning: it breaks a rule that only warns.`,
     allow: `Vigil allowed this ${printable(action)} call: it breaks no rule of the policy.`,
   }[decision];
-  // The rules that decide come first: block, then ask, then warn.
-  const order = { block: 0, ask: 1, warn: 2 };
+  // The rules that decide come first: those that contain the run, block, then ask, then warn.
+  const order = { halt: 0, quarantine: 1, block: 2, ask: 3, warn: 4 };
   const sorted = [...violations].sort((a, b) => order[a.response] - order[b.response]);
   return [heading, ...sorted.map((v) => describeViolation(v, involved, causes(v)))].join("\n");
 }
 
 /** The verdict the rules alone give, for the lines that follow the guard's. */
 function verdictOfRules(violations: readonly Violation[]): CallVerdict {
-  return violations.some((v) => v.response === "block") ? "block" : violations.some((v) => v.response === "ask") ? "ask" : "warn";
+  return violations.some((v) => v.response === "block" || v.response === "halt" || v.response === "quarantine") ? "block" : violations.some((v) => v.response === "ask") ? "ask" : "warn";
+}
+
+/**
+ * Why a call of a contained run is refused: the run was halted (or quarantined) by a rule, which
+ * is named with its text and remediation, and what that means for every later call.
+ */
+export function containedReason(action: string, containment: Containment): string {
+  const rule = `\`${printable(containment.policy)}.${printable(containment.name)}\``;
+  const when = containment.by === "decision" ? `a call that would have broken it was refused (#${containment.position})` : `event #${containment.position} broke it`;
+  const heading =
+    containment.state === "halted"
+      ? `Vigil refused this ${printable(action)} call: the run was halted by rule ${rule} (${when}). Every call of this run is refused; a person must look at what happened and start a new run.`
+      : `Vigil refused this ${printable(action)} call: the run was quarantined by rule ${rule} (${when}). Only the calls the policy declares read-only (its \`read_only\` pattern) may run now, and this one is not one of them.`;
+  return [heading, ...containmentDetails(containment)].join("\n");
+}
+
+/** What a call or an event that has just contained the run adds to its reason: what happens to every later call. */
+export function containmentNote(containment: Containment): string {
+  const rule = `\`${printable(containment.policy)}.${printable(containment.name)}\``;
+  return containment.state === "halted"
+    ? `The run is now halted by rule ${rule}: every later call of this run will be refused.`
+    : `The run is now quarantined by rule ${rule}: only the calls the policy declares read-only (its \`read_only\` pattern) may run from now on.`;
+}
+
+function containmentDetails(containment: Containment): string[] {
+  return [
+    ...(containment.text !== undefined ? [`  requires: ${printable(oneLine(containment.text))}`] : []),
+    ...(containment.remediation !== undefined ? [`  to comply: ${printable(oneLine(containment.remediation))}`] : []),
+  ];
 }
 
 /** A text on one line: line breaks become spaces. */

@@ -18,6 +18,10 @@ import type { Store } from "./store.js";
  *
  * Each event is replayed at the time the log gives it (the decision's and the result's events
  * carry their time); an event logged before times were kept is replayed at the time of its record.
+ *
+ * The run's containment (a broken `halt` or `quarantine` rule) is the monitor's state, so the
+ * replayed monitor comes to it from the same decisions and results: a decision whose containment
+ * differs (`halted by policy.rule`, `quarantined by …`, or none) is a change too.
  */
 
 /** The verdict on a call (decide-call.ts), under the name the replay report has always used. */
@@ -35,6 +39,9 @@ export interface ReplayedCall {
   /** The rules the original decision named, and those the other policy's decision names. */
   readonly wasRules: readonly string[];
   readonly nowRules: readonly string[];
+  /** The run's containment after the decision as logged, and under the other policy (`halted by p.r`); absent: none. */
+  readonly wasContainment?: string;
+  readonly nowContainment?: string;
   readonly error?: string;
 }
 
@@ -102,7 +109,9 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
       const was = record.outcome as Verdict;
       const wasRules = ((body["violations"] ?? []) as unknown as Violation[]).map(ruleName);
       const nowRules = decided.violations.map(ruleName);
-      if (now !== was || wasRules.join("\n") !== nowRules.join("\n")) {
+      const wasContainment = containmentName(body["containment"] as { state?: string; policy?: string; name?: string } | undefined);
+      const nowContainment = containmentName(decided.containment);
+      if (now !== was || wasRules.join("\n") !== nowRules.join("\n") || wasContainment !== nowContainment) {
         run.changed.push({
           seq: record.seq,
           ...(record.callId !== undefined ? { callId: record.callId } : {}),
@@ -112,6 +121,8 @@ export function replayAudit(store: Store, policy: EnforcedPolicy, options: { rea
           now,
           wasRules,
           nowRules,
+          ...(wasContainment !== undefined ? { wasContainment } : {}),
+          ...(nowContainment !== undefined ? { nowContainment } : {}),
           ...(decided.error !== undefined ? { error: decided.error } : {}),
         });
       }
@@ -142,6 +153,12 @@ function isInFlight(calls: readonly CallEvent[], events: readonly CallEvent[]): 
   const decidedAt = calls[0]?.time;
   const now = events[0]?.time;
   return decidedAt === undefined || now === undefined || now - decidedAt <= IN_FLIGHT_MS;
+}
+
+/** A containment in words, to compare: `halted by policy.rule`; undefined for none (or a record of before containment). */
+function containmentName(containment: { readonly state?: string; readonly policy?: string; readonly name?: string } | undefined): string | undefined {
+  if (containment === undefined || containment.policy === undefined || containment.name === undefined) return undefined;
+  return `${containment.state ?? "contained"} by ${ruleId({ policy: containment.policy, name: containment.name })}`;
 }
 
 function ruleName(violation: Pick<Violation, "policy" | "name">): string {

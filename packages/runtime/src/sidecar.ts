@@ -15,7 +15,7 @@ import type { Enforcer } from "./enforcer.js";
  * monitor per run id (in memory, and in the database with the audit log), and answers JSON:
  *
  *   GET  /v1/health                  the policy's hash and its rules
- *   POST /v1/runs/{run}/decide       {id?, action, args, cwd?}      → the decision, its reason, the violations
+ *   POST /v1/runs/{run}/decide       {id?, action, args, cwd?}      → the decision (`halted` on a halted run), its reason, the violations
  *   POST /v1/runs/{run}/record       {id?, action?, args?, status, output?} → the positions, violations the result reveals
  *   POST /v1/runs/{run}/message      {text}                         → a user's message, recorded
  *   POST /v1/runs/{run}/cancel       {id}                           → a decided call that did not run
@@ -417,13 +417,15 @@ async function handleAdmitted(enforcer: Enforcer, maxBody: number, url: URL, req
       if (cwd !== undefined && (typeof cwd !== "string" || !isAbsolute(cwd))) throw new HttpError(400, "bad_request", "`cwd` must be an absolute path (the directory the call runs in)");
       const decided = enforcer.decide(runId, { ...optionalId(body), action, args: body["args"] ?? {}, ...(typeof cwd === "string" ? { cwd } : {}) });
       send(response, 200, {
-        decision: decided.decision,
+        // A refusal on a halted run (this call halted it, or an earlier one) says so: the caller stops the run.
+        decision: decided.decision === "block" && decided.containment?.state === "halted" ? "halted" : decided.decision,
         verdict: decided.verdict,
         callId: decided.callId,
         reason: decided.reason,
         violations: decided.violations,
         events: decided.events.length,
         ...(decided.error !== undefined ? { error: decided.error } : {}),
+        ...(decided.containment !== undefined ? { containment: decided.containment } : {}),
         audit: decided.audit.seq,
       });
       return;
@@ -447,6 +449,7 @@ async function handleAdmitted(enforcer: Enforcer, maxBody: number, url: URL, req
         positions: recorded.positions,
         violations: recorded.violations,
         ...(recorded.reason !== undefined ? { reason: recorded.reason } : {}),
+        ...(recorded.containment !== undefined ? { containment: recorded.containment } : {}),
         ...(recorded.duplicate === true ? { duplicate: true } : {}),
         // A result of no call the enforcer let run is not recorded (it is logged): the caller is told why.
         ...(recorded.anomaly !== undefined ? { anomaly: recorded.anomaly } : {}),

@@ -71,12 +71,14 @@ export interface RuleDecl {
 
 /**
  * What enforcement does with a violation of a rule: `block` the call (the default), `warn` (let it
- * through and report it) or `ask` a person to decide. A response changes no verdict.
+ * through and report it), `ask` a person to decide, or contain the run: `halt` it (that call and
+ * every later one are refused) or `quarantine` it (from then on only the calls the policy's
+ * `read_only` pattern matches may run). A response changes no verdict.
  */
-export type RuleResponse = "block" | "warn" | "ask";
+export type RuleResponse = "block" | "warn" | "ask" | "halt" | "quarantine";
 
 /** The responses, in the order the documentation lists them. */
-export const ruleResponses: readonly RuleResponse[] = ["block", "warn", "ask"];
+export const ruleResponses: readonly RuleResponse[] = ["block", "warn", "ask", "halt", "quarantine"];
 
 export interface ResponseWord {
   readonly value: RuleResponse;

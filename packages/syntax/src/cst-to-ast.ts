@@ -32,9 +32,11 @@ const formsByTokenName: Readonly<Record<string, Form>> = {
 const responseSynonyms: ReadonlyMap<string, RuleResponse> = new Map(
   (
     [
-      ["block", ["deny", "reject", "refuse", "forbid", "disallow", "prevent", "stop", "halt", "abort", "fail", "veto"]],
+      ["block", ["deny", "reject", "refuse", "forbid", "disallow", "prevent", "fail", "veto"]],
       ["warn", ["warning", "log", "report", "notify", "alert", "audit", "flag", "allow", "permit"]],
       ["ask", ["confirm", "prompt", "approve", "approval", "escalate", "review", "human"]],
+      ["halt", ["stop", "abort", "kill", "terminate", "shutdown"]],
+      ["quarantine", ["isolate", "contain", "lockdown", "freeze", "readonly"]],
     ] as const
   ).flatMap(([response, words]) => words.map((word) => [word, response] as const)),
 );
@@ -193,7 +195,7 @@ class AstBuilder extends FormulaBuilder {
       if (remediation !== undefined) {
         const at = this.span(remediation.span.start, remediation.span.start);
         this.diagnostics.push(
-          diagnostic("V0008", "expected `block`, `warn` or `ask` before the remediation message", {
+          diagnostic("V0008", "expected `block`, `warn`, `ask`, `halt` or `quarantine` before the remediation message", {
             span: remediation.span,
             help: "a remediation follows the rule's response: `block \"…\"`, `warn \"…\"` or `ask \"…\"`",
             fix: { title: "insert `block`", edits: [{ span: at, newText: "block " }] },
@@ -210,9 +212,10 @@ class AstBuilder extends FormulaBuilder {
       return withRemediation;
     }
     const suggestion = suggestResponse(word.image);
-    const meaning = "`block` stops the call (the default), `warn` lets it through and reports it, `ask` lets a person decide";
+    const meaning =
+      "`block` stops the call (the default), `warn` lets it through and reports it, `ask` lets a person decide, `halt` stops the run, `quarantine` lets only read-only calls through for the rest of the run";
     this.diagnostics.push(
-      diagnostic("V0008", `\`${word.image}\` is not a response; a rule's response is \`block\`, \`warn\` or \`ask\``, {
+      diagnostic("V0008", `\`${word.image}\` is not a response; a rule's response is \`block\`, \`warn\`, \`ask\`, \`halt\` or \`quarantine\``, {
         span,
         help:
           suggestion !== undefined

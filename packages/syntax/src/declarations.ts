@@ -169,8 +169,8 @@ const statementEnds = [RightParen, RightBrace, Identifier, StringToken, RegexTok
 const endsStatement = (token: IToken | undefined) => token !== undefined && statementEnds.some((type) => tokenMatcher(token, type));
 
 /**
- * Finds the response at the end of a rule's tokens. The response words `block`, `warn` and `ask`
- * are not reserved (a pattern, an action or a key may still be named `block`), so they are
+ * Finds the response at the end of a rule's tokens. The response words (`block`, `warn`, `ask`,
+ * `halt`, `quarantine`) are not reserved (a pattern, an action or a key may still be named `block`), so they are
  * recognized by position: an identifier, and a string after it, that follow a token that can end a
  * statement. No expression has a name or a string right after such a token, so the split is exact
  * on every valid rule; on a broken one it keeps the response out of the parser's recovery, so that

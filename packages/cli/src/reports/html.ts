@@ -222,7 +222,7 @@ td p { margin: 0 0 .3rem; }
 .note-head { font-weight: 600; color: var(--bad); } .note p { margin: .2rem 0; }
 .response { color: var(--muted); } .remediation { color: CanvasText; }
 .response-word { font-weight: 600; border-radius: 3px; padding: 0 .3em; }
-.response-word.block { background: var(--bad-bg); color: var(--bad); } .response-word.warn, .response-word.ask { background: var(--warn-bg); color: var(--warn); }
+.response-word.block, .response-word.halt, .response-word.quarantine { background: var(--bad-bg); color: var(--bad); } .response-word.warn, .response-word.ask { background: var(--warn-bg); color: var(--warn); }
 .gap { color: var(--muted); font-style: italic; padding: .3rem .4rem; border-top: 1px dashed var(--line); }
 .error { color: var(--warn); background: var(--warn-bg); padding: .3rem .6rem; margin: .3rem .6rem; white-space: pre-wrap; }
 .empty { color: var(--muted); padding: 0 .6rem; }

@@ -313,7 +313,8 @@ export function outcomeOf(
 }
 
 /** The responses a rule may give, weakest first. */
-const RESPONSE_RANK = { warn: 0, ask: 1, block: 2 } as const;
+// `halt` and `quarantine` refuse the call as `block` does: they rank with it.
+const RESPONSE_RANK = { warn: 0, ask: 1, block: 2, halt: 2, quarantine: 2 } as const;
 
 /** How strong a response must be for a rule it breaks to fail `vigilc check` (`--fail-on`). */
 export type FailOn = keyof typeof RESPONSE_RANK;

@@ -393,7 +393,8 @@ function renderViolation(verdict: StatementVerdict, input: RenderReportInput, co
  */
 export function responseLine(response: StatementVerdict["statement"]["response"], remediation: string | undefined, colors: Colors): string {
   const c = paint(colors);
-  const word = response === "block" ? c.red(c.bold(response)) : response === "ask" ? c.magenta(c.bold(response)) : c.yellow(c.bold(response));
+  // What refuses is red (a containment response refuses too), a person's decision magenta, a warning yellow.
+  const word = response === "ask" ? c.magenta(c.bold(response)) : response === "warn" ? c.yellow(c.bold(response)) : c.red(c.bold(response));
   return `response: ${word}${remediation !== undefined ? ` — ${printableLine(remediation)}` : ""}`;
 }
 

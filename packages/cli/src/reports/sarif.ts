@@ -92,9 +92,9 @@ export function toSarif(outcomes: readonly RunOutcome[], options: { policyFile: 
   };
 }
 
-/** A violation that blocks the call is an error; one that lets it through or asks a person is a warning. */
+/** A violation that refuses the call (and, with `halt` or `quarantine`, contains the run) is an error; one that lets it through or asks a person is a warning. */
 function levelOf(response: RunOutcome["statements"][number]["response"]): Sarif.ReportingConfiguration["level"] & Sarif.Result["level"] {
-  return response === "block" ? "error" : "warning";
+  return response === "block" || response === "halt" || response === "quarantine" ? "error" : "warning";
 }
 
 /**

@@ -1,4 +1,4 @@
-import { nameText } from "@vigil/syntax";
+import { nameText, ruleResponses } from "@vigil/syntax";
 import { keyPathId, keyPathNames, valueKey, type JsonValue, type KeyInfo, type PathSegment, type Signature } from "@vigil/trace";
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type CompletionList, type Range } from "vscode-languageserver";
 import type { Analysis } from "../analysis.js";
@@ -382,7 +382,7 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
       break;
     case "after-statement":
       scopeItems(items);
-      for (const response of ["block", "warn", "ask"] as const) {
+      for (const response of ruleResponses) {
         items.snippet(response, `${response} "\${1:how to comply}"`, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword, `${response} "…"`);
         items.plain(response, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword);
       }
@@ -407,7 +407,7 @@ function itemsFor(context: Context, options: ItemOptions): CompletionItem[] {
       for (const connective of context.scope !== undefined ? ["and", "or"] : ["and", "or", "implies"]) items.plain(connective, keywordDescriptions[connective]!, CompletionItemKind.Keyword);
       if (context.ends === "rule" && context.scope === undefined) scopeItems(items);
       if (context.ends === "rule") {
-        for (const response of ["block", "warn", "ask"] as const) items.plain(response, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword);
+        for (const response of ruleResponses) items.plain(response, `a violation ${responseDescriptions[response]}`, CompletionItemKind.Keyword);
       }
       if (context.ends !== undefined) {
         items.snippet("rule", "rule ${1:name}: ${0}", "the next rule", CompletionItemKind.Keyword);
