@@ -23,8 +23,10 @@ describe("chevrotain's single-file build", () => {
   it("keeps lodash-es out of a process that parses (the built package, as vigilc loads it)", () => {
     const built = resolve(import.meta.dirname, "../dist/index.js");
     const script = `const { parse } = await import(${JSON.stringify(built)}); if (parse("policy p { rule r: abs(action in {a}) }").diagnostics.length !== 0) process.exit(3);`;
-    // Every module the process loads, as a loader hook sees it.
-    const hook = `data:text/javascript,${encodeURIComponent('import { register } from "node:module"; register("data:text/javascript," + encodeURIComponent("export async function load(url, context, next) { process.stderr.write(url + \\"\\\\n\\"); return next(url, context); }"));')}`;
+    // Every module the process loads, as a loader hook sees it. The hooks run on a thread of their
+    // own: each line is written to the file descriptor at once, so none is lost when the process exits.
+    const loader = 'import { writeSync } from "node:fs"; export async function load(url, context, next) { writeSync(2, url + "\\n"); return next(url, context); }';
+    const hook = `data:text/javascript,${encodeURIComponent(`import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(loader)}`)});`)}`;
     const run = spawnSync(process.execPath, ["--import", hook, "--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
     expect(run.status, run.stderr).toBe(0);
     const loaded = run.stderr;
