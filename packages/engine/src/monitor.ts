@@ -175,6 +175,8 @@ interface MonitoredStatement {
 
 export class Monitor {
   private readonly statements: MonitoredStatement[];
+  /** The checked statements, in the order of `statements`: what containment looks its rule up in. */
+  private readonly checked: readonly CheckedStatement[];
   private events = 0;
   private pending: PendingEntry[] = [];
   private dispatch: Dispatch;
@@ -196,6 +198,7 @@ export class Monitor {
     this.openObligationLimit = options.openObligations ?? 10_000_000;
     this.now = options.now ?? Date.now;
     this.clocked = statements.some(needsTime);
+    this.checked = statements;
     this.statements = statements.map((statement) => ({
       statement,
       id: `${ruleId(statement)}:${statement.form}`,
@@ -240,8 +243,9 @@ export class Monitor {
         violations.push(violationOf(entry.statement, witnesses));
       }
       // A call a quarantined run may not make is still judged: one that would break a `halt` rule halts the run.
-      const confined = this.contained !== undefined && !passesContainment(this.contained, this.statements.map((entry) => entry.statement), event);
-      this.contain(reported.map(([index]) => this.statements[index]!.statement), position, "decision");
+      const confined = this.contained !== undefined && !passesContainment(this.contained, this.checked, event);
+      // Most calls break nothing: nothing to contain.
+      if (reported.length > 0) this.contain(reported.map(([index]) => this.statements[index]!.statement), position, "decision");
       const decision = confined ? "block" : decisionOf(violations);
       this.pending.push({ ...(call.id !== undefined ? { id: call.id } : {}), action: call.action, args: call.args, decision, time, reported });
       return { decision, violations, position, ...(this.contained !== undefined ? { containment: this.contained } : {}), ...(confined ? { contained: true as const } : {}) };
