@@ -1,5 +1,5 @@
-import { checkAgainstSignature, ruleId, type CompiledPolicy, type Diagnostic, type Signature, type SourceFile, type Span } from "@vigil/compiler";
-import { namedIn, nearestName } from "./names.js";
+import { checkAgainstSignature, closestName, ruleId, type CompiledPolicy, type Diagnostic, type Signature, type SourceFile, type Span } from "@vigil/compiler";
+import { namedIn } from "./names.js";
 import { citedText, type SpecSource } from "./spec.js";
 import { pathText } from "./vocabulary-text.js";
 import { pathId, type ActionVocabulary, type Vocabulary } from "./vocabulary.js";
@@ -157,7 +157,7 @@ function checkOutputPath(
   if (actions.some((action) => action.outputPaths.some((path) => pathId(path.path) === id))) return;
   const known = [...new Set(actions.flatMap((action) => action.outputPaths.map((path) => pathText(path.path, true))))];
   const whose = name.actions !== undefined ? actions.map((action) => `\`${action.action}\``).join(" or ") : "any action";
-  const typo = known.length > 0 ? nearestName(name.written, known) : undefined;
+  const typo = known.length > 0 ? closestName(name.written, known) : undefined;
   const shown = typo !== undefined ? "" : known.length === 0 ? " (their outputs are never JSON objects: `output` alone is the text)" : ` (their JSON outputs have ${known.slice(0, 30).join(", ")}${known.length > 30 ? ", …" : ""})`;
   question(name, `the output path \`${name.written}\``, `no output of ${whose} has \`${name.written}\`, so the condition is false on them${shown}`, typo);
 }

@@ -16,4 +16,4 @@ export { draftGuardrail, GuardrailFailed, guardrailMessages, incidentOf, recheck
 export type { ActionVocabulary, JsonType, PathVocabulary, RunsRead, Vocabulary } from "./vocabulary.js";
 export { readRunsVocabulary, VocabularyBuilder } from "./vocabulary.js";
 export { vocabularyText } from "./vocabulary-text.js";
-export { namedIn, nearestName, wordsOf } from "./names.js";
+export { namedIn, wordsOf } from "./names.js";

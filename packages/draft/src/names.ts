@@ -1,8 +1,7 @@
-import { closestName } from "@vigil/compiler";
 
 /**
  * Names of a draft against the specification and the runs: whether the cited lines name a name
- * (`namedIn`), and the known name a name is likely a slip of (`nearestName`).
+ * (`namedIn`). The known name a name is likely a slip of is the compiler's `closestName`.
  */
 
 /**
@@ -36,13 +35,4 @@ export function namedIn(name: string, text: string): boolean {
   if (text.toLowerCase().includes(name.toLowerCase())) return true;
   const said = new Set(wordsOf(text).map(stem));
   return words.every((word) => said.has(stem(word)));
-}
-
-/**
- * The known name `name` is most likely a slip of, if any: the compiler's own suggestion (the one
- * `did you mean …?` of V1101 and V1102 gives). Any strings can be compared so: actions, keys of one
- * action, output paths.
- */
-export function nearestName(name: string, known: Iterable<string>): string | undefined {
-  return closestName(name, known);
 }
